@@ -1,0 +1,140 @@
+/* belt/backend.h: the contract between the core and a backend plugin.
+ *
+ * The core builds a dispatch table (an array of struct belt_cmd, one
+ * forward pass of one token) from the architecture YAML, using kernels the
+ * backend offers by (op, variant, weight type). The backend prepares the
+ * table once and replays it for a run of consecutive positions. The table
+ * only grows at the end: new fields and new ops are appended. */
+#ifndef BELT_BACKEND_H
+#define BELT_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "belt/types.h"
+
+#define BELT_BACKEND_ABI 1
+
+/* What a command reads per token, beyond its fixed bindings and params.
+ * For the token at position pos: token_offset reads token_ids[pos];
+ * position rotates/writes at pos; kv_len attends over pos + 1 entries;
+ * argmax_output writes token_ids[pos + 1]. */
+enum belt_patch {
+	BELT_PATCH_NONE = 0,
+	BELT_PATCH_TOKEN_OFFSET,
+	BELT_PATCH_POSITION,
+	BELT_PATCH_KV_LEN,
+	BELT_PATCH_POS_AND_KV,
+	BELT_PATCH_ARGMAX_OUTPUT
+};
+
+enum belt_buffer_usage {
+	BELT_BUFFER_WEIGHTS, /* written once at load, then read-only */
+	BELT_BUFFER_SCRATCH, /* activations: device-local */
+	BELT_BUFFER_KV,	     /* KV cache: device-local */
+	BELT_BUFFER_IO	     /* token_ids and logits: read/written by the host */
+};
+
+struct belt_buffer; /* defined by each backend */
+
+/* One buffer range a command reads or writes. */
+struct belt_binding {
+	struct belt_buffer *buf;
+	uint64_t offset;   /* bytes from the buffer start */
+	uint64_t size;	   /* bytes */
+	enum belt_type type; /* element type (F32 for activations, I32 ids) */
+	int64_t ne[2];	   /* ne[0] elements per row, ne[1] rows */
+};
+
+#define BELT_MAX_BINDINGS 8
+#define BELT_MAX_PARAMS 16
+
+union belt_param {
+	int32_t i;
+	float f;
+};
+
+/* A kernel a backend offers; static const data in the backend. The ops,
+ * their bindings and params are listed in doc/ops.md. */
+struct belt_kernel {
+	const char *op;	     /* "matvec", "rmsnorm", ... */
+	const char *variant; /* "default", or a named alternative */
+	int wtype;	     /* weight type handled (enum belt_type) or BELT_TYPE_ANY */
+	uint8_t n_bind;	     /* number of bindings it takes */
+	const char *params;  /* schema: "name:i name:f ..." in order */
+	const void *impl;    /* backend-private (function, pipeline index) */
+};
+
+/* One command of the dispatch table: plain data. */
+struct belt_cmd {
+	const struct belt_kernel *kernel;
+	enum belt_patch patch;
+	uint8_t n_bind;
+	uint8_t n_param;
+	bool head;	   /* output head: for prefill, run for the last token only */
+	int16_t layer;	   /* -1 outside the layer loop */
+	struct belt_binding bind[BELT_MAX_BINDINGS];
+	union belt_param param[BELT_MAX_PARAMS];
+	const char *label; /* "blk.3.attn_q", for errors and profiles */
+};
+
+struct belt_table {
+	struct belt_cmd *cmds;
+	uint32_t n_cmds;
+	uint32_t n_ctx;		      /* positions the KV cache holds */
+	struct belt_buffer *token_ids; /* I32 [n_ctx + 1], BELT_BUFFER_IO */
+	void *priv;		      /* the backend's prepared state */
+};
+
+/* run() flags */
+#define BELT_RUN_HEAD_LAST_ONLY 1u /* skip head commands but for the last token */
+
+struct belt_backend_options {
+	int n_threads; /* CPU threads; <= 0 means one per core */
+	int device;    /* device index; < 0 means the backend's choice */
+};
+
+/* A backend: one versioned table of functions, filled with designated
+ * initializers. ctx is what create() returned. */
+struct belt_backend_ops {
+	uint32_t abi; /* BELT_BACKEND_ABI */
+	const char *name;
+	const char *description;
+
+	int (*create)(const struct belt_backend_options *opt, void **ctx,
+		      char *err, size_t errsz);
+	void (*destroy)(void *ctx);
+
+	/* Device memory. wrap() may be NULL, or fail, when the backend cannot
+	 * use host memory in place; the core then creates and writes. */
+	int (*buffer_create)(void *ctx, enum belt_buffer_usage usage,
+			     uint64_t size, struct belt_buffer **out,
+			     char *err, size_t errsz);
+	int (*buffer_wrap)(void *ctx, const void *host, uint64_t size,
+			   struct belt_buffer **out, char *err, size_t errsz);
+	void (*buffer_destroy)(void *ctx, struct belt_buffer *b);
+	int (*buffer_write)(void *ctx, struct belt_buffer *b, uint64_t offset,
+			    const void *src, uint64_t size, char *err,
+			    size_t errsz);
+	int (*buffer_read)(void *ctx, struct belt_buffer *b, uint64_t offset,
+			   void *dst, uint64_t size, char *err, size_t errsz);
+
+	/* The kernel for op/variant/weight type, or NULL if none. */
+	const struct belt_kernel *(*kernel_find)(void *ctx, const char *op,
+						 const char *variant, int wtype);
+
+	/* Prepare a built table once (resolve bindings, record commands);
+	 * release what prepare made. */
+	int (*table_prepare)(void *ctx, struct belt_table *t, char *err,
+			     size_t errsz);
+	void (*table_release)(void *ctx, struct belt_table *t);
+
+	/* Run the forward pass for positions pos .. pos + n - 1 in order,
+	 * returning when the results are visible to buffer_read. Must not
+	 * allocate. */
+	int (*table_run)(void *ctx, struct belt_table *t, uint32_t pos,
+			 uint32_t n, uint32_t flags, char *err, size_t errsz);
+};
+
+#endif

@@ -1,0 +1,91 @@
+/* belt/belt.h: load a GGUF model, create a session, generate text. */
+#ifndef BELT_BELT_H
+#define BELT_BELT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "belt/error.h"
+#include "belt/gguf.h"
+#include "belt/tokenizer.h"
+
+struct belt_model;
+struct belt_session;
+
+struct belt_model_params {
+	const char *path;    /* the GGUF file */
+	const char *backend; /* backend name; NULL means "cpu" */
+	int n_threads;	     /* <= 0: one per core */
+	int device;	     /* < 0: backend's choice */
+	const char *arch_dir; /* where <arch>.yaml lives; NULL: search
+			       * $BELT_ARCH_PATH, installed, source tree */
+};
+
+/* Fill p with the defaults (backend "cpu", all cores). */
+void belt_model_params_default(struct belt_model_params *p);
+/* Open, validate and load a model onto its backend. */
+int belt_model_load(const struct belt_model_params *p,
+		    struct belt_model **out, char *err, size_t errsz);
+/* Free a model (after its sessions); NULL is allowed. */
+void belt_model_free(struct belt_model *m);
+/* The model's GGUF, tokenizer, architecture name and training context. */
+const struct belt_gguf *belt_model_gguf(const struct belt_model *m);
+const struct belt_tokenizer *belt_model_tokenizer(const struct belt_model *m);
+const char *belt_model_arch(const struct belt_model *m);
+uint32_t belt_model_n_ctx_train(const struct belt_model *m);
+int32_t belt_model_n_vocab(const struct belt_model *m);
+/* Value of a resolved hyperparameter or derived quantity by its YAML name
+ * ("n_embd", "head_dim"); false if there is none. */
+bool belt_model_hparam(const struct belt_model *m, const char *name,
+		       double *out);
+
+struct belt_session_params {
+	uint32_t n_ctx; /* 0: the model's training context */
+	uint32_t chunk; /* tokens per backend submission in decode; 0: 16 */
+};
+/* Fill p with the defaults. */
+void belt_session_params_default(struct belt_session_params *p);
+/* Allocate the KV cache and scratch and build the dispatch table. */
+int belt_session_create(struct belt_model *m,
+			const struct belt_session_params *p,
+			struct belt_session **out, char *err, size_t errsz);
+/* Free a session; NULL is allowed. */
+void belt_session_free(struct belt_session *s);
+/* Positions the session's KV cache holds. */
+uint32_t belt_session_n_ctx(const struct belt_session *s);
+
+/* Called for each generated token with its text (possibly empty while a
+ * UTF-8 character is incomplete); return false to stop. */
+typedef bool (*belt_token_fn)(void *ud, int32_t token, const char *text,
+			      size_t len);
+
+struct belt_generate_params {
+	uint32_t n_predict; /* new tokens at most; 0: until context is full */
+	bool stop_at_eog;   /* stop at an end-of-generation token (default) */
+};
+void belt_generate_params_default(struct belt_generate_params *p);
+
+/* Feed prompt (ids, BOS included if wanted) from position 0 and generate
+ * greedily, calling fn per new token. The prompt must be non-empty and fit
+ * the context. */
+int belt_generate(struct belt_session *s, const int32_t *prompt,
+		  size_t n_prompt, const struct belt_generate_params *gp,
+		  belt_token_fn fn, void *ud, char *err, size_t errsz);
+
+/* Run tokens at positions pos .. pos+n-1 (after whatever was evaluated
+ * before pos) and copy the last token's logits into logits (n_vocab). */
+int belt_session_eval(struct belt_session *s, const int32_t *tokens,
+		      size_t n, uint32_t pos, float *logits, char *err,
+		      size_t errsz);
+
+struct belt_stats {
+	uint32_t n_prompt;    /* prompt tokens evaluated */
+	uint32_t n_generated; /* tokens generated */
+	double prefill_s;     /* seconds spent on the prompt */
+	double decode_s;      /* seconds spent generating */
+};
+/* Timing of the last belt_generate. */
+const struct belt_stats *belt_session_stats(const struct belt_session *s);
+
+#endif

@@ -1,0 +1,4 @@
+# libbelt: the core.
+libbelt_la_SOURCES += \
+	core/util/error.c \
+	core/util/types.c

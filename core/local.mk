@@ -1,4 +1,22 @@
-# libbelt: the core.
+# libbelt: the core, in layers: util -> gguf -> tokenizer -> arch (YAML)
+# -> model -> dispatch -> session (decode) -> plugin registry.
 libbelt_la_SOURCES += \
 	core/util/error.c \
-	core/util/types.c
+	core/util/types.c \
+	core/arch/expr.c \
+	core/arch/arch.c \
+	core/model/model.c \
+	core/dispatch/dispatch.c \
+	core/session/session.c \
+	core/session/generate.c \
+	core/plugin/registry.c \
+	core/plugin/loader.c
+
+noinst_HEADERS += \
+	core/arch/arch.h \
+	core/arch/expr.h \
+	core/model/model.h \
+	core/plugin/registry.h \
+	core/session/session.h
+
+dist_arch_DATA += conf/arch/llama.yaml

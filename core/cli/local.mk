@@ -1,1 +1,9 @@
-# core/cli
+# The belt command line.
+bin_PROGRAMS += belt
+belt_SOURCES = \
+	core/cli/main.c \
+	core/cli/run.c \
+	core/cli/info.c \
+	core/cli/tokenize.c
+noinst_HEADERS += core/cli/cli.h
+belt_LDADD = libbelt.la

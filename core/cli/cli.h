@@ -1,0 +1,27 @@
+/* The belt command line: one file per subcommand. */
+#ifndef BELT_CLI_H
+#define BELT_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit statuses: runtime failure and command-line misuse. */
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+
+int cmd_run(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+
+/* Print "belt: msg" on stderr; returns CLI_FAIL. */
+int cli_fail(const char *msg);
+/* Print "belt CMD: msg" and a hint to --help on stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Parse a whole decimal integer in [min, max] for option opt. */
+bool cli_int(const char *cmd, const char *opt, const char *s, long min,
+	     long max, long *out);
+/* Read a whole file into a NUL-terminated buffer (caller frees). */
+char *cli_read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,316 @@
+/* Loading a model: GGUF, then the architecture YAML it names, then the
+ * hyperparameters and tensor shapes checked against each other, then the
+ * backend and the weights. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/plugin.h"
+#include "model/model.h"
+
+void belt_model_params_default(struct belt_model_params *p)
+{
+	*p = (struct belt_model_params){.backend = "cpu", .device = -1};
+}
+
+void belt_subst_layer(const char *name, int layer, char *out, size_t outsz)
+{
+	size_t o = 0;
+	for (const char *s = name; *s && o + 1 < outsz; s++) {
+		if (!strncmp(s, "{l}", 3)) {
+			o += (size_t)snprintf(out + o, outsz - o, "%d", layer);
+			s += 2;
+		} else
+			out[o++] = *s;
+	}
+	out[o < outsz ? o : outsz - 1] = 0;
+}
+
+/* Replace "{arch}" in a key template by the architecture name. */
+static void subst_arch(const char *tmpl, const char *arch, char *out, size_t outsz)
+{
+	const char *p = strstr(tmpl, "{arch}");
+	if (!p)
+		snprintf(out, outsz, "%s", tmpl);
+	else
+		snprintf(out, outsz, "%.*s%s%s", (int)(p - tmpl), tmpl, arch, p + 6);
+}
+
+static const struct arch_tensor *arch_tensor_for(const struct belt_arch *a,
+						 const char *name, int *layer)
+{
+	for (unsigned i = 0; i < a->n_tensors; i++) {
+		const struct arch_tensor *t = &a->tensors[i];
+		if (!t->per_layer) {
+			if (!strcmp(t->name, name))
+				return t;
+			continue;
+		}
+		/* match "prefix{l}suffix" against name */
+		const char *l = strstr(t->name, "{l}");
+		size_t pre = (size_t)(l - t->name), suf = strlen(l + 3), n = strlen(name);
+		if (n <= pre + suf || strncmp(name, t->name, pre) || strcmp(name + n - suf, l + 3))
+			continue;
+		char *end;
+		long v = strtol(name + pre, &end, 10);
+		if (end == name + n - suf && v >= 0) {
+			*layer = (int)v;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
+						 const char *name)
+{
+	int layer = -1;
+	const struct arch_tensor *t = arch_tensor_for(m->arch, name, &layer);
+	if (!t)
+		return NULL;
+	const struct belt_gguf_tensor *gt = belt_gguf_find_tensor(m->g, name);
+	if (!gt && t->fallback) {
+		char fb[256];
+		belt_subst_layer(t->fallback, layer, fb, sizeof fb);
+		gt = belt_gguf_find_tensor(m->g, fb);
+	}
+	return gt;
+}
+
+static int find_arch_file(const struct belt_model_params *p, const char *arch,
+			  char *path, size_t pathsz, char *err, size_t errsz)
+{
+	const char *env = getenv("BELT_ARCH_PATH");
+	char dirs[4096];
+	snprintf(dirs, sizeof dirs, "%s%s%s%s%s:%s", p->arch_dir ? p->arch_dir : "",
+		 p->arch_dir ? ":" : "", env ? env : "", env ? ":" : "",
+		 BELT_ARCH_DIR, BELT_SRC_ARCH_DIR);
+	if (belt_arch_find(arch, dirs, path, pathsz) == 0)
+		return 0;
+	return belt_errf(err, errsz, "unknown architecture '%s' (no %s.yaml in %s)",
+			 arch, arch, dirs);
+}
+
+static int resolve_hparams(struct belt_model *m, char *err, size_t errsz)
+{
+	const struct belt_arch *a = m->arch;
+	for (unsigned i = 0; i < a->n_hparams; i++) {
+		const struct arch_hparam *h = &a->hparams[i];
+		double v = 0;
+		char key[256] = "";
+		int found = 0;
+		if (h->key) {
+			subst_arch(h->key, m->arch_name, key, sizeof key);
+			found = belt_gguf_get_float(m->g, key, &v, err, errsz);
+			if (found < 0)
+				return -1;
+		}
+		if (!found && h->tensor) {
+			const struct belt_gguf_tensor *t = belt_gguf_find_tensor(m->g, h->tensor);
+			if (!t)
+				return belt_errf(err, errsz,
+						 "missing tensor '%s' (gives hparam '%s', %s:%u:%u)",
+						 h->tensor, h->name, a->path, h->pos.line, h->pos.col);
+			v = (double)t->ne[h->dim];
+			found = 1;
+		}
+		if (!found && h->def) {
+			char msg[BELT_ERR_SIZE];
+			if (belt_expr_eval(h->def, &m->vars, &v, msg, sizeof msg))
+				return belt_errf(err, errsz, "%s:%u:%u: hparam '%s' default: %s",
+						 a->path, h->pos.line, h->pos.col, h->name, msg);
+			found = 1;
+		}
+		if (!found)
+			return belt_errf(err, errsz, "missing key '%s' (hparam '%s', %s:%u:%u)",
+					 key, h->name, a->path, h->pos.line, h->pos.col);
+		if (!(v > 0) || !isfinite(v))
+			return belt_errf(err, errsz, "hparam '%s' = %g%s%s: expected a positive number",
+					 h->name, v, *key ? " from key " : "", key);
+		if (belt_vars_set(&m->vars, h->name, v))
+			return belt_errf(err, errsz, "%s: too many hparams", a->path);
+	}
+	for (unsigned i = 0; i < a->n_derived; i++) {
+		const struct arch_named_expr *d = &a->derived[i];
+		double v;
+		char msg[BELT_ERR_SIZE];
+		if (belt_expr_eval(d->expr, &m->vars, &v, msg, sizeof msg))
+			return belt_errf(err, errsz, "%s:%u:%u: derived '%s': %s", a->path,
+					 d->pos.line, d->pos.col, d->name, msg);
+		if (belt_vars_set(&m->vars, d->name, v))
+			return belt_errf(err, errsz, "%s: too many derived values", a->path);
+	}
+	return 0;
+}
+
+/* Integral hparam used as a count; checked against a sane bound. */
+static int count_var(struct belt_model *m, const char *name, uint32_t max,
+		     uint32_t *out, char *err, size_t errsz)
+{
+	double v;
+	if (!belt_vars_get(&m->vars, name, &v))
+		return belt_errf(err, errsz, "%s: architecture defines no '%s'", m->arch->path, name);
+	if (v != floor(v) || v < 1 || v > max)
+		return belt_errf(err, errsz, "hparam '%s' = %g: expected an integer in 1..%u",
+				 name, v, max);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int check_tensor(struct belt_model *m, const struct arch_tensor *t,
+			int layer, char *err, size_t errsz)
+{
+	char name[256];
+	belt_subst_layer(t->name, layer, name, sizeof name);
+	const struct belt_gguf_tensor *gt = belt_model_tensor(m, name);
+	if (!gt)
+		return belt_errf(err, errsz, "missing tensor '%s'%s%s (required by %s:%u:%u)",
+				 name, t->fallback ? " and its fallback " : "",
+				 t->fallback ? t->fallback : "", m->arch->path, t->pos.line, t->pos.col);
+	int64_t want[4] = {1, 1, 1, 1};
+	for (unsigned d = 0; d < t->n_dims; d++) {
+		double v;
+		char msg[BELT_ERR_SIZE];
+		if (belt_expr_eval(t->shape[d], &m->vars, &v, msg, sizeof msg))
+			return belt_errf(err, errsz, "%s:%u:%u: tensor '%s' shape: %s", m->arch->path,
+					 t->pos.line, t->pos.col, t->name, msg);
+		want[d] = (int64_t)v;
+	}
+	for (unsigned d = 0; d < 4; d++) {
+		if (gt->ne[d] != want[d])
+			return belt_errf(err, errsz,
+					 "tensor '%s' has shape [%lld, %lld, %lld, %lld] but the hyperparameters give [%lld, %lld, %lld, %lld] (%s:%u:%u)",
+					 gt->name, (long long)gt->ne[0], (long long)gt->ne[1],
+					 (long long)gt->ne[2], (long long)gt->ne[3], (long long)want[0],
+					 (long long)want[1], (long long)want[2], (long long)want[3],
+					 m->arch->path, t->pos.line, t->pos.col);
+	}
+	return 0;
+}
+
+static int check_tensors(struct belt_model *m, char *err, size_t errsz)
+{
+	for (unsigned i = 0; i < m->arch->n_tensors; i++) {
+		const struct arch_tensor *t = &m->arch->tensors[i];
+		for (int l = 0; l < (t->per_layer ? (int)m->n_layer : 1); l++)
+			if (check_tensor(m, t, t->per_layer ? l : -1, err, errsz))
+				return -1;
+	}
+	return 0;
+}
+
+static int load_weights(struct belt_model *m, char *err, size_t errsz)
+{
+	const uint8_t *data = m->g->base + m->g->data_offset;
+	uint64_t size = m->g->size - m->g->data_offset;
+	if (size == 0)
+		size = 1; /* a backend buffer is never empty */
+	char werr[BELT_ERR_SIZE];
+	if (m->be->buffer_wrap &&
+	    m->be->buffer_wrap(m->be_ctx, data, size, &m->weights, werr, sizeof werr) == 0)
+		return 0;
+	if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_WEIGHTS, size, &m->weights, err, errsz))
+		return belt_err_prefix(err, errsz, "weights");
+	const uint64_t piece = 64u << 20;
+	for (uint64_t off = 0; off < m->g->size - m->g->data_offset; off += piece) {
+		uint64_t n = m->g->size - m->g->data_offset - off;
+		if (m->be->buffer_write(m->be_ctx, m->weights, off, data + off,
+					n < piece ? n : piece, err, errsz))
+			return belt_err_prefix(err, errsz, "weights");
+	}
+	return 0;
+}
+
+static int load(struct belt_model *m, const struct belt_model_params *p,
+		char *err, size_t errsz)
+{
+	struct belt_gguf_str s;
+	int rc = belt_gguf_get_str(m->g, "general.architecture", &s, err, errsz);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return belt_errf(err, errsz, "missing key 'general.architecture'");
+	if (s.len == 0 || s.len >= sizeof m->arch_name || memchr(s.ptr, '/', s.len))
+		return belt_errf(err, errsz, "key 'general.architecture': bad name '%.*s'",
+				 (int)(s.len > 64 ? 64 : s.len), s.ptr);
+	memcpy(m->arch_name, s.ptr, s.len);
+	m->arch_name[s.len] = 0;
+	char path[4096];
+	if (find_arch_file(p, m->arch_name, path, sizeof path, err, errsz) ||
+	    belt_arch_load(path, &m->arch, err, errsz) ||
+	    resolve_hparams(m, err, errsz) ||
+	    count_var(m, "n_layer", 4096, &m->n_layer, err, errsz))
+		return -1;
+	uint32_t n_vocab;
+	if (count_var(m, "n_vocab", 1u << 24, &n_vocab, err, errsz) || check_tensors(m, err, errsz))
+		return -1;
+	m->n_vocab = (int32_t)n_vocab;
+	if (belt_tok_load(m->g, &m->tok, err, errsz))
+		return -1;
+	if (belt_tok_n_vocab(m->tok) > m->n_vocab)
+		return belt_errf(err, errsz, "tokenizer has %d tokens but the model's vocabulary is %d",
+				 belt_tok_n_vocab(m->tok), m->n_vocab);
+	m->be = belt_backend_get(p->backend ? p->backend : "cpu", err, errsz);
+	if (!m->be)
+		return -1;
+	struct belt_backend_options bo = {.n_threads = p->n_threads, .device = p->device};
+	if (m->be->create(&bo, &m->be_ctx, err, errsz))
+		return belt_err_prefix(err, errsz, m->be->name);
+	return load_weights(m, err, errsz);
+}
+
+int belt_model_load(const struct belt_model_params *p, struct belt_model **out,
+		    char *err, size_t errsz)
+{
+	*out = NULL;
+	if (!p || !p->path)
+		return belt_errf(err, errsz, "no model file given");
+	struct belt_model *m = calloc(1, sizeof *m);
+	if (!m)
+		return belt_errf(err, errsz, "%s: out of memory", p->path);
+	m->g = belt_gguf_open(p->path, err, errsz);
+	if (!m->g) {
+		free(m);
+		return -1;
+	}
+	if (load(m, p, err, errsz)) {
+		if (!strstr(err ? err : "", p->path))
+			belt_err_prefix(err, errsz, p->path);
+		belt_model_free(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+void belt_model_free(struct belt_model *m)
+{
+	if (!m)
+		return;
+	if (m->be_ctx) {
+		if (m->weights)
+			m->be->buffer_destroy(m->be_ctx, m->weights);
+		m->be->destroy(m->be_ctx);
+	}
+	belt_tok_free(m->tok);
+	belt_arch_free(m->arch);
+	belt_gguf_close(m->g);
+	free(m);
+}
+
+const struct belt_gguf *belt_model_gguf(const struct belt_model *m) { return m->g; }
+const struct belt_tokenizer *belt_model_tokenizer(const struct belt_model *m) { return m->tok; }
+const char *belt_model_arch(const struct belt_model *m) { return m->arch_name; }
+int32_t belt_model_n_vocab(const struct belt_model *m) { return m->n_vocab; }
+
+uint32_t belt_model_n_ctx_train(const struct belt_model *m)
+{
+	double v;
+	return belt_vars_get(&m->vars, "n_ctx_train", &v) ? (uint32_t)v : 0;
+}
+
+bool belt_model_hparam(const struct belt_model *m, const char *name, double *out)
+{
+	return belt_vars_get(&m->vars, name, out) == 1;
+}

@@ -1,0 +1,32 @@
+/* Internal view of a loaded model, shared by the session and dispatch code. */
+#ifndef BELT_MODEL_MODEL_H
+#define BELT_MODEL_MODEL_H
+
+#include "arch/arch.h"
+#include "arch/expr.h"
+#include "belt/backend.h"
+#include "belt/belt.h"
+
+struct belt_model {
+	struct belt_gguf *g;
+	struct belt_tokenizer *tok;
+	struct belt_arch *arch;
+	const struct belt_backend_ops *be;
+	void *be_ctx;
+	struct belt_buffer *weights; /* the GGUF data section */
+	struct belt_vars vars;	     /* hyperparameters and derived values */
+	uint32_t n_layer;
+	int32_t n_vocab;
+	char arch_name[64];
+};
+
+/* The GGUF tensor bound to name ("{l}" already substituted), following the
+ * architecture's "or:" fallback; NULL if the architecture does not declare
+ * it or the file lacks it. */
+const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
+						 const char *name);
+
+/* Copy name into out with every "{l}" replaced by layer. */
+void belt_subst_layer(const char *name, int layer, char *out, size_t outsz);
+
+#endif

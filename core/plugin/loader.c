@@ -1,0 +1,164 @@
+/* Finds plugin modules with libltdl on the search path, checks their
+ * descriptor and lets them register. Modules stay loaded for the life of
+ * the process, since the registry points into them. */
+#include <dirent.h>
+#include <ltdl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "belt/plugin.h"
+#include "plugin/registry.h"
+
+#define MAX_LOADED 32
+
+static struct {
+	bool init;
+	char path[4096];
+	char names[MAX_LOADED][64];
+	unsigned n_loaded;
+} loader;
+
+const char *belt_plugin_path(void)
+{
+	const char *env = getenv("BELT_PLUGIN_PATH");
+	snprintf(loader.path, sizeof loader.path, "%s%s%s:%s", env ? env : "",
+		 env && *env ? ":" : "", BELT_PLUGIN_DIR, BELT_BUILD_PLUGIN_DIR);
+	return loader.path;
+}
+
+static int init(char *err, size_t errsz)
+{
+	const char *env = getenv("BELT_PLUGIN_PATH");
+	if (env && !*env)
+		return belt_errf(err, errsz,
+				 "BELT_PLUGIN_PATH is set but empty: expected ':'-separated plugin directories");
+	if (!loader.init) {
+		if (lt_dlinit())
+			return belt_errf(err, errsz, "libltdl: %s", lt_dlerror());
+		loader.init = true;
+	}
+	if (lt_dlsetsearchpath(belt_plugin_path()))
+		return belt_errf(err, errsz, "libltdl: %s", lt_dlerror());
+	return 0;
+}
+
+/* Check a loaded module's descriptor; file names it in messages. */
+static const struct belt_plugin *descriptor(lt_dlhandle h, const char *file,
+					    char *err, size_t errsz)
+{
+	belt_plugin_entry_fn entry;
+	*(void **)&entry = lt_dlsym(h, BELT_PLUGIN_ENTRY_SYMBOL);
+	if (!entry) {
+		belt_errf(err, errsz, "%s: no symbol '%s': not a belt plugin", file,
+			  BELT_PLUGIN_ENTRY_SYMBOL);
+		return NULL;
+	}
+	const struct belt_plugin *p = entry();
+	if (!p) {
+		belt_errf(err, errsz, "%s: %s() returned no descriptor", file,
+			  BELT_PLUGIN_ENTRY_SYMBOL);
+		return NULL;
+	}
+	if (p->abi != BELT_PLUGIN_ABI) {
+		belt_errf(err, errsz, "%s: plugin ABI version %u, this belt expects %u",
+			  file, p->abi, BELT_PLUGIN_ABI);
+		return NULL;
+	}
+	if (!p->name || !p->register_features) {
+		belt_errf(err, errsz, "%s: descriptor lacks a name or register function", file);
+		return NULL;
+	}
+	return p;
+}
+
+int belt_plugin_load(const char *name, char *err, size_t errsz)
+{
+	if (init(err, errsz))
+		return -1;
+	for (unsigned i = 0; i < loader.n_loaded; i++)
+		if (!strcmp(loader.names[i], name))
+			return 0;
+	if (loader.n_loaded == MAX_LOADED || strlen(name) >= sizeof loader.names[0])
+		return belt_errf(err, errsz, "plugin '%s': too many plugins or name too long", name);
+	lt_dlhandle h = lt_dlopenext(name);
+	if (!h)
+		return belt_errf(err, errsz, "plugin '%s' not found in %s (%s)", name,
+				 loader.path, lt_dlerror());
+	const lt_dlinfo *info = lt_dlgetinfo(h);
+	const char *file = info && info->filename ? info->filename : name;
+	const struct belt_plugin *p = descriptor(h, file, err, errsz);
+	if (!p || p->register_features(belt_registry_global(), err, errsz)) {
+		if (p)
+			belt_err_prefix(err, errsz, file);
+		lt_dlclose(h);
+		return -1;
+	}
+	strcpy(loader.names[loader.n_loaded++], name);
+	return 0;
+}
+
+const struct belt_backend_ops *belt_backend_get(const char *name, char *err,
+						size_t errsz)
+{
+	const struct belt_backend_ops *ops = belt_registry_backend(belt_registry_global(), name);
+	if (ops)
+		return ops;
+	char module[80];
+	snprintf(module, sizeof module, "backend-%s", name);
+	if (belt_plugin_load(module, err, errsz))
+		return NULL;
+	ops = belt_registry_backend(belt_registry_global(), name);
+	if (!ops)
+		belt_errf(err, errsz, "plugin '%s' registered no backend named '%s'", module, name);
+	return ops;
+}
+
+struct scan {
+	belt_plugin_visit_fn fn;
+	void *ud;
+	int stop;
+};
+
+/* Visit one directory's *.la files (or *.so when no .la is beside them). */
+static void scan_dir(struct scan *sc, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while (!sc->stop && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n < 4 || strcmp(e->d_name + n - 3, ".la"))
+			continue;
+		char file[4096];
+		snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+		char msg[BELT_ERR_SIZE] = "";
+		lt_dlhandle h = lt_dlopen(file);
+		const struct belt_plugin *p = NULL;
+		if (!h)
+			snprintf(msg, sizeof msg, "%.300s: %.200s", file, lt_dlerror());
+		else
+			p = descriptor(h, file, msg, sizeof msg);
+		sc->stop = sc->fn(sc->ud, file, p, p ? NULL : msg);
+		/* Keep modules that registered something open; close the rest. */
+		if (h && !p)
+			lt_dlclose(h);
+	}
+	closedir(d);
+}
+
+int belt_plugin_scan(belt_plugin_visit_fn fn, void *ud)
+{
+	char err[BELT_ERR_SIZE];
+	if (init(err, sizeof err))
+		return fn(ud, "", NULL, err), -1;
+	char path[4096];
+	snprintf(path, sizeof path, "%s", loader.path);
+	struct scan sc = {.fn = fn, .ud = ud};
+	for (char *save = NULL, *dir = strtok_r(path, ":", &save); dir && !sc.stop;
+	     dir = strtok_r(NULL, ":", &save))
+		scan_dir(&sc, dir);
+	return 0;
+}

@@ -1,0 +1,118 @@
+/* The decode loop: prefill the prompt, then greedy chain decode, `chunk`
+ * tokens per backend run. The argmax of the token at position p writes
+ * token_ids[p + 1], which the next position's embedding reads, so a run of
+ * n positions needs no host work in between. Nothing here allocates. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "session/session.h"
+
+void belt_generate_params_default(struct belt_generate_params *p)
+{
+	*p = (struct belt_generate_params){.n_predict = 0, .stop_at_eog = true};
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
+			uint32_t pos, char *err, size_t errsz)
+{
+	if (n == 0)
+		return belt_errf(err, errsz, "empty prompt: at least one token (e.g. BOS) is needed");
+	if (pos + n > s->n_ctx)
+		return belt_errf(err, errsz, "prompt of %zu tokens at position %u does not fit the context of %u",
+				 n, pos, s->n_ctx);
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] < 0 || ids[i] >= s->m->n_vocab)
+			return belt_errf(err, errsz, "token %zu of the prompt is id %d: expected 0 .. %d",
+					 i, ids[i], s->m->n_vocab - 1);
+	return 0;
+}
+
+/* Write the prompt into token_ids and run it; the last position's head
+ * leaves the first new token in token_ids[pos + n]. */
+static int prefill(struct belt_session *s, const int32_t *ids, size_t n, uint32_t pos,
+		   char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	if (check_prompt(s, ids, n, pos, err, errsz) ||
+	    m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, ids, n * 4, err, errsz) ||
+	    m->be->table_run(m->be_ctx, &s->table, pos, (uint32_t)n, BELT_RUN_HEAD_LAST_ONLY, err, errsz))
+		return -1;
+	return 0;
+}
+
+int belt_session_eval(struct belt_session *s, const int32_t *tokens, size_t n,
+		      uint32_t pos, float *logits, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	if (prefill(s, tokens, n, pos, err, errsz))
+		return -1;
+	if (logits)
+		return m->be->buffer_read(m->be_ctx, s->logits->buf, 0, logits,
+					  (uint64_t)m->n_vocab * 4, err, errsz);
+	return 0;
+}
+
+/* Hand one new token to the caller; false when generation must stop. */
+static bool emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
+		 const struct belt_generate_params *gp, belt_token_fn fn, void *ud)
+{
+	if (gp->stop_at_eog && belt_tok_is_eog(s->m->tok, id))
+		return false;
+	s->stats.n_generated++;
+	size_t len = belt_tok_decode(s->m->tok, ts, id, s->text, s->text_cap);
+	if (fn && !fn(ud, id, s->text, len))
+		return false;
+	return !gp->n_predict || s->stats.n_generated < gp->n_predict;
+}
+
+int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+		  const struct belt_generate_params *gp, belt_token_fn fn, void *ud,
+		  char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	struct belt_generate_params def;
+	if (!gp) {
+		belt_generate_params_default(&def);
+		gp = &def;
+	}
+	memset(&s->stats, 0, sizeof s->stats);
+	struct belt_tok_stream ts;
+	belt_tok_stream_init(&ts, false);
+	double t0 = now();
+	if (prefill(s, prompt, n_prompt, 0, err, errsz) ||
+	    m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt], 4, err, errsz))
+		return -1;
+	double t1 = now();
+	s->stats.n_prompt = (uint32_t)n_prompt;
+	s->stats.prefill_s = t1 - t0;
+	bool go = emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
+	/* The token at position pos is in s->ids[pos]; feeding it yields pos+1. */
+	uint32_t pos = (uint32_t)n_prompt;
+	while (go && pos < s->n_ctx) {
+		uint32_t n = s->n_ctx - pos;
+		if (n > s->chunk)
+			n = s->chunk;
+		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
+			n = gp->n_predict - s->stats.n_generated;
+		if (m->be->table_run(m->be_ctx, &s->table, pos, n, 0, err, errsz) ||
+		    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
+				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
+			return -1;
+		for (uint32_t i = 1; i <= n && go; i++)
+			go = emit(s, &ts, s->ids[pos + i], gp, fn, ud);
+		pos += n;
+	}
+	size_t tail = belt_tok_flush(&ts, s->text, s->text_cap);
+	if (tail && fn)
+		fn(ud, -1, s->text, tail);
+	s->stats.decode_s = now() - t1;
+	return 0;
+}

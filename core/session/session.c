@@ -1,0 +1,146 @@
+/* A session: the KV cache, scratch buffers and dispatch table for one
+ * context, all allocated here, once. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session.h"
+
+void belt_session_params_default(struct belt_session_params *p)
+{
+	*p = (struct belt_session_params){.n_ctx = 0, .chunk = 16};
+}
+
+/* Evaluate a buffer size expression to a whole, positive element count. */
+static int buffer_elems(struct belt_session *s, const struct arch_named_expr *e,
+			uint64_t *out, char *err, size_t errsz)
+{
+	double v;
+	char msg[BELT_ERR_SIZE];
+	if (belt_expr_eval(e->expr, &s->vars, &v, msg, sizeof msg))
+		return belt_errf(err, errsz, "%s:%u:%u: buffer '%s': %s", s->m->arch->path,
+				 e->pos.line, e->pos.col, e->name, msg);
+	if (v != floor(v) || v < 1 || v > 1e12)
+		return belt_errf(err, errsz, "%s:%u:%u: buffer '%s' has %g elements: expected a positive integer",
+				 s->m->arch->path, e->pos.line, e->pos.col, e->name, v);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
+		       bool kv, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	struct session_buffer *sb = &s->bufs[s->n_bufs];
+	if (buffer_elems(s, e, &sb->elems, err, errsz))
+		return -1;
+	sb->name = e->name;
+	sb->kv = kv;
+	bool is_logits = !kv && !strcmp(e->name, m->arch->logits);
+	uint64_t bytes = sb->elems * 4 * (kv ? m->n_layer : 1);
+	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
+	if (m->be->buffer_create(m->be_ctx, usage, bytes, &sb->buf, err, errsz)) {
+		char what[128];
+		snprintf(what, sizeof what, "%s buffer '%s' (%llu bytes)", kv ? "KV cache" : "scratch",
+			 e->name, (unsigned long long)bytes);
+		return belt_err_prefix(err, errsz, what);
+	}
+	s->n_bufs++;
+	if (is_logits)
+		s->logits = sb;
+	return 0;
+}
+
+static int create(struct belt_session *s, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	const struct belt_arch *a = m->arch;
+	s->vars = m->vars;
+	if (belt_vars_set(&s->vars, "n_ctx", s->n_ctx) || belt_vars_set(&s->vars, "l", 0))
+		return belt_errf(err, errsz, "%s: too many names", a->path);
+	s->bufs = calloc(a->n_buffers + a->n_kv, sizeof *s->bufs);
+	s->ids = calloc(s->n_ctx + 1, sizeof *s->ids);
+	s->text_cap = belt_tok_max_piece(m->tok) + 64;
+	s->text = malloc(s->text_cap);
+	if (!s->bufs || !s->ids || !s->text)
+		return belt_errf(err, errsz, "session: out of memory");
+	for (unsigned i = 0; i < a->n_buffers; i++)
+		if (make_buffer(s, &a->buffers[i], false, err, errsz))
+			return -1;
+	for (unsigned i = 0; i < a->n_kv; i++)
+		if (make_buffer(s, &a->kv[i], true, err, errsz))
+			return -1;
+	if (!s->logits)
+		return belt_errf(err, errsz, "%s:%u:%u: outputs.logits names '%s', which is not a buffer",
+				 a->path, a->logits_pos.line, a->logits_pos.col, a->logits);
+	if (s->logits->elems != (uint64_t)m->n_vocab)
+		return belt_errf(err, errsz, "%s: logits buffer '%s' has %llu elements, vocabulary is %d",
+				 a->path, a->logits, (unsigned long long)s->logits->elems, m->n_vocab);
+	if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_IO, (uint64_t)(s->n_ctx + 1) * 4,
+				 &s->token_ids, err, errsz))
+		return -1;
+	if (belt_dispatch_build(s, err, errsz))
+		return -1;
+	if (m->be->table_prepare(m->be_ctx, &s->table, err, errsz)) {
+		s->table.priv = NULL;
+		return belt_err_prefix(err, errsz, m->be->name);
+	}
+	return 0;
+}
+
+int belt_session_create(struct belt_model *m, const struct belt_session_params *p,
+			struct belt_session **out, char *err, size_t errsz)
+{
+	*out = NULL;
+	struct belt_session_params def;
+	if (!p) {
+		belt_session_params_default(&def);
+		p = &def;
+	}
+	uint32_t train = belt_model_n_ctx_train(m);
+	uint32_t n_ctx = p->n_ctx ? p->n_ctx : train;
+	if (n_ctx < 2 || n_ctx > (1u << 24))
+		return belt_errf(err, errsz, "context length %u: expected 2 .. %u", n_ctx, 1u << 24);
+	struct belt_session *s = calloc(1, sizeof *s);
+	if (!s)
+		return belt_errf(err, errsz, "session: out of memory");
+	s->m = m;
+	s->n_ctx = n_ctx;
+	s->chunk = p->chunk ? p->chunk : 16;
+	if (create(s, err, errsz)) {
+		belt_session_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+void belt_session_free(struct belt_session *s)
+{
+	if (!s)
+		return;
+	struct belt_model *m = s->m;
+	if (s->table.priv)
+		m->be->table_release(m->be_ctx, &s->table);
+	for (unsigned i = 0; i < s->n_bufs; i++)
+		m->be->buffer_destroy(m->be_ctx, s->bufs[i].buf);
+	if (s->token_ids)
+		m->be->buffer_destroy(m->be_ctx, s->token_ids);
+	free(s->table.cmds);
+	free(s->labels);
+	free(s->bufs);
+	free(s->ids);
+	free(s->text);
+	free(s);
+}
+
+uint32_t belt_session_n_ctx(const struct belt_session *s)
+{
+	return s->n_ctx;
+}
+
+const struct belt_stats *belt_session_stats(const struct belt_session *s)
+{
+	return &s->stats;
+}

@@ -1,0 +1,283 @@
+/* End-to-end golden tests: greedy generation and logits against outputs
+ * recorded with independent implementations (llama2.c run.c, llama.cpp),
+ * read from $BELT_SHARED_DIR/models at run time (see REFERENCE.md there). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/belt.h"
+#include "ref.h"
+
+static struct belt_model *load(const char *file)
+{
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	char rel[256];
+	snprintf(rel, sizeof rel, "models/%s", file);
+	mp.path = shared_path(rel);
+	mp.n_threads = 2;
+	struct belt_model *m;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	return m;
+}
+
+static struct belt_session *session(struct belt_model *m, uint32_t chunk)
+{
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.chunk = chunk;
+	struct belt_session *s;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+	return s;
+}
+
+struct collect {
+	int32_t ids[1024];
+	size_t n;
+	char text[8192];
+	size_t len;
+};
+
+static bool collect(void *ud, int32_t id, const char *text, size_t len)
+{
+	struct collect *c = ud;
+	if (id >= 0 && c->n < 1024)
+		c->ids[c->n++] = id;
+	if (c->len + len < sizeof c->text) {
+		memcpy(c->text + c->len, text, len);
+		c->len += len;
+		c->text[c->len] = 0;
+	}
+	return true;
+}
+
+static void generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+		     uint32_t n_predict, bool stop_at_eog, struct collect *c)
+{
+	struct belt_generate_params gp;
+	belt_generate_params_default(&gp);
+	gp.n_predict = n_predict;
+	gp.stop_at_eog = stop_at_eog;
+	memset(c, 0, sizeof *c);
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_generate(s, prompt, n_prompt, &gp, collect, c, err, sizeof err) == 0,
+		      "%s", err);
+}
+
+/* Generate every reference.tsv row of `model` with `file` and compare the
+ * ids over at least each row's stable prefix. */
+static void check_reference(const char *model, const char *file, uint32_t chunk)
+{
+	struct tsv *t = tsv_load(shared_path("models/reference.tsv"));
+	ck_assert(t);
+	struct belt_model *m = load(file);
+	struct belt_session *s = session(m, chunk);
+	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
+	unsigned rows = 0, full = 0;
+	for (size_t r = 0; r < t->n_rows; r++) {
+		if (strcmp(tsv_get(t, r, "model"), model))
+			continue;
+		size_t n_prompt, n_gen, n_ours;
+		int32_t *prompt = parse_ids(tsv_get(t, r, "prompt_ids"), &n_prompt);
+		int32_t *gen = parse_ids(tsv_get(t, r, "generated_ids"), &n_gen);
+		const char *text = tsv_get(t, r, "prompt");
+		int32_t ours[1024];
+		char err[BELT_ERR_SIZE];
+		ck_assert_msg(belt_tok_encode(tok, text, strlen(text), true, ours, 1024, &n_ours,
+					      err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(n_ours == n_prompt && !memcmp(ours, prompt, n_prompt * 4),
+			      "%s: prompt '%s' tokenizes differently", file, text);
+		size_t stable = (size_t)atol(tsv_get(t, r, "stable_prefix"));
+		if (n_gen > 0) {
+			struct collect c;
+			generate(s, prompt, n_prompt, (uint32_t)n_gen, false, &c);
+			ck_assert_uint_eq(c.n, n_gen);
+			size_t same = 0;
+			while (same < n_gen && c.ids[same] == gen[same])
+				same++;
+			ck_assert_msg(same >= (stable < n_gen ? stable : n_gen),
+				      "%s: prompt '%s' -n %s: ids differ at generated token %zu (ours %d, reference %d), stable prefix %zu",
+				      file, text, tsv_get(t, r, "n_steps"), same, c.ids[same], gen[same], stable);
+			full += same == n_gen;
+		} else
+			full++;
+		rows++;
+		free(prompt);
+		free(gen);
+	}
+	ck_assert_uint_gt(rows, 0);
+	printf("golden %-28s chunk %2u: %u/%u rows identical to the reference over their whole length\n",
+	       file, chunk, full, rows);
+	belt_session_free(s);
+	belt_model_free(m);
+	tsv_free(t);
+}
+
+START_TEST(stories_f32) { check_reference("stories260K", "stories260K.f32.gguf", 16); }
+END_TEST
+START_TEST(stories_f16) { check_reference("stories260K", "stories260K.f16.gguf", 16); }
+END_TEST
+START_TEST(stories_ggml_org) { check_reference("stories260K", "stories260K.ggml-org.gguf", 7); }
+END_TEST
+START_TEST(aidreams_f32) { check_reference("aidreams260K", "aidreams260K.f32.gguf", 1); }
+END_TEST
+START_TEST(aidreams_f16) { check_reference("aidreams260K", "aidreams260K.f16.gguf", 16); }
+END_TEST
+START_TEST(pycoder_f16) { check_reference("pycoder29M", "pycoder29M.f16.gguf", 16); }
+END_TEST
+
+/* Read the next number after *p in a JSON text. */
+static double next_number(const char **p)
+{
+	while (**p && !strchr("-0123456789", **p))
+		(*p)++;
+	char *end;
+	double v = strtod(*p, &end);
+	*p = end;
+	return v;
+}
+
+/* F32 logits at each of 16 positions against run.c's (reference_logits.jsonl). */
+static void check_logits(const char *file, const char *model, double tol)
+{
+	FILE *fp = fopen(shared_path("models/reference_logits.jsonl"), "rb");
+	ck_assert(fp);
+	struct belt_model *m = load(file);
+	struct belt_session *s = session(m, 16);
+	int32_t n_vocab = belt_model_n_vocab(m);
+	float *logits = malloc((size_t)n_vocab * sizeof *logits);
+	char *line = NULL;
+	size_t cap = 0;
+	double worst = 0;
+	unsigned seqs = 0;
+	while (getline(&line, &cap, fp) > 0) {
+		char key[64];
+		snprintf(key, sizeof key, "\"model\": \"%s\"", model);
+		if (!strstr(line, key))
+			continue;
+		const char *p = strstr(line, "\"ids\"");
+		const char *lp = strstr(line, "\"logits\"");
+		ck_assert(p && lp);
+		int32_t ids[64];
+		int n = 0;
+		while (p < lp && n < 64) {
+			const char *q = p;
+			double v = next_number(&q);
+			if (q >= lp)
+				break;
+			ids[n++] = (int32_t)v;
+			p = q;
+		}
+		for (int pos = 0; pos < n; pos++) {
+			char err[BELT_ERR_SIZE];
+			ck_assert_msg(belt_session_eval(s, &ids[pos], 1, (uint32_t)pos, logits, err,
+							sizeof err) == 0, "%s", err);
+			for (int32_t v = 0; v < n_vocab; v++) {
+				double d = fabs(next_number(&lp) - logits[v]);
+				if (d > worst)
+					worst = d;
+				ck_assert_msg(d <= tol, "%s: logit %d at position %d off by %g (tolerance %g)",
+					      file, v, pos, d, tol);
+			}
+		}
+		seqs++;
+	}
+	ck_assert_uint_eq(seqs, 2);
+	printf("logits %-28s max |difference| %.3g over 2 x 16 positions (tolerance %g)\n", file,
+	       worst, tol);
+	free(line);
+	fclose(fp);
+	free(logits);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+
+START_TEST(logits_stories_f32) { check_logits("stories260K.f32.gguf", "stories260K", 1e-4); }
+END_TEST
+START_TEST(logits_stories_ggml_org) { check_logits("stories260K.ggml-org.gguf", "stories260K", 1e-4); }
+END_TEST
+START_TEST(logits_aidreams_f32) { check_logits("aidreams260K.f32.gguf", "aidreams260K", 1e-4); }
+END_TEST
+START_TEST(logits_stories_f16) { check_logits("stories260K.f16.gguf", "stories260K", 0.05); }
+END_TEST
+
+/* llama.cpp's greedy text for a file: our first `n` tokens' text must be a
+ * prefix of it on at least `need` of its prompts. */
+static void check_llamacpp(const char *file, uint32_t n, unsigned need)
+{
+	struct tsv *t = tsv_load(shared_path("models/reference_llamacpp.tsv"));
+	ck_assert(t);
+	struct belt_model *m = load(file);
+	struct belt_session *s = session(m, 16);
+	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
+	unsigned rows = 0, same = 0;
+	for (size_t r = 0; r < t->n_rows; r++) {
+		if (strcmp(tsv_get(t, r, "file"), file))
+			continue;
+		const char *prompt = tsv_get(t, r, "prompt"), *ref = tsv_get(t, r, "text");
+		int32_t ids[512];
+		size_t n_ids;
+		char err[BELT_ERR_SIZE];
+		ck_assert_msg(belt_tok_encode(tok, prompt, strlen(prompt), true, ids, 512, &n_ids, err,
+					      sizeof err) == 0, "%s", err);
+		struct collect c;
+		generate(s, ids, n_ids, n, true, &c);
+		bool ok = !strncmp(c.text, ref, c.len);
+		if (!ok)
+			printf("llama.cpp differs on %s prompt %zu:\n  ours: %s\n  llama.cpp: %.*s\n", file,
+			       r, c.text, (int)c.len, ref);
+		same += ok;
+		rows++;
+	}
+	printf("llama.cpp %-28s first %u tokens identical on %u of %u prompts\n", file, n, same, rows);
+	ck_assert_uint_eq(rows, 7);
+	ck_assert_uint_ge(same, need);
+	belt_session_free(s);
+	belt_model_free(m);
+	tsv_free(t);
+}
+
+START_TEST(llamacpp_q8_0) { check_llamacpp("pycoder29M.q8_0.gguf", 16, 6); }
+END_TEST
+START_TEST(llamacpp_f16) { check_llamacpp("pycoder29M.f16.gguf", 64, 7); }
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("golden");
+	TCase *gen = tcase_create("generation");
+	tcase_set_timeout(gen, 600);
+	tcase_add_test(gen, stories_f32);
+	tcase_add_test(gen, stories_f16);
+	tcase_add_test(gen, stories_ggml_org);
+	tcase_add_test(gen, aidreams_f32);
+	tcase_add_test(gen, aidreams_f16);
+	tcase_add_test(gen, pycoder_f16);
+	suite_add_tcase(s, gen);
+	TCase *lg = tcase_create("logits");
+	tcase_set_timeout(lg, 600);
+	tcase_add_test(lg, logits_stories_f32);
+	tcase_add_test(lg, logits_stories_ggml_org);
+	tcase_add_test(lg, logits_aidreams_f32);
+	tcase_add_test(lg, logits_stories_f16);
+	suite_add_tcase(s, lg);
+	TCase *lc = tcase_create("llamacpp");
+	tcase_set_timeout(lc, 600);
+	tcase_add_test(lc, llamacpp_q8_0);
+	tcase_add_test(lc, llamacpp_f16);
+	suite_add_tcase(s, lc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,25 @@
+/* Test helpers: paths into the shared reference directory and a reader
+ * for its tab-separated files (escapes \\ \t \n \r, one header line). */
+#ifndef BELT_TESTS_REF_H
+#define BELT_TESTS_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tsv {
+	size_t n_cols, n_rows;
+	char **header;
+	char ***rows; /* rows[r][c], unescaped, NUL-terminated */
+};
+
+/* "$BELT_SHARED_DIR/rel" in a static buffer (rotating over 4 calls). */
+const char *shared_path(const char *rel);
+/* Read a whole TSV file; NULL (with a message on stderr) on failure. */
+struct tsv *tsv_load(const char *path);
+void tsv_free(struct tsv *t);
+/* Field of row r in the column named col; aborts the test if missing. */
+const char *tsv_get(const struct tsv *t, size_t r, const char *col);
+/* Parse space-separated ids into a new array; *n gets the count. */
+int32_t *parse_ids(const char *s, size_t *n);
+
+#endif

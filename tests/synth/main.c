@@ -1,0 +1,108 @@
+/* belt-synth: write a synthetic llama GGUF (see synth.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "synth.h"
+
+static const char help[] =
+	"usage: belt-synth -o FILE [--preset 1b|8b|tiny] [OPTIONS]\n"
+	"\n"
+	"Write a llama-architecture GGUF with random weights.\n"
+	"  --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
+	"  --type f32|f16|bf16|q8_0|q4_0   2-D weight type (default f32)\n"
+	"  --embd-type TYPE                 token_embd type (default: --type)\n"
+	"  --tied                           no output.weight (tied embeddings)\n"
+	"  --seed N\n"
+	"presets: 1b = 2048/16 layers/32 heads/8 kv/8192 ffn/vocab 128256, untied;\n"
+	"         8b = 4096/32/32/8/14336/128256; tiny = 64/2/4/2/128/300.\n";
+
+static int parse_type(const char *s)
+{
+	static const struct { const char *n; enum belt_type t; } types[] = {
+		{"f32", BELT_TYPE_F32}, {"f16", BELT_TYPE_F16}, {"bf16", BELT_TYPE_BF16},
+		{"q8_0", BELT_TYPE_Q8_0}, {"q4_0", BELT_TYPE_Q4_0}};
+	for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+		if (!strcmp(s, types[i].n))
+			return types[i].t;
+	return -2;
+}
+
+static int preset(struct synth_shape *s, const char *name)
+{
+	synth_default(s);
+	if (!strcmp(name, "tiny"))
+		return 0;
+	uint32_t big = !strcmp(name, "8b");
+	if (!big && strcmp(name, "1b"))
+		return -1;
+	s->n_embd = big ? 4096 : 2048;
+	s->n_layer = big ? 32 : 16;
+	s->n_head = 32;
+	s->n_head_kv = 8;
+	s->n_ff = big ? 14336 : 8192;
+	s->n_vocab = 128256;
+	s->n_ctx = 8192;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { EMBD = 256, LAYERS, HEADS, KV, FF, VOCAB, CTX, TYPE, ETYPE, TIED, SEED, PRESET };
+	static const struct option opts[] = {
+		{"embd", 1, 0, EMBD}, {"layers", 1, 0, LAYERS}, {"heads", 1, 0, HEADS},
+		{"kv-heads", 1, 0, KV}, {"ff", 1, 0, FF}, {"vocab", 1, 0, VOCAB}, {"ctx", 1, 0, CTX},
+		{"type", 1, 0, TYPE}, {"embd-type", 1, 0, ETYPE}, {"tied", 0, 0, TIED},
+		{"seed", 1, 0, SEED}, {"preset", 1, 0, PRESET}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	struct synth_shape s;
+	synth_default(&s);
+	const char *out = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		long v = optarg ? strtol(optarg, NULL, 10) : 0;
+		int t;
+		switch (c) {
+		case 'o': out = optarg; break;
+		case EMBD: s.n_embd = (uint32_t)v; break;
+		case LAYERS: s.n_layer = (uint32_t)v; break;
+		case HEADS: s.n_head = (uint32_t)v; break;
+		case KV: s.n_head_kv = (uint32_t)v; break;
+		case FF: s.n_ff = (uint32_t)v; break;
+		case VOCAB: s.n_vocab = (uint32_t)v; break;
+		case CTX: s.n_ctx = (uint32_t)v; break;
+		case SEED: s.seed = (uint64_t)v; break;
+		case TIED: s.tied = true; break;
+		case TYPE:
+		case ETYPE:
+			if ((t = parse_type(optarg)) == -2) {
+				fprintf(stderr, "belt-synth: unknown type '%s'\n", optarg);
+				return 2;
+			}
+			*(c == TYPE ? &s.wtype : &s.embd_type) = (enum belt_type)t;
+			break;
+		case PRESET: {
+			enum belt_type wt = s.wtype;
+			if (preset(&s, optarg)) {
+				fprintf(stderr, "belt-synth: unknown preset '%s' (1b, 8b, tiny)\n", optarg);
+				return 2;
+			}
+			s.wtype = wt;
+			break;
+		}
+		case 'h': fputs(help, stdout); return 0;
+		default: fputs(help, stderr); return 2;
+		}
+	}
+	if (!out || optind < argc || s.n_vocab < 260) {
+		fprintf(stderr, "belt-synth: -o FILE is required (and --vocab must be >= 260)\n%s", help);
+		return 2;
+	}
+	char err[BELT_ERR_SIZE];
+	if (synth_write(&s, out, err, sizeof err)) {
+		fprintf(stderr, "belt-synth: %s\n", err);
+		return 1;
+	}
+	return 0;
+}

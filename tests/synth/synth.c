@@ -1,0 +1,208 @@
+/* Writes a llama GGUF with random weights (see synth.h). The vocabulary is
+ * a real SentencePiece-style one: <unk>, <s>, </s>, the 256 byte tokens,
+ * then filler pieces, so the tokenizer loads it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "belt/gguf_writer.h"
+#include "synth.h"
+
+void synth_default(struct synth_shape *s)
+{
+	*s = (struct synth_shape){.n_embd = 64, .n_layer = 2, .n_head = 4, .n_head_kv = 2,
+				  .n_ff = 128, .n_vocab = 300, .n_ctx = 128,
+				  .wtype = BELT_TYPE_F32, .embd_type = BELT_TYPE_ANY, .seed = 1};
+}
+
+struct fill {
+	uint64_t state;
+	enum belt_type type;
+	float scale;
+	bool ones; /* norm weights: 1 + small noise */
+};
+
+static uint64_t next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Uniform in [-1, 1). */
+static float uniform(uint64_t *s)
+{
+	return (float)((next(s) >> 40) * (1.0 / (1 << 23)) - 1.0);
+}
+
+/* Produce n bytes of tensor data at offset. Each block (or element) is
+ * made from its own seed, so any split of the tensor into pieces gives the
+ * same bytes. */
+static int fill_fn(void *ud, void *dst, uint64_t offset, uint64_t n)
+{
+	struct fill *f = ud;
+	uint8_t *out = dst;
+	size_t bs = belt_type_block_bytes(f->type);
+	for (uint64_t i = 0; i < n;) {
+		uint64_t pos = offset + i;
+		uint64_t block = pos / bs;
+		uint64_t s = f->state ^ (block * 0x9e3779b97f4a7c15ull);
+		next(&s);
+		uint8_t tmp[64];
+		switch (f->type) {
+		case BELT_TYPE_F32: {
+			float v = f->ones ? 1.0f + 0.1f * uniform(&s) : f->scale * uniform(&s);
+			memcpy(tmp, &v, 4);
+			break;
+		}
+		case BELT_TYPE_F16: {
+			uint16_t h = belt_f32_to_fp16(f->scale * uniform(&s));
+			memcpy(tmp, &h, 2);
+			break;
+		}
+		case BELT_TYPE_BF16: {
+			uint16_t h = belt_f32_to_bf16(f->scale * uniform(&s));
+			memcpy(tmp, &h, 2);
+			break;
+		}
+		default: { /* Q8_0 / Q4_0: a scale, then random quants */
+			uint16_t d = belt_f32_to_fp16(f->scale / (f->type == BELT_TYPE_Q8_0 ? 127.0f : 8.0f));
+			memcpy(tmp, &d, 2);
+			for (size_t b = 2; b < bs; b++)
+				tmp[b] = (uint8_t)next(&s);
+		}
+		}
+		size_t in = (size_t)(pos % bs), take = bs - in;
+		if (take > n - i)
+			take = (size_t)(n - i);
+		memcpy(out + i, tmp + in, take);
+		i += take;
+	}
+	return 0;
+}
+
+struct plan {
+	char name[64];
+	uint32_t n_dims;
+	int64_t ne[2];
+	enum belt_type type;
+	struct fill fill;
+};
+
+static void add(struct plan *p, unsigned *n, const struct synth_shape *s, const char *name,
+		int64_t ne0, int64_t ne1, enum belt_type type)
+{
+	if (s->omit_tensor && !strcmp(s->omit_tensor, name))
+		return;
+	struct plan *t = &p[(*n)++];
+	snprintf(t->name, sizeof t->name, "%s", name);
+	t->n_dims = ne1 ? 2 : 1;
+	t->ne[0] = ne0 + (s->bad_shape_tensor && !strcmp(s->bad_shape_tensor, name) ? 32 : 0);
+	t->ne[1] = ne1 ? ne1 : 1;
+	t->type = ne1 ? type : BELT_TYPE_F32;
+	t->fill = (struct fill){.state = s->seed * 2654435761u + *n * 0x51ed27, .type = t->type,
+				.scale = 1.0f / sqrtf((float)ne0), .ones = !ne1};
+}
+
+static int vocab(struct belt_gguf_writer *w, const struct synth_shape *s)
+{
+	uint32_t n = s->n_vocab;
+	char **tok = calloc(n, sizeof *tok);
+	float *score = calloc(n, sizeof *score);
+	int32_t *type = calloc(n, sizeof *type);
+	int rc = -1;
+	if (!tok || !score || !type)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		char buf[32];
+		if (i < 3)
+			snprintf(buf, sizeof buf, "%s", (const char *[]){"<unk>", "<s>", "</s>"}[i]);
+		else if (i < 259)
+			snprintf(buf, sizeof buf, "<0x%02X>", i - 3);
+		else
+			snprintf(buf, sizeof buf, "\xe2\x96\x81t%u", i);
+		tok[i] = strdup(buf);
+		score[i] = i < 259 ? 0.0f : -(float)i;
+		type[i] = i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1;
+	}
+	rc = belt_gguf_writer_str(w, "tokenizer.ggml.model", "llama") ||
+	     belt_gguf_writer_arr_str(w, "tokenizer.ggml.tokens", (const char *const *)tok, n) ||
+	     belt_gguf_writer_arr(w, "tokenizer.ggml.scores", BELT_GGUF_FLOAT32, score, n) ||
+	     belt_gguf_writer_arr(w, "tokenizer.ggml.token_type", BELT_GGUF_INT32, type, n) ||
+	     belt_gguf_writer_u32(w, "tokenizer.ggml.bos_token_id", 1) ||
+	     belt_gguf_writer_u32(w, "tokenizer.ggml.eos_token_id", 2) ||
+	     belt_gguf_writer_u32(w, "tokenizer.ggml.unknown_token_id", 0) ? -1 : 0;
+out:
+	for (uint32_t i = 0; tok && i < n; i++)
+		free(tok[i]);
+	free(tok);
+	free(score);
+	free(type);
+	return rc;
+}
+
+static int hparams(struct belt_gguf_writer *w, const struct synth_shape *s)
+{
+	const char *a = s->arch ? s->arch : "llama";
+	char k[128];
+#define U32(name, v) (snprintf(k, sizeof k, "%s." name, a), belt_gguf_writer_u32(w, k, v))
+	return belt_gguf_writer_str(w, "general.architecture", a) ||
+	       belt_gguf_writer_str(w, "general.name", "belt synthetic") ||
+	       U32("context_length", s->n_ctx) || U32("embedding_length", s->n_embd) ||
+	       U32("block_count", s->n_layer) || U32("feed_forward_length", s->n_ff) ||
+	       U32("attention.head_count", s->n_head) ||
+	       U32("attention.head_count_kv", s->n_head_kv) ||
+	       U32("rope.dimension_count", s->n_embd / s->n_head) ||
+	       (snprintf(k, sizeof k, "%s.attention.layer_norm_rms_epsilon", a),
+		belt_gguf_writer_f32(w, k, 1e-5f)) ||
+	       (snprintf(k, sizeof k, "%s.rope.freq_base", a), belt_gguf_writer_f32(w, k, 10000.0f))
+		       ? -1 : 0;
+#undef U32
+}
+
+int synth_write(const struct synth_shape *s, const char *path, char *err, size_t errsz)
+{
+	if (!s->n_head || s->n_embd % s->n_head || !s->n_head_kv || s->n_head % s->n_head_kv)
+		return belt_errf(err, errsz, "synth: n_embd must divide by n_head and n_head by n_head_kv");
+	unsigned cap = 3 + 9 * s->n_layer, n = 0;
+	struct plan *p = calloc(cap, sizeof *p);
+	struct belt_gguf_writer *w = belt_gguf_writer_new();
+	if (!p || !w) {
+		free(p);
+		belt_gguf_writer_free(w);
+		return belt_errf(err, errsz, "synth: out of memory");
+	}
+	uint32_t hd = s->n_embd / s->n_head, kv = hd * s->n_head_kv;
+	enum belt_type et = s->embd_type == BELT_TYPE_ANY ? s->wtype : s->embd_type;
+	add(p, &n, s, "token_embd.weight", s->n_embd, s->n_vocab, et);
+	add(p, &n, s, "output_norm.weight", s->n_embd, 0, BELT_TYPE_F32);
+	if (!s->tied)
+		add(p, &n, s, "output.weight", s->n_embd, s->n_vocab, s->wtype);
+	for (uint32_t l = 0; l < s->n_layer; l++) {
+		static const struct { const char *name; int in, out; } layer[] = {
+			{"attn_norm", 0, -1}, {"attn_q", 0, 0}, {"attn_k", 0, 1}, {"attn_v", 0, 1},
+			{"attn_output", 0, 0}, {"ffn_norm", 0, -1}, {"ffn_gate", 0, 2},
+			{"ffn_up", 0, 2}, {"ffn_down", 2, 0}};
+		const uint32_t dims[3] = {s->n_embd, kv, s->n_ff};
+		for (size_t i = 0; i < sizeof layer / sizeof *layer; i++) {
+			char name[64];
+			snprintf(name, sizeof name, "blk.%u.%s.weight", l, layer[i].name);
+			add(p, &n, s, name, dims[layer[i].in], layer[i].out < 0 ? 0 : dims[layer[i].out],
+			    s->wtype);
+		}
+	}
+	int rc = hparams(w, s) || vocab(w, s) ? belt_errf(err, errsz, "synth: out of memory") : 0;
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		if (belt_gguf_writer_tensor_fn(w, p[i].name, p[i].type, p[i].n_dims, p[i].ne, fill_fn,
+					       &p[i].fill))
+			rc = belt_errf(err, errsz, "synth: tensor '%s' rejected (type %s, ne0 %lld)",
+				       p[i].name, belt_type_name(p[i].type), (long long)p[i].ne[0]);
+	if (rc == 0)
+		rc = belt_gguf_writer_write(w, path, err, errsz);
+	belt_gguf_writer_free(w);
+	free(p);
+	return rc;
+}

@@ -1,0 +1,31 @@
+/* Synthetic llama-architecture GGUF files of any shape and weight type,
+ * with random weights, for tests and benchmarks of shapes no shipped model
+ * has. The weights are produced while writing, so files larger than
+ * memory can be made. */
+#ifndef BELT_TESTS_SYNTH_H
+#define BELT_TESTS_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "belt/types.h"
+
+struct synth_shape {
+	uint32_t n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
+	enum belt_type wtype;	  /* 2-D weights; norms are always F32 */
+	enum belt_type embd_type; /* token_embd; BELT_TYPE_ANY: same as wtype */
+	bool tied;		  /* no output.weight */
+	uint64_t seed;
+	const char *arch;	  /* general.architecture; NULL: "llama" */
+	/* Test hooks: skip one tensor, or give one a wrong first dimension. */
+	const char *omit_tensor;
+	const char *bad_shape_tensor;
+};
+
+/* The default small shape (64 wide, 2 layers, vocab 300, F32). */
+void synth_default(struct synth_shape *s);
+/* Write the model to path; -1 with a message on failure. */
+int synth_write(const struct synth_shape *s, const char *path, char *err, size_t errsz);
+
+#endif

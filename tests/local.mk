@@ -12,3 +12,24 @@ noinst_PROGRAMS += tests/belt-synth
 noinst_HEADERS += tests/synth/synth.h
 tests_belt_synth_SOURCES = tests/synth/main.c tests/synth/synth.c
 tests_belt_synth_LDADD = libbelt.la
+
+# Malformed inputs through the CLI, with two deliberately broken plugins.
+check_PROGRAMS += tests/check_malformed
+TESTS += tests/check_malformed
+tests_check_malformed_SOURCES = tests/malformed.c tests/ref.c tests/synth/synth.c
+tests_check_malformed_CFLAGS = $(TEST_CFLAGS)
+tests_check_malformed_LDADD = $(TEST_LIBS)
+check_LTLIBRARIES = tests/plugins/backend-badabi.la tests/plugins/backend-nosym.la
+TEST_PLUGIN_FLAGS = -module -avoid-version -shared -rpath /nowhere $(SAN_CFLAGS)
+tests_plugins_backend_badabi_la_SOURCES = tests/plugins/badabi.c
+tests_plugins_backend_badabi_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
+tests_plugins_backend_nosym_la_SOURCES = tests/plugins/nosym.c
+tests_plugins_backend_nosym_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
+AM_TESTS_ENVIRONMENT += BELT_TEST_PLUGINS='$(abs_top_builddir)/tests/plugins'; export BELT_TEST_PLUGINS;
+
+# Zero heap allocations in the decode hot path.
+check_PROGRAMS += tests/check_noalloc
+TESTS += tests/check_noalloc
+tests_check_noalloc_SOURCES = tests/noalloc.c tests/ref.c
+tests_check_noalloc_CFLAGS = $(TEST_CFLAGS)
+tests_check_noalloc_LDADD = $(TEST_LIBS)

@@ -1,0 +1,124 @@
+/* Proves the decode hot path allocates nothing: every heap allocation in
+ * the process is counted while 64 decode steps run after the first. */
+#include <check.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/belt.h"
+#include "ref.h"
+
+static atomic_int counting;
+static atomic_long allocations;
+
+static void note(void)
+{
+	if (atomic_load_explicit(&counting, memory_order_relaxed))
+		atomic_fetch_add(&allocations, 1);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+static void on_malloc(const volatile void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+	note();
+}
+static void on_free(const volatile void *p) { (void)p; }
+static void install(void) { __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free); }
+#else
+/* glibc: a definition in the executable interposes on every library. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+void *malloc(size_t n) { note(); return __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { note(); return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { note(); return __libc_realloc(p, n); }
+void *aligned_alloc(size_t a, size_t n) { note(); return __libc_memalign(a, n); }
+int posix_memalign(void **p, size_t a, size_t n)
+{
+	note();
+	*p = __libc_memalign(a, n);
+	return *p ? 0 : 12;
+}
+static void install(void) {}
+#endif
+
+struct steps {
+	unsigned seen;
+	long during;
+};
+
+static bool on_token(void *ud, int32_t id, const char *text, size_t len)
+{
+	(void)id;
+	(void)text;
+	(void)len;
+	struct steps *s = ud;
+	if (++s->seen == 1) {
+		atomic_store(&allocations, 0);
+		atomic_store(&counting, 1);
+	} else if (s->seen == 65) {
+		atomic_store(&counting, 0);
+		s->during = atomic_load(&allocations);
+		return false;
+	}
+	return true;
+}
+
+static void check(const char *file, int threads, uint32_t chunk)
+{
+	install();
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	char rel[128];
+	snprintf(rel, sizeof rel, "models/%s", file);
+	mp.path = shared_path(rel);
+	mp.n_threads = threads;
+	struct belt_model *m;
+	struct belt_session *s;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.chunk = chunk;
+	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+	int32_t prompt[] = {1, 403, 407, 261, 378};
+	struct belt_generate_params gp;
+	belt_generate_params_default(&gp);
+	gp.stop_at_eog = false;
+	gp.n_predict = 200;
+	struct steps st = {0, -1};
+	ck_assert_msg(belt_generate(s, prompt, 5, &gp, on_token, &st, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(st.seen, 65);
+	printf("%s, %d threads, chunk %u: %ld heap allocations in 64 decode steps\n", file, threads,
+	       chunk, st.during);
+	ck_assert_int_eq(st.during, 0);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+
+START_TEST(decode_allocates_nothing)
+{
+	check("stories260K.f32.gguf", 1, 16);
+	check("stories260K.f32.gguf", 2, 16);
+	check("pycoder29M.q8_0.gguf", 2, 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("noalloc");
+	TCase *tc = tcase_create("decode");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, decode_allocates_nothing);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The test command of the README: configure out of tree, build, run the
+# Check suites, then the suites again under valgrind's memcheck.
+set -euo pipefail
+top="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$top/build}"
+jobs="$(nproc)"
+
+cd "$top"
+[ -x configure ] || autoreconf -fi
+mkdir -p "$build"
+cd "$build"
+[ -f Makefile ] || "$top/configure" -q
+make -j"$jobs" -s
+make -j"$jobs" -s check || { cat tests/*.log 2>/dev/null | tail -200; exit 1; }
+grep -h "^golden\|^logits\|^llama.cpp\|heap allocations" tests/*.log || true
+
+# memcheck: every suite but the end-to-end golden one (run on the small
+# models below instead, to keep the time reasonable).
+export CK_FORK=no
+export BELT_PLUGIN_PATH="$build/plugins" BELT_ARCH_PATH="$top/conf/arch"
+export BELT_SHARED_DIR="${BELT_SHARED_DIR:-$top/../shared}" BELT_BIN="$build/belt"
+export BELT_TEST_PLUGINS="$build/tests/plugins"
+vg="libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+for t in tests/check_gguf tests/check_tokenizer tests/check_backend_cpu; do
+	echo "valgrind: $t"
+	$vg ./$t >/dev/null
+done
+echo "valgrind: belt run (stories260K f32 and pycoder29M q8_0)"
+$vg ./belt run -m "$BELT_SHARED_DIR/models/stories260K.f32.gguf" -p "Once upon a time" -n 32 -t 2 >/dev/null 2>&1
+$vg ./belt run -m "$BELT_SHARED_DIR/models/pycoder29M.q8_0.gguf" -p "def f(x):" -n 8 -t 2 >/dev/null 2>&1
+$vg ./belt info -m "$BELT_SHARED_DIR/models/stories260K.ggml-org.gguf" >/dev/null
+$vg ./belt tokenize -m "$BELT_SHARED_DIR/vocab/ggml-vocab-llama-spm.gguf" -p "Hello wörld 🦙" >/dev/null
+echo "valgrind: clean"

@@ -1,0 +1,163 @@
+/* Streaming detokenizer: llama.cpp's token_to_piece for SPM vocabularies
+ * (normal pieces with U+2581 as ' ', byte tokens as their byte, user-defined
+ * pieces verbatim, control/unknown/unused/undefined as nothing), followed by
+ * one UTF-8 assembler that every produced byte goes through, so the output
+ * is always valid UTF-8 and never ends in half a character:
+ * - a lead byte starts a pending sequence, kept in s->pend across calls and
+ *   emitted once complete;
+ * - a byte that cannot continue the pending sequence turns it into one
+ *   U+FFFD (Unicode's "maximal subpart" rule) and is then read afresh;
+ * - a byte that can start nothing (a lone 0x80-0xBF, 0xC0, 0xC1,
+ *   0xF5-0xFF) is one U+FFFD.
+ * Overlong forms, surrogates and code points above U+10FFFF are refused at
+ * their second byte, so whatever is pending is a valid prefix.
+ * strip_space drops one ' ' from the start of the first text emitted; a
+ * token whose text is only that space emits nothing and still clears it.
+ * Output is written in whole characters; if cap runs out, the characters
+ * that do not fit are dropped (cannot happen with the documented cap and a
+ * vocabulary of valid UTF-8 pieces).
+ */
+#include <string.h>
+
+#include "tokenizer/tokenizer_impl.h"
+
+static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
+
+struct sink {
+	char *out;
+	size_t cap, n;
+};
+
+static void emit(struct belt_tok_stream *s, struct sink *k, const char *b,
+		 size_t n)
+{
+	if (s->strip_space) {
+		s->strip_space = false;
+		if (b[0] == ' ') {
+			b++;
+			n--;
+		}
+	}
+	if (n == 0 || k->cap - k->n < n)
+		return;
+	memcpy(k->out + k->n, b, n);
+	k->n += n;
+}
+
+/* Length of the sequence a lead byte starts; 0 if it starts none. */
+static unsigned seq_len(unsigned char c)
+{
+	if (c >= 0xc2 && c <= 0xdf)
+		return 2;
+	if (c >= 0xe0 && c <= 0xef)
+		return 3;
+	if (c >= 0xf0 && c <= 0xf4)
+		return 4;
+	return 0;
+}
+
+static bool can_continue(const struct belt_tok_stream *s, unsigned char c)
+{
+	if ((c & 0xc0) != 0x80)
+		return false;
+	if (s->n_pend != 1)
+		return true;
+	switch (s->pend[0]) {
+	case 0xe0: return c >= 0xa0; /* overlong */
+	case 0xed: return c < 0xa0;  /* surrogates */
+	case 0xf0: return c >= 0x90; /* overlong */
+	case 0xf4: return c < 0x90;  /* above U+10FFFF */
+	default: return true;
+	}
+}
+
+static void feed(struct belt_tok_stream *s, struct sink *k, unsigned char c)
+{
+	if (s->n_pend) {
+		if (can_continue(s, c)) {
+			s->pend[s->n_pend++] = c;
+			if (s->n_pend == seq_len(s->pend[0])) {
+				s->n_pend = 0;
+				emit(s, k, (const char *)s->pend,
+				     seq_len(s->pend[0]));
+			}
+			return;
+		}
+		s->n_pend = 0;
+		emit(s, k, replacement, 3);
+	}
+	if (c < 0x80) {
+		emit(s, k, (const char *)&c, 1);
+	} else if (seq_len(c) == 0) {
+		emit(s, k, replacement, 3);
+	} else {
+		s->pend[0] = c;
+		s->n_pend = 1;
+	}
+}
+
+/* A caller-owned stream may hold anything; keep only a valid prefix. */
+static void sanitize(struct belt_tok_stream *s)
+{
+	if (s->n_pend > 3 || (s->n_pend && s->n_pend >= seq_len(s->pend[0])))
+		s->n_pend = 0;
+}
+
+static void feed_normal(struct belt_tok_stream *s, struct sink *k,
+			const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i + 2 < n && memcmp(p + i, "\xe2\x96\x81", 3) == 0) {
+			feed(s, k, ' ');
+			i += 2;
+		} else {
+			feed(s, k, (unsigned char)p[i]);
+		}
+	}
+}
+
+void belt_tok_stream_init(struct belt_tok_stream *s, bool strip_leading_space)
+{
+	memset(s, 0, sizeof *s);
+	s->strip_space = strip_leading_space;
+}
+
+size_t belt_tok_decode(const struct belt_tokenizer *t,
+		       struct belt_tok_stream *s, int32_t id, char *out,
+		       size_t cap)
+{
+	if (!t || !s || !out || id < 0 || id >= t->n_vocab)
+		return 0;
+	sanitize(s);
+	struct sink k = { out, cap, 0 };
+	const struct tok_entry *e = &t->tok[id];
+	const char *p = t->blob + e->off;
+	switch (e->type) {
+	case TOK_NORMAL:
+		feed_normal(s, &k, p, e->len);
+		break;
+	case TOK_USER:
+		for (uint32_t i = 0; i < e->len; i++)
+			feed(s, &k, (unsigned char)p[i]);
+		break;
+	case TOK_BYTE:
+		feed(s, &k, e->byte);
+		break;
+	default: /* control, unknown, unused, undefined: no text */
+		break;
+	}
+	return k.n;
+}
+
+size_t belt_tok_flush(struct belt_tok_stream *s, char *out, size_t cap)
+{
+	if (!s || !out)
+		return 0;
+	sanitize(s);
+	struct sink k = { out, cap, 0 };
+	if (s->n_pend) {
+		s->n_pend = 0;
+		emit(s, &k, replacement, 3);
+	}
+	return k.n;
+}

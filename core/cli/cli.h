@@ -12,6 +12,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Print "belt: msg" on stderr; returns CLI_FAIL. */
 int cli_fail(const char *msg);

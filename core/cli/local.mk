@@ -4,6 +4,7 @@ belt_SOURCES = \
 	core/cli/main.c \
 	core/cli/run.c \
 	core/cli/info.c \
-	core/cli/tokenize.c
+	core/cli/tokenize.c \
+	core/cli/bench.c
 noinst_HEADERS += core/cli/cli.h
 belt_LDADD = libbelt.la

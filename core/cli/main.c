@@ -14,6 +14,7 @@ static const char usage[] =
 	"  run       generate text from a prompt\n"
 	"  info      show a model's metadata, hyperparameters, tensors and plugins\n"
 	"  tokenize  show how a text splits into tokens\n"
+	"  bench     measure prompt and generation speed\n"
 	"\n"
 	"belt COMMAND --help describes each command.\n";
 
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(cmd, "bench"))
+		return cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tokenize"))
 		return cmd_tokenize(argc - 1, argv + 1);
 	fprintf(stderr, "belt: unknown command '%s'\n\n%s", cmd, usage);

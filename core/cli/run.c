@@ -21,6 +21,7 @@ static const char help[] =
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
 	"      --chunk N        tokens per backend submission in decode (default 16)\n"
+	"      --kernel OP=VARIANT[,OP=VARIANT]  kernel choices (e.g. attention=split_kv)\n"
 	"      --ids            print generated token ids, space-separated, instead of text\n"
 	"      --no-bos         do not prepend BOS to the prompt\n"
 	"      --ignore-eos     keep generating after an end-of-generation token\n"
@@ -48,21 +49,22 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 }
 
 struct run_opts {
-	const char *model, *prompt, *prompt_file, *backend;
+	const char *model, *prompt, *prompt_file, *backend, *kernels;
 	long n_predict, n_ctx, threads, chunk;
 	bool ids, no_bos, ignore_eos;
 };
 
 static int parse(int argc, char **argv, struct run_opts *o)
 {
-	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS };
+	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
 		{"ctx-size", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
 		{"backend", required_argument, 0, O_BACKEND}, {"chunk", required_argument, 0, O_CHUNK},
 		{"ids", no_argument, 0, O_IDS}, {"no-bos", no_argument, 0, O_NO_BOS},
-		{"ignore-eos", no_argument, 0, O_IGNORE_EOS}, {"help", no_argument, 0, 'h'},
+		{"ignore-eos", no_argument, 0, O_IGNORE_EOS}, {"kernel", required_argument, 0, O_KERNEL},
+		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .chunk = 16};
 	opterr = 0;
@@ -78,6 +80,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case 't': if (!cli_int("run", "-t", optarg, 1, 1024, &o->threads)) return CLI_USAGE; break;
 		case O_CHUNK: if (!cli_int("run", "--chunk", optarg, 1, 4096, &o->chunk)) return CLI_USAGE; break;
 		case O_BACKEND: o->backend = optarg; break;
+		case O_KERNEL: o->kernels = optarg; break;
 		case O_IDS: o->ids = true; break;
 		case O_NO_BOS: o->no_bos = true; break;
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
@@ -160,6 +163,7 @@ int cmd_run(int argc, char **argv)
 	mp.path = o.model;
 	mp.backend = o.backend;
 	mp.n_threads = (int)o.threads;
+	mp.kernels = o.kernels;
 	struct belt_model *m;
 	rc = belt_model_load(&mp, &m, err, sizeof err) || generate(m, &o, text, len, err);
 	belt_model_free(m);

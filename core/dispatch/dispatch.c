@@ -142,7 +142,8 @@ static int build_cmd(struct build *b, const struct arch_op *op, int layer,
 			weight = t;
 	}
 	int wtype = weight ? (int)weight->type : BELT_TYPE_F32;
-	const char *variant = op->variant ? op->variant : "default";
+	char vbuf[64];
+	const char *variant = belt_model_variant(s->m, op->op, op->variant, vbuf, sizeof vbuf);
 	c->kernel = s->m->be->kernel_find(s->m->be_ctx, op->op, variant, wtype);
 	if (!c->kernel)
 		return at(b, op->pos,

@@ -222,9 +222,45 @@ static int load_weights(struct belt_model *m, char *err, size_t errsz)
 	return 0;
 }
 
+/* Check "op=variant,op=variant" and keep a copy. */
+static int set_kernels(struct belt_model *m, const char *spec, char *err, size_t errsz)
+{
+	if (!spec)
+		return 0;
+	if (strlen(spec) >= sizeof m->kernels)
+		return belt_errf(err, errsz, "kernel choices '%.40s...': too long", spec);
+	for (const char *item = spec; *item;) {
+		size_t len = strcspn(item, ",");
+		const char *eq = memchr(item, '=', len);
+		if (!eq || eq == item || eq == item + len - 1)
+			return belt_errf(err, errsz, "kernel choice '%.*s': expected op=variant",
+					 (int)len, item);
+		item += len + (item[len] == ',');
+	}
+	snprintf(m->kernels, sizeof m->kernels, "%s", spec);
+	return 0;
+}
+
+const char *belt_model_variant(const struct belt_model *m, const char *op,
+			       const char *yaml_variant, char *buf, size_t bufsz)
+{
+	size_t n = strlen(op);
+	for (const char *item = m->kernels; *item;) {
+		size_t len = strcspn(item, ",");
+		if (len > n && !strncmp(item, op, n) && item[n] == '=') {
+			snprintf(buf, bufsz, "%.*s", (int)(len - n - 1), item + n + 1);
+			return buf;
+		}
+		item += len + (item[len] == ',');
+	}
+	return yaml_variant ? yaml_variant : "default";
+}
+
 static int load(struct belt_model *m, const struct belt_model_params *p,
 		char *err, size_t errsz)
 {
+	if (set_kernels(m, p->kernels, err, errsz))
+		return -1;
 	struct belt_gguf_str s;
 	int rc = belt_gguf_get_str(m->g, "general.architecture", &s, err, errsz);
 	if (rc < 0)

@@ -18,7 +18,13 @@ struct belt_model {
 	uint32_t n_layer;
 	int32_t n_vocab;
 	char arch_name[64];
+	char kernels[512]; /* "op=variant,..." overrides, validated */
 };
+
+/* The kernel variant chosen for op: an override, else the YAML's, else
+ * "default". */
+const char *belt_model_variant(const struct belt_model *m, const char *op,
+			       const char *yaml_variant, char *buf, size_t bufsz);
 
 /* The GGUF tensor bound to name ("{l}" already substituted), following the
  * architecture's "or:" fallback; NULL if the architecture does not declare

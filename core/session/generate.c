@@ -35,16 +35,25 @@ static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
 	return 0;
 }
 
-/* Write the prompt into token_ids and run it; the last position's head
- * leaves the first new token in token_ids[pos + n]. */
+/* Write the prompt into token_ids and run it in runs of at most max_run
+ * positions; the last position's head leaves the first new token in
+ * token_ids[pos + n]. */
 static int prefill(struct belt_session *s, const int32_t *ids, size_t n, uint32_t pos,
 		   char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	if (check_prompt(s, ids, n, pos, err, errsz) ||
-	    m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, ids, n * 4, err, errsz) ||
-	    m->be->table_run(m->be_ctx, &s->table, pos, (uint32_t)n, BELT_RUN_HEAD_LAST_ONLY, err, errsz))
+	    m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, ids, n * 4, err, errsz))
 		return -1;
+	for (uint32_t done = 0; done < n;) {
+		uint32_t run = (uint32_t)n - done;
+		if (run > s->table.max_run)
+			run = s->table.max_run;
+		if (m->be->table_run(m->be_ctx, &s->table, pos + done, run, BELT_RUN_HEAD_LAST_ONLY,
+				     err, errsz))
+			return -1;
+		done += run;
+	}
 	return 0;
 }
 

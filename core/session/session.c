@@ -82,6 +82,7 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 		return -1;
 	if (belt_dispatch_build(s, err, errsz))
 		return -1;
+	s->table.max_run = s->chunk;
 	if (m->be->table_prepare(m->be_ctx, &s->table, err, errsz)) {
 		s->table.priv = NULL;
 		return belt_err_prefix(err, errsz, m->be->name);
@@ -133,6 +134,24 @@ void belt_session_free(struct belt_session *s)
 	free(s->ids);
 	free(s->text);
 	free(s);
+}
+
+void belt_session_cost(const struct belt_session *s, uint32_t *cmds_per_token,
+		       uint64_t *weight_bytes_per_token)
+{
+	uint64_t bytes = 0;
+	for (uint32_t i = 0; i < s->table.n_cmds; i++) {
+		const struct belt_cmd *c = &s->table.cmds[i];
+		for (unsigned b = 0; b < c->n_bind; b++) {
+			if (c->bind[b].buf != s->m->weights)
+				continue;
+			/* a lookup by token reads one row of its table */
+			bool one_row = c->patch == BELT_PATCH_TOKEN_OFFSET && c->bind[b].ne[1] > 0;
+			bytes += one_row ? c->bind[b].size / (uint64_t)c->bind[b].ne[1] : c->bind[b].size;
+		}
+	}
+	*cmds_per_token = s->table.n_cmds;
+	*weight_bytes_per_token = bytes;
 }
 
 uint32_t belt_session_n_ctx(const struct belt_session *s)

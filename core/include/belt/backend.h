@@ -85,6 +85,7 @@ struct belt_table {
 	uint32_t n_ctx;		      /* positions the KV cache holds */
 	struct belt_buffer *token_ids; /* I32 [n_ctx + 1], BELT_BUFFER_IO */
 	void *priv;		      /* the backend's prepared state */
+	uint32_t max_run; /* no table_run call covers more positions than this */
 };
 
 /* run() flags */

@@ -20,6 +20,8 @@ struct belt_model_params {
 	int device;	     /* < 0: backend's choice */
 	const char *arch_dir; /* where <arch>.yaml lives; NULL: search
 			       * $BELT_ARCH_PATH, installed, source tree */
+	const char *kernels; /* "op=variant,op=variant": kernel choices that
+			      * override the YAML's; NULL for none */
 };
 
 /* Fill p with the defaults (backend "cpu", all cores). */
@@ -87,5 +89,10 @@ struct belt_stats {
 };
 /* Timing of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);
+
+/* What one decode step costs: commands (dispatches) and bytes of weights
+ * the dispatch table reads per token. */
+void belt_session_cost(const struct belt_session *s, uint32_t *cmds_per_token,
+		       uint64_t *weight_bytes_per_token);
 
 #endif

@@ -1,0 +1,1 @@
+# plugins/backend-vulkan (built only when configure finds Vulkan and glslc)

@@ -721,7 +721,10 @@ START_TEST(bad_input)
 {
 	struct tmp_gguf g;
 	small_vocab(&g, "gpt2", N_SMALL, true);
-	expect_load_error(&g, "unsupported tokenizer model 'gpt2' (supported: llama)");
+	expect_load_error(&g, "tokenizer model 'gpt2' needs tokenizer.ggml.merges, which is missing");
+
+	small_vocab(&g, "rwkv", N_SMALL, true);
+	expect_load_error(&g, "unsupported tokenizer model 'rwkv' (supported: llama, gpt2, bert)");
 
 	small_vocab(&g, NULL, N_SMALL, true);
 	expect_load_error(&g, "missing tokenizer.ggml.model");

@@ -9,12 +9,15 @@
 
 static const char help[] =
 	"usage: belt tokenize -m MODEL (-p TEXT | -f FILE) [--ids] [--no-bos]\n"
+	"                     [--parse-special]\n"
 	"\n"
 	"Print each token as 'id -> 'piece'' on its own line, or with --ids the\n"
-	"ids alone, space-separated. MODEL may be a vocabulary-only GGUF.\n";
+	"ids alone, space-separated. MODEL may be a vocabulary-only GGUF.\n"
+	"--parse-special reads special-token text such as <|begin_of_text|> as\n"
+	"that one token; without it such text is tokenized literally.\n";
 
 static int tokenize(const char *model, const char *text, size_t len, bool ids_only,
-		    bool no_bos, char *err)
+		    bool no_bos, bool parse_special, char *err)
 {
 	struct belt_gguf *g = belt_gguf_open(model, err, BELT_ERR_SIZE);
 	if (!g)
@@ -24,12 +27,14 @@ static int tokenize(const char *model, const char *text, size_t len, bool ids_on
 	size_t n = 0;
 	int rc = belt_tok_load(g, &tok, err, BELT_ERR_SIZE);
 	bool add_bos = rc == 0 && !no_bos && belt_tok_add_bos(tok);
+	unsigned flags = (add_bos ? BELT_TOK_ADD_BOS : 0) |
+			 (parse_special ? BELT_TOK_PARSE_SPECIAL : 0);
 	if (rc == 0)
-		rc = belt_tok_encode(tok, text, len, add_bos, NULL, 0, &n, err, BELT_ERR_SIZE);
+		rc = belt_tok_encode_flags(tok, text, len, flags, NULL, 0, &n, err, BELT_ERR_SIZE);
 	if (rc == 0 && !(ids = malloc((n + 1) * sizeof *ids)))
 		rc = belt_errf(err, BELT_ERR_SIZE, "out of memory");
 	if (rc == 0)
-		rc = belt_tok_encode(tok, text, len, add_bos, ids, n, &n, err, BELT_ERR_SIZE);
+		rc = belt_tok_encode_flags(tok, text, len, flags, ids, n, &n, err, BELT_ERR_SIZE);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (ids_only)
 			printf(i ? " %d" : "%d", ids[i]);
@@ -46,13 +51,14 @@ static int tokenize(const char *model, const char *text, size_t len, bool ids_on
 
 int cmd_tokenize(int argc, char **argv)
 {
-	enum { O_IDS = 256, O_NO_BOS };
+	enum { O_IDS = 256, O_NO_BOS, O_PARSE_SPECIAL };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"ids", no_argument, 0, O_IDS},
-		{"no-bos", no_argument, 0, O_NO_BOS}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+		{"no-bos", no_argument, 0, O_NO_BOS}, {"parse-special", no_argument, 0, O_PARSE_SPECIAL},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	const char *model = NULL, *prompt = NULL, *file = NULL;
-	bool ids_only = false, no_bos = false;
+	bool ids_only = false, no_bos = false, parse_special = false;
 	opterr = 0;
 	optind = 1;
 	int c;
@@ -63,6 +69,7 @@ int cmd_tokenize(int argc, char **argv)
 		case 'f': file = optarg; break;
 		case O_IDS: ids_only = true; break;
 		case O_NO_BOS: no_bos = true; break;
+		case O_PARSE_SPECIAL: parse_special = true; break;
 		case 'h': fputs(help, stdout); return 0;
 		case ':': return cli_usage_error("tokenize", "option '%s' needs a value", argv[optind - 1]);
 		default: return cli_usage_error("tokenize", "unknown option '%s'", argv[optind - 1]);
@@ -81,7 +88,7 @@ int cmd_tokenize(int argc, char **argv)
 		snprintf(err, sizeof err, "%s: cannot read", file);
 		return cli_fail(err);
 	}
-	int rc = tokenize(model, text ? text : prompt, len, ids_only, no_bos, err);
+	int rc = tokenize(model, text ? text : prompt, len, ids_only, no_bos, parse_special, err);
 	free(text);
 	return rc ? cli_fail(err) : 0;
 }

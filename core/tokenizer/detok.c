@@ -1,5 +1,7 @@
-/* Streaming detokenizer: llama.cpp's token_to_piece for SPM vocabularies
- * (normal pieces with U+2581 as ' ', byte tokens as their byte, user-defined
+/* Streaming detokenizer: llama.cpp's token_to_piece (normal pieces as their
+ * decoded text: SPM and WordPiece with U+2581 as ' ', so WordPiece word
+ * starts get a space and continuation pieces join the word; byte-level BPE
+ * through the GPT-2 byte table; byte tokens as their byte, user-defined
  * pieces verbatim, control/unknown/unused/undefined as nothing), followed by
  * one UTF-8 assembler that every produced byte goes through, so the output
  * is always valid UTF-8 and never ends in half a character:
@@ -16,6 +18,9 @@
  * Output is written in whole characters; if cap runs out, the characters
  * that do not fit are dropped (cannot happen with the documented cap and a
  * vocabulary of valid UTF-8 pieces).
+ * llama.cpp's clean_up_tokenization_spaces (dropping the space before
+ * punctuation when detokenizing a whole BPE/WordPiece sequence) is not
+ * applied: it is lossy and needs look-ahead.
  */
 #include <string.h>
 
@@ -103,19 +108,6 @@ static void sanitize(struct belt_tok_stream *s)
 		s->n_pend = 0;
 }
 
-static void feed_normal(struct belt_tok_stream *s, struct sink *k,
-			const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (i + 2 < n && memcmp(p + i, "\xe2\x96\x81", 3) == 0) {
-			feed(s, k, ' ');
-			i += 2;
-		} else {
-			feed(s, k, (unsigned char)p[i]);
-		}
-	}
-}
-
 void belt_tok_stream_init(struct belt_tok_stream *s, bool strip_leading_space)
 {
 	memset(s, 0, sizeof *s);
@@ -134,7 +126,8 @@ size_t belt_tok_decode(const struct belt_tokenizer *t,
 	const char *p = t->blob + e->off;
 	switch (e->type) {
 	case TOK_NORMAL:
-		feed_normal(s, &k, p, e->len);
+		for (uint32_t i = 0; i < e->dec_len; i++)
+			feed(s, &k, (unsigned char)t->dec[e->dec_off + i]);
 		break;
 	case TOK_USER:
 		for (uint32_t i = 0; i < e->len; i++)

@@ -1,6 +1,5 @@
-/* SentencePiece-style encoding, as llama.cpp's llm_tokenizer_spm and the
- * SPM branch of llama_vocab::tokenize_impl (add_special = add_bos,
- * parse_special = false).
+/* SentencePiece-style encoding of one text fragment, as llama.cpp's
+ * llm_tokenizer_spm.
  *
  * Input bytes are taken as they are:
  * - an embedded NUL is just the byte 0x00; it is no piece, so it becomes
@@ -12,10 +11,8 @@
  *   characters; a stray continuation byte is a one-byte symbol; a lead byte
  *   followed by non-continuation bytes takes them into one symbol that is
  *   no piece, so all of its bytes become byte tokens. Nothing is rejected.
- * - pieces of user-defined tokens (type 4) are cut out of the text first,
- *   longest first, and each following text fragment gets the dummy prefix
- *   again (llama.cpp tokenizer_st_partition, which does this even when
- *   special tokens are not parsed). Control tokens are never parsed.
+ * Special and user-defined pieces are cut out before (encode.c); each
+ * fragment after one gets the dummy prefix again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -218,119 +215,4 @@ int tok_spm_encode(const struct belt_tokenizer *t, const char *text,
 	free(s.sym);
 	free(esc);
 	return rc;
-}
-
-/* Fragments of the text: raw text (id -1) or a user-defined token. */
-struct frag {
-	size_t off, len;
-	int32_t id;
-};
-
-struct frags {
-	struct frag *v;
-	size_t n, cap;
-};
-
-static int frag_add(struct frags *f, size_t off, size_t len, int32_t id)
-{
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 8;
-		struct frag *v = realloc(f->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		f->v = v;
-		f->cap = cap;
-	}
-	f->v[f->n++] = (struct frag){ off, len, id };
-	return 0;
-}
-
-/* Cut every occurrence of one user-defined piece out of raw fragment f. */
-static int cut_one(const struct belt_tokenizer *t, int32_t uid,
-		   const char *text, const struct frag *f, struct frags *out)
-{
-	const char *piece = t->blob + t->tok[uid].off;
-	size_t plen = t->tok[uid].len, pos = f->off, end = f->off + f->len;
-	while (pos < end) {
-		const char *m = memmem(text + pos, end - pos, piece, plen);
-		if (!m)
-			break;
-		size_t at = (size_t)(m - text);
-		if ((at > pos && frag_add(out, pos, at - pos, -1)) ||
-		    frag_add(out, at, plen, uid))
-			return -1;
-		pos = at + plen;
-	}
-	return pos < end ? frag_add(out, pos, end - pos, -1) : 0;
-}
-
-static int partition(const struct belt_tokenizer *t, const char *text,
-		     size_t len, struct frags *f)
-{
-	if (frag_add(f, 0, len, -1))
-		return -1;
-	struct frags next = { 0 };
-	for (size_t u = 0; u < t->n_user; u++) {
-		next.n = 0;
-		for (size_t i = 0; i < f->n; i++) {
-			int rc = f->v[i].id >= 0
-					 ? frag_add(&next, f->v[i].off, f->v[i].len, f->v[i].id)
-					 : cut_one(t, t->user[u], text, &f->v[i], &next);
-			if (rc) {
-				free(next.v);
-				return -1;
-			}
-		}
-		struct frags tmp = *f;
-		*f = next;
-		next = tmp;
-	}
-	free(next.v);
-	return 0;
-}
-
-static int encode_fragments(const struct belt_tokenizer *t, const char *text,
-			    const struct frags *f, struct tok_out *o,
-			    char *err, size_t errsz)
-{
-	bool prev_special = true; /* the dummy prefix goes after BOS/start */
-	for (size_t i = 0; i < f->n; i++) {
-		const struct frag *g = &f->v[i];
-		if (g->id >= 0) {
-			tok_push(o, g->id);
-			prev_special = true;
-			continue;
-		}
-		if (tok_spm_encode(t, text + g->off, g->len,
-				   t->add_space_prefix && prev_special, o, err,
-				   errsz))
-			return -1;
-		prev_special = false;
-	}
-	return 0;
-}
-
-int belt_tok_encode(const struct belt_tokenizer *t, const char *text,
-		    size_t len, bool add_bos, int32_t *ids, size_t cap,
-		    size_t *n_out, char *err, size_t errsz)
-{
-	if (!t || !n_out || (!text && len) || (!ids && cap))
-		return belt_errf(err, errsz, "belt_tok_encode: bad arguments");
-	*n_out = 0;
-	struct tok_out o = { ids, cap, 0 };
-	if (add_bos && t->bos >= 0)
-		tok_push(&o, t->bos);
-	if (len > 0) { /* empty text: nothing, not even the dummy prefix */
-		struct frags f = { 0 };
-		int rc = partition(t, text, len, &f);
-		if (rc)
-			belt_errf(err, errsz, "tokenizer: out of memory");
-		else
-			rc = encode_fragments(t, text, &f, &o, err, errsz);
-		free(f.v);
-		if (rc)
-			return -1;
-	}
-	*n_out = o.n;
-	return 0;
 }

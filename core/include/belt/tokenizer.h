@@ -23,14 +23,32 @@ int32_t belt_tok_n_vocab(const struct belt_tokenizer *t);
 int32_t belt_tok_bos(const struct belt_tokenizer *t);
 int32_t belt_tok_eos(const struct belt_tokenizer *t);
 /* Whether the GGUF asks for BOS at the start of a prompt
- * (tokenizer.ggml.add_bos_token; default true for the llama model). */
+ * (tokenizer.ggml.add_bos_token; default true for the llama and bert
+ * models and for Llama-3-style gpt2 pre-tokenizers, as in llama.cpp). */
 bool belt_tok_add_bos(const struct belt_tokenizer *t);
 /* True for end-of-generation ids (EOS, EOT, ...). */
 bool belt_tok_is_eog(const struct belt_tokenizer *t, int32_t id);
 
 /* Encode len bytes of text. BOS is prepended when add_bos is set and the
  * vocabulary has one. Writes at most cap ids; *n_out gets the number the
- * full encoding needs, so a call with cap too small can be repeated. */
+ * full encoding needs, so a call with cap too small can be repeated.
+ * Special-token text is not parsed (user-defined pieces are still cut out,
+ * as llama.cpp does).
+ * Any bytes are accepted; nothing fails for bad input. The text need not
+ * be valid UTF-8 and may hold NULs:
+ * - SentencePiece ("llama") and byte-level BPE ("gpt2") keep every byte
+ *   their vocabulary has a piece for: NUL is the byte 0x00, and a byte
+ *   that is no part of a valid UTF-8 character (overlong, surrogate, above
+ *   U+10FFFF, stray or truncated) is a one-byte symbol (SPM: a byte token;
+ *   BPE: it matches no pre-tokenizer class, so runs of such bytes are
+ *   words of their own; llama.cpp would read it as U+FFFD). A byte with no
+ *   piece becomes <unk> (SPM) or is dropped (BPE, as in llama.cpp; e.g.
+ *   falcon lacks 14 control bytes, most BPE vocabularies C0, C1, F5-FF).
+ *   Decoding gives valid UTF-8 text back exactly, invalid bytes as U+FFFD
+ *   (decode only emits valid UTF-8; deepseek's user-defined pieces for
+ *   C0, C1, F5-FF decode as those Latin-1 letters, as in llama.cpp).
+ * - WordPiece ("bert") drops NULs, control characters and invalid bytes,
+ *   as llama.cpp drops them (it reads invalid bytes as U+FFFD). */
 int belt_tok_encode(const struct belt_tokenizer *t, const char *text,
 		    size_t len, bool add_bos, int32_t *ids, size_t cap,
 		    size_t *n_out, char *err, size_t errsz);
@@ -61,5 +79,19 @@ size_t belt_tok_decode(const struct belt_tokenizer *t,
 size_t belt_tok_flush(struct belt_tok_stream *s, char *out, size_t cap);
 /* Longest piece in bytes, for sizing decode buffers. */
 size_t belt_tok_max_piece(const struct belt_tokenizer *t);
+
+/* Whether the GGUF asks for EOS at the end of a prompt
+ * (tokenizer.ggml.add_eos_token; for WordPiece add_sep_token: SEP). */
+bool belt_tok_add_eos(const struct belt_tokenizer *t);
+
+/* Flags for belt_tok_encode_flags. */
+#define BELT_TOK_ADD_BOS 1u /* prepend BOS, if the vocabulary has one */
+#define BELT_TOK_ADD_EOS 2u /* append EOS (WordPiece: SEP), if it has one */
+#define BELT_TOK_PARSE_SPECIAL 4u /* control/unknown piece text, e.g.
+	"<|begin_of_text|>", becomes its id; otherwise it is literal text */
+/* belt_tok_encode with flags; the same rules otherwise. */
+int belt_tok_encode_flags(const struct belt_tokenizer *t, const char *text,
+			  size_t len, unsigned flags, int32_t *ids, size_t cap,
+			  size_t *n_out, char *err, size_t errsz);
 
 #endif

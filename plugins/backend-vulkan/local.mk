@@ -1,1 +1,107 @@
-# plugins/backend-vulkan (built only when configure finds Vulkan and glslc)
+# plugins/backend-vulkan: the Vulkan backend module (built only when
+# configure finds Vulkan and glslc). Shaders in shaders/ are compiled by
+# glslc into C array initializers (spv/*.spv.h in the build tree) that
+# shaders.c embeds.
+if HAVE_VULKAN
+plugin_LTLIBRARIES += plugins/backend-vulkan.la
+plugins_backend_vulkan_la_SOURCES = \
+	plugins/backend-vulkan/vk.h \
+	plugins/backend-vulkan/backend.c \
+	plugins/backend-vulkan/kernels.c \
+	plugins/backend-vulkan/plugin.c \
+	plugins/backend-vulkan/shaders.c
+plugins_backend_vulkan_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/plugins/backend-vulkan
+plugins_backend_vulkan_la_CFLAGS = $(AM_CFLAGS) $(VULKAN_CFLAGS)
+plugins_backend_vulkan_la_LDFLAGS = $(PLUGIN_LINK_FLAGS)
+plugins_backend_vulkan_la_LIBADD = libbelt.la $(VULKAN_LIBS) -lm
+
+VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
+	plugins/backend-vulkan/spv/embed_f16.spv.h \
+	plugins/backend-vulkan/spv/embed_bf16.spv.h \
+	plugins/backend-vulkan/spv/embed_q8_0.spv.h \
+	plugins/backend-vulkan/spv/embed_q4_0.spv.h \
+	plugins/backend-vulkan/spv/matvec_f32.spv.h \
+	plugins/backend-vulkan/spv/matvec_f16.spv.h \
+	plugins/backend-vulkan/spv/matvec_bf16.spv.h \
+	plugins/backend-vulkan/spv/matvec_q8_0.spv.h \
+	plugins/backend-vulkan/spv/matvec_q4_0.spv.h \
+	plugins/backend-vulkan/spv/rmsnorm.spv.h \
+	plugins/backend-vulkan/spv/rope_kv.spv.h \
+	plugins/backend-vulkan/spv/attention.spv.h \
+	plugins/backend-vulkan/spv/silu_mul.spv.h \
+	plugins/backend-vulkan/spv/add.spv.h \
+	plugins/backend-vulkan/spv/argmax.spv.h
+
+# shaders.c includes the generated headers (Makefile.am has no
+# BUILT_SOURCES, so the objects name them)
+$(plugins_backend_vulkan_la_OBJECTS): $(VK_SPV)
+CLEANFILES += $(VK_SPV)
+VK_GLSLC = $(GLSLC) --target-env=vulkan1.2 -O -mfmt=c -I$(srcdir)/shaders
+
+plugins/backend-vulkan/spv/embed_f32.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_f16.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_bf16.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q8_0.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q4_0.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/matvec_f32.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_f16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_bf16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q8_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q4_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/rmsnorm.spv.h: $(srcdir)/shaders/rmsnorm.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rmsnorm.comp
+
+plugins/backend-vulkan/spv/rope_kv.spv.h: $(srcdir)/shaders/rope_kv.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rope_kv.comp
+
+plugins/backend-vulkan/spv/attention.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention.comp
+
+plugins/backend-vulkan/spv/silu_mul.spv.h: $(srcdir)/shaders/silu_mul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/silu_mul.comp
+
+plugins/backend-vulkan/spv/add.spv.h: $(srcdir)/shaders/add.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/add.comp
+
+plugins/backend-vulkan/spv/argmax.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/argmax.comp
+
+
+# Against the CPU backend, both loaded through the registry.
+check_PROGRAMS += tests/check_backend_vulkan
+TESTS += tests/check_backend_vulkan
+tests_check_backend_vulkan_SOURCES = tests/backend_vulkan.c
+tests_check_backend_vulkan_CFLAGS = $(TEST_CFLAGS) $(VULKAN_CFLAGS)
+tests_check_backend_vulkan_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
+endif
+
+EXTRA_DIST += \
+	shaders/common.glsl \
+	shaders/add.comp \
+	shaders/argmax.comp \
+	shaders/attention.comp \
+	shaders/embed.comp \
+	shaders/matvec.comp \
+	shaders/rmsnorm.comp \
+	shaders/rope_kv.comp \
+	shaders/silu_mul.comp

@@ -1,0 +1,318 @@
+/* The Vulkan kernels: one table entry per op and weight type (the same ops,
+ * weight types and param schemas as the CPU backend), each with its shader,
+ * the checks of a command's bindings against its params (as the CPU
+ * backend's, so errors read the same) and its workgroup count. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "belt/types.h"
+#include "vk.h"
+
+/* Workgroup sizes and rows per workgroup: must match the shaders. */
+#define WG_ELEM 128	 /* embed, silu_mul, add: elements per workgroup */
+#define MATVEC_ROWS 2	 /* shaders/matvec.comp NR */
+#define ROPE_MAX_PAIRS 512
+#define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
+
+static const char *label(const struct belt_cmd *cmd)
+{
+	return cmd->label ? cmd->label : cmd->kernel->op;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint32_t ceil_div(uint64_t a, uint64_t b)
+{
+	return (uint32_t)((a + b - 1) / b);
+}
+
+/* Binding i must hold at least `bytes`. */
+static int need(const struct belt_cmd *cmd, int i, const char *what,
+		uint64_t bytes, char *err, size_t errsz)
+{
+	if (cmd->bind[i].size >= bytes)
+		return 0;
+	return belt_errf(err, errsz,
+			 "%s: %s binding %d (%s) holds %" PRIu64
+			 " bytes, needs %" PRIu64,
+			 label(cmd), cmd->kernel->op, i, what,
+			 cmd->bind[i].size, bytes);
+}
+
+/* Integer param i must be at least min. */
+static int need_int(const struct belt_cmd *cmd, int i, const char *name,
+		    int32_t min, char *err, size_t errsz)
+{
+	if (cmd->param[i].i >= min)
+		return 0;
+	return belt_errf(err, errsz, "%s: %s param %s is %d, must be >= %d",
+			 label(cmd), cmd->kernel->op, name, cmd->param[i].i,
+			 min);
+}
+
+/* W binding 0 must be of the kernel's type, rows whole blocks. */
+static int weight_rows(const struct belt_cmd *cmd, int k, uint64_t *row_bytes,
+		       struct vk_prep *pr, char *err, size_t errsz)
+{
+	const struct vk_op *op = cmd->kernel->impl;
+	int t = op->wtype;
+	if (cmd->bind[0].type != t)
+		return belt_errf(err, errsz,
+				 "%s: %s weight binding has type %s, the "
+				 "kernel takes %s",
+				 label(cmd), cmd->kernel->op,
+				 belt_type_name(cmd->bind[0].type),
+				 belt_type_name(t));
+	*row_bytes = belt_type_row_bytes(t, (uint64_t)k);
+	if (!*row_bytes)
+		return belt_errf(err, errsz,
+				 "%s: %s row length %d is not a multiple of "
+				 "the %s block (%zu)",
+				 label(cmd), cmd->kernel->op, k,
+				 belt_type_name(t), belt_type_block(t));
+	/* the shaders read weights as 16-bit words but for F32 */
+	pr->esize[0] = t == BELT_TYPE_F32 ? 4 : 2;
+	return 0;
+}
+
+/* ---- embed ---- */
+
+static int prep_embed(const struct belt_cmd *cmd, struct vk_prep *pr,
+		      char *err, size_t errsz)
+{
+	uint64_t rb;
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    weight_rows(cmd, cmd->param[0].i, &rb, pr, err, errsz))
+		return -1;
+	int n = cmd->param[0].i;
+	uint64_t rows = cmd->bind[0].size / rb;
+	if (cmd->bind[0].ne[1] > 0 && (uint64_t)cmd->bind[0].ne[1] < rows)
+		rows = (uint64_t)cmd->bind[0].ne[1];
+	if (need(cmd, 2, "out", (uint64_t)n * 4, err, errsz))
+		return -1;
+	pr->aux[0] = (uint32_t)min_u64(rows, INT32_MAX);
+	pr->max_pos = cmd->bind[1].size / 4;
+	pr->writes = 1u << 2;
+	pr->groups = ceil_div((uint64_t)n, WG_ELEM);
+	return 0;
+}
+
+/* ---- rmsnorm, silu_mul, add ---- */
+
+static int prep_n3(const struct belt_cmd *cmd, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz))
+		return -1;
+	uint64_t b = (uint64_t)cmd->param[0].i * 4;
+	static const char *const names[3] = {"in 0", "in 1", "out"};
+	for (int i = 0; i < 3; i++)
+		if (need(cmd, i, names[i], b, err, errsz))
+			return -1;
+	return 0;
+}
+
+static int prep_rmsnorm(const struct belt_cmd *cmd, struct vk_prep *pr,
+			char *err, size_t errsz)
+{
+	if (prep_n3(cmd, err, errsz))
+		return -1;
+	pr->writes = 1u << 2;
+	pr->groups = 1;
+	return 0;
+}
+
+static int prep_elementwise(const struct belt_cmd *cmd, struct vk_prep *pr,
+			    char *err, size_t errsz)
+{
+	if (prep_n3(cmd, err, errsz))
+		return -1;
+	pr->writes = 1u << 2;
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
+	return 0;
+}
+
+/* ---- matvec ---- */
+
+static int prep_matvec(const struct belt_cmd *cmd, struct vk_prep *pr,
+		       char *err, size_t errsz)
+{
+	uint64_t rb;
+	if (need_int(cmd, 0, "k", 1, err, errsz) ||
+	    need_int(cmd, 1, "m", 1, err, errsz) ||
+	    weight_rows(cmd, cmd->param[0].i, &rb, pr, err, errsz))
+		return -1;
+	int k = cmd->param[0].i, m = cmd->param[1].i;
+	if (need(cmd, 0, "W", (uint64_t)m * rb, err, errsz) ||
+	    need(cmd, 1, "x", (uint64_t)k * 4, err, errsz) ||
+	    need(cmd, 2, "y", (uint64_t)m * 4, err, errsz))
+		return -1;
+	pr->writes = 1u << 2;
+	pr->groups = ceil_div((uint64_t)m, MATVEC_ROWS);
+	return 0;
+}
+
+/* ---- rope_kv ---- */
+
+static int prep_heads(const struct belt_cmd *cmd, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n_head", 1, err, errsz) ||
+	    need_int(cmd, 1, "n_head_kv", 1, err, errsz) ||
+	    need_int(cmd, 2, "head_dim", 1, err, errsz))
+		return -1;
+	if (cmd->param[0].i % cmd->param[1].i)
+		return belt_errf(err, errsz,
+				 "%s: %s n_head %d is not a multiple of "
+				 "n_head_kv %d",
+				 label(cmd), cmd->kernel->op, cmd->param[0].i,
+				 cmd->param[1].i);
+	return 0;
+}
+
+static int prep_rope_kv(const struct belt_cmd *cmd, struct vk_prep *pr,
+			char *err, size_t errsz)
+{
+	if (prep_heads(cmd, err, errsz) ||
+	    need_int(cmd, 3, "rope_dim", 0, err, errsz))
+		return -1;
+	int head_dim = cmd->param[2].i, rope_dim = cmd->param[3].i;
+	float base = cmd->param[4].f;
+	if (rope_dim % 2 || rope_dim > head_dim || rope_dim / 2 > ROPE_MAX_PAIRS)
+		return belt_errf(err, errsz,
+				 "%s: rope_kv rope_dim %d must be even and "
+				 "at most head_dim %d (and %d)",
+				 label(cmd), rope_dim, head_dim,
+				 2 * ROPE_MAX_PAIRS);
+	if (!(base > 0.0f))
+		return belt_errf(err, errsz,
+				 "%s: rope_kv base %g must be positive",
+				 label(cmd), (double)base);
+	uint64_t q_bytes = (uint64_t)cmd->param[0].i * head_dim * 4;
+	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
+	    need(cmd, 1, "k", kv_bytes, err, errsz) ||
+	    need(cmd, 2, "v", kv_bytes, err, errsz) ||
+	    need(cmd, 3, "k_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 4, "v_cache", kv_bytes, err, errsz))
+		return -1;
+	pr->n_freq = (uint32_t)(rope_dim / 2);
+	pr->max_pos = min_u64(cmd->bind[3].size, cmd->bind[4].size) / kv_bytes;
+	pr->writes = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4);
+	pr->groups = 1;
+	return 0;
+}
+
+/* The inverse frequencies exactly as the CPU backend computes them, so that
+ * the angle pos * freq is the same float. */
+static void fill_rope(const struct belt_cmd *cmd, float *out)
+{
+	int rope_dim = cmd->param[3].i;
+	float base = cmd->param[4].f;
+	for (int i = 0; i < rope_dim; i += 2)
+		out[i / 2] = 1.0f / powf(base, (float)i / (float)rope_dim);
+}
+
+/* ---- attention ---- */
+
+static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
+			  char *err, size_t errsz)
+{
+	if (prep_heads(cmd, err, errsz) ||
+	    need_int(cmd, 3, "n_ctx", 1, err, errsz))
+		return -1;
+	int n_head = cmd->param[0].i, head_dim = cmd->param[2].i;
+	if (head_dim > ATT_MAX_HEAD_DIM)
+		return belt_errf(err, errsz,
+				 "%s: attention head_dim %d: this backend "
+				 "takes at most %d",
+				 label(cmd), head_dim, ATT_MAX_HEAD_DIM);
+	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
+	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
+	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
+	    need(cmd, 1, "k_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 2, "v_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 3, "out", q_bytes, err, errsz) ||
+	    need(cmd, 4, "att", (uint64_t)n_head * n_ctx * 4, err, errsz))
+		return -1;
+	pr->max_pos = min_u64(
+		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	pr->writes = (1u << 3) | (1u << 4);
+	pr->groups = (uint32_t)n_head;
+	return 0;
+}
+
+/* ---- argmax ---- */
+
+static int prep_argmax(const struct belt_cmd *cmd, struct vk_prep *pr,
+		       char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "logits", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	uint64_t slots = cmd->bind[1].size / 4;
+	pr->max_pos = slots ? slots - 1 : 0;
+	pr->writes = 1u << 1;
+	pr->groups = 1;
+	return 0;
+}
+
+/* ---- the table ---- */
+
+#define OP(name_, sh_, w_, prep_, fill_)                                  \
+	static const struct vk_op name_ = {.shader = sh_,                 \
+					   .wtype = w_,                   \
+					   .prepare = prep_,              \
+					   .fill_meta = fill_}
+
+OP(op_embed_f32, VK_SH_EMBED_F32, BELT_TYPE_F32, prep_embed, NULL);
+OP(op_embed_f16, VK_SH_EMBED_F16, BELT_TYPE_F16, prep_embed, NULL);
+OP(op_embed_bf16, VK_SH_EMBED_BF16, BELT_TYPE_BF16, prep_embed, NULL);
+OP(op_embed_q8_0, VK_SH_EMBED_Q8_0, BELT_TYPE_Q8_0, prep_embed, NULL);
+OP(op_embed_q4_0, VK_SH_EMBED_Q4_0, BELT_TYPE_Q4_0, prep_embed, NULL);
+OP(op_matvec_f32, VK_SH_MATVEC_F32, BELT_TYPE_F32, prep_matvec, NULL);
+OP(op_matvec_f16, VK_SH_MATVEC_F16, BELT_TYPE_F16, prep_matvec, NULL);
+OP(op_matvec_bf16, VK_SH_MATVEC_BF16, BELT_TYPE_BF16, prep_matvec, NULL);
+OP(op_matvec_q8_0, VK_SH_MATVEC_Q8_0, BELT_TYPE_Q8_0, prep_matvec, NULL);
+OP(op_matvec_q4_0, VK_SH_MATVEC_Q4_0, BELT_TYPE_Q4_0, prep_matvec, NULL);
+OP(op_rmsnorm, VK_SH_RMSNORM, BELT_TYPE_ANY, prep_rmsnorm, NULL);
+OP(op_rope_kv, VK_SH_ROPE_KV, BELT_TYPE_ANY, prep_rope_kv, fill_rope);
+OP(op_attention, VK_SH_ATTENTION, BELT_TYPE_ANY, prep_attention, NULL);
+OP(op_silu_mul, VK_SH_SILU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
+OP(op_add, VK_SH_ADD, BELT_TYPE_ANY, prep_elementwise, NULL);
+OP(op_argmax, VK_SH_ARGMAX, BELT_TYPE_ANY, prep_argmax, NULL);
+
+#define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
+	{                                                               \
+		.op = op_, .variant = "default", .wtype = w_,           \
+		.n_bind = n_bind_, .params = params_, .impl = &impl_    \
+	}
+
+const struct belt_kernel vk_kernels[] = {
+	KERNEL("embed", BELT_TYPE_F32, 3, "n:i", op_embed_f32),
+	KERNEL("embed", BELT_TYPE_F16, 3, "n:i", op_embed_f16),
+	KERNEL("embed", BELT_TYPE_BF16, 3, "n:i", op_embed_bf16),
+	KERNEL("embed", BELT_TYPE_Q8_0, 3, "n:i", op_embed_q8_0),
+	KERNEL("embed", BELT_TYPE_Q4_0, 3, "n:i", op_embed_q4_0),
+	KERNEL("matvec", BELT_TYPE_F32, 3, "k:i m:i", op_matvec_f32),
+	KERNEL("matvec", BELT_TYPE_F16, 3, "k:i m:i", op_matvec_f16),
+	KERNEL("matvec", BELT_TYPE_BF16, 3, "k:i m:i", op_matvec_bf16),
+	KERNEL("matvec", BELT_TYPE_Q8_0, 3, "k:i m:i", op_matvec_q8_0),
+	KERNEL("matvec", BELT_TYPE_Q4_0, 3, "k:i m:i", op_matvec_q4_0),
+	KERNEL("rmsnorm", BELT_TYPE_ANY, 3, "n:i eps:f", op_rmsnorm),
+	KERNEL("rope_kv", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i rope_dim:i base:f", op_rope_kv),
+	KERNEL("attention", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
+	       op_attention),
+	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
+	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
+	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),
+};
+
+const size_t vk_n_kernels = sizeof vk_kernels / sizeof vk_kernels[0];

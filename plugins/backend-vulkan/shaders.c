@@ -1,0 +1,73 @@
+/* The SPIR-V of every shader, compiled from shaders/ by glslc at
+ * build time (local.mk) into C array initializers. */
+#include "vk.h"
+
+static const uint32_t spv_embed_f32[] =
+#include "spv/embed_f32.spv.h"
+	;
+static const uint32_t spv_embed_f16[] =
+#include "spv/embed_f16.spv.h"
+	;
+static const uint32_t spv_embed_bf16[] =
+#include "spv/embed_bf16.spv.h"
+	;
+static const uint32_t spv_embed_q8_0[] =
+#include "spv/embed_q8_0.spv.h"
+	;
+static const uint32_t spv_embed_q4_0[] =
+#include "spv/embed_q4_0.spv.h"
+	;
+static const uint32_t spv_matvec_f32[] =
+#include "spv/matvec_f32.spv.h"
+	;
+static const uint32_t spv_matvec_f16[] =
+#include "spv/matvec_f16.spv.h"
+	;
+static const uint32_t spv_matvec_bf16[] =
+#include "spv/matvec_bf16.spv.h"
+	;
+static const uint32_t spv_matvec_q8_0[] =
+#include "spv/matvec_q8_0.spv.h"
+	;
+static const uint32_t spv_matvec_q4_0[] =
+#include "spv/matvec_q4_0.spv.h"
+	;
+static const uint32_t spv_rmsnorm[] =
+#include "spv/rmsnorm.spv.h"
+	;
+static const uint32_t spv_rope_kv[] =
+#include "spv/rope_kv.spv.h"
+	;
+static const uint32_t spv_attention[] =
+#include "spv/attention.spv.h"
+	;
+static const uint32_t spv_silu_mul[] =
+#include "spv/silu_mul.spv.h"
+	;
+static const uint32_t spv_add[] =
+#include "spv/add.spv.h"
+	;
+static const uint32_t spv_argmax[] =
+#include "spv/argmax.spv.h"
+	;
+
+#define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
+
+const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
+	ENTRY(VK_SH_EMBED_F32, spv_embed_f32),
+	ENTRY(VK_SH_EMBED_F16, spv_embed_f16),
+	ENTRY(VK_SH_EMBED_BF16, spv_embed_bf16),
+	ENTRY(VK_SH_EMBED_Q8_0, spv_embed_q8_0),
+	ENTRY(VK_SH_EMBED_Q4_0, spv_embed_q4_0),
+	ENTRY(VK_SH_MATVEC_F32, spv_matvec_f32),
+	ENTRY(VK_SH_MATVEC_F16, spv_matvec_f16),
+	ENTRY(VK_SH_MATVEC_BF16, spv_matvec_bf16),
+	ENTRY(VK_SH_MATVEC_Q8_0, spv_matvec_q8_0),
+	ENTRY(VK_SH_MATVEC_Q4_0, spv_matvec_q4_0),
+	ENTRY(VK_SH_RMSNORM, spv_rmsnorm),
+	ENTRY(VK_SH_ROPE_KV, spv_rope_kv),
+	ENTRY(VK_SH_ATTENTION, spv_attention),
+	ENTRY(VK_SH_SILU_MUL, spv_silu_mul),
+	ENTRY(VK_SH_ADD, spv_add),
+	ENTRY(VK_SH_ARGMAX, spv_argmax),
+};

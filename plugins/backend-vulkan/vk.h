@@ -1,0 +1,88 @@
+/* plugins/backend-vulkan/vk.h: the Vulkan backend's internal interfaces.
+ *
+ * backend.c  instance/device, buffers, table prepare (descriptor sets and
+ *            pre-recorded command buffers) and run (one submit per run)
+ * kernels.c  the kernel table: per op its shader, checks and grid
+ * plugin.c   the module's one export
+ * shaders/   GLSL compute shaders, built by glslc into embedded SPIR-V
+ *
+ * Nothing here is exported from the module: only belt_plugin_entry is. */
+#ifndef BELT_VK_H
+#define BELT_VK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vulkan/vulkan.h>
+
+#include "belt/backend.h"
+
+/* The descriptor binding every shader reads its run's base position (and
+ * rope frequencies) from; command bindings are 0 .. n_bind - 1. */
+#define VK_META_BINDING 8
+/* Meta buffer: uint base_pos, 3 spare words, then floats (rope freqs). */
+#define VK_META_HEADER 16
+
+/* Push constants of every shader: must match shaders/common.glsl. */
+struct vk_pc {
+	uint32_t t;	   /* token index within the run */
+	uint32_t aux[3];   /* op-specific (embed: rows; rope: freq offset) */
+	uint32_t o[BELT_MAX_BINDINGS]; /* binding offsets, in elements */
+	uint32_t p[BELT_MAX_PARAMS];   /* the command's params */
+};
+
+/* The embedded shaders, one per (op, weight type). */
+enum vk_shader {
+	VK_SH_EMBED_F32,
+	VK_SH_EMBED_F16,
+	VK_SH_EMBED_BF16,
+	VK_SH_EMBED_Q8_0,
+	VK_SH_EMBED_Q4_0,
+	VK_SH_MATVEC_F32,
+	VK_SH_MATVEC_F16,
+	VK_SH_MATVEC_BF16,
+	VK_SH_MATVEC_Q8_0,
+	VK_SH_MATVEC_Q4_0,
+	VK_SH_RMSNORM,
+	VK_SH_ROPE_KV,
+	VK_SH_ATTENTION,
+	VK_SH_SILU_MUL,
+	VK_SH_ADD,
+	VK_SH_ARGMAX,
+	VK_SH_COUNT
+};
+
+struct vk_spirv {
+	const uint32_t *code;
+	size_t size; /* bytes */
+};
+
+extern const struct vk_spirv vk_spirv[VK_SH_COUNT];
+
+/* What a kernel's prepare tells the backend about a command. */
+struct vk_prep {
+	uint64_t max_pos;  /* positions pos < max_pos are in range */
+	uint32_t groups;   /* workgroups to dispatch */
+	uint32_t aux[3];   /* into the push constants */
+	uint32_t n_freq;   /* rope: floats of meta it needs (freqs) */
+	uint8_t writes;	   /* bit mask of bindings the command writes */
+	uint8_t esize[BELT_MAX_BINDINGS]; /* element bytes per binding */
+};
+
+/* A kernel's implementation: kernel.impl points at one. */
+struct vk_op {
+	enum vk_shader shader;
+	int wtype; /* matvec/embed: the weight type; else BELT_TYPE_ANY */
+	/* Check the bindings and params of cmd; fill pr. */
+	int (*prepare)(const struct belt_cmd *cmd, struct vk_prep *pr,
+		       char *err, size_t errsz);
+	/* rope: write the n_freq floats the command reads from meta */
+	void (*fill_meta)(const struct belt_cmd *cmd, float *out);
+};
+
+extern const struct belt_kernel vk_kernels[];
+extern const size_t vk_n_kernels;
+extern const struct belt_backend_ops vk_backend_ops;
+
+#endif

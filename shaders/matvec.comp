@@ -1,0 +1,140 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+// matvec: y[r] = W[r] . x. A workgroup does NR rows; its threads stride
+// over the row (16-byte loads where the row and offsets allow), then a
+// subgroup add and one shared-memory pass across subgroups. Built once per
+// weight type (-DTYPE_F32 ...).
+#define WG 128
+#define NR 2
+layout(local_size_x = WG) in;
+layout(binding = 0) readonly buffer WF { float wf[]; };
+layout(binding = 0) readonly buffer WF4 { vec4 wf4[]; };
+layout(binding = 0) readonly buffer W16 { uint16_t w16[]; };
+layout(binding = 0) readonly buffer W4 { uvec4 w4[]; };
+layout(binding = 1) readonly buffer X { float x[]; };
+layout(binding = 1) readonly buffer X4 { vec4 x4[]; };
+layout(binding = 2) writeonly buffer Y { float y[]; };
+
+shared float part[NR * 256];
+
+#if defined(TYPE_F16)
+vec4 lo4(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }
+float w1(uint i) { return half_f(uint(w16[i])); }
+#elif defined(TYPE_BF16)
+vec4 lo4(uvec2 u)
+{
+	return vec4(uintBitsToFloat(u.x << 16), uintBitsToFloat(u.x & 0xffff0000u),
+		    uintBitsToFloat(u.y << 16), uintBitsToFloat(u.y & 0xffff0000u));
+}
+float w1(uint i) { return bf16_f(uint(w16[i])); }
+#endif
+
+void main()
+{
+	uint k = pc.p[0], m = pc.p[1];
+	uint r0 = wg_id() * NR;
+	if (r0 >= m)
+		return;
+	uint nr = min(NR, m - r0);
+	uint tid = gl_LocalInvocationID.x;
+	uint wo = pc.o[0], xo = pc.o[1];
+	float acc[NR];
+	[[unroll]] for (uint r = 0; r < NR; r++)
+		acc[r] = 0.0;
+
+#if defined(TYPE_F32)
+	if (((k | wo | xo) & 3u) == 0) {
+		uint k4 = k / 4;
+		for (uint i = tid; i < k4; i += WG) {
+			vec4 xv = x4[xo / 4 + i];
+			[[unroll]] for (uint r = 0; r < NR; r++)
+				if (r < nr)
+					acc[r] += dot(wf4[(wo + (r0 + r) * k) / 4 + i], xv);
+		}
+	} else {
+		for (uint i = tid; i < k; i += WG) {
+			float xv = x[xo + i];
+			[[unroll]] for (uint r = 0; r < NR; r++)
+				if (r < nr)
+					acc[r] += wf[wo + (r0 + r) * k + i] * xv;
+		}
+	}
+#elif defined(TYPE_F16) || defined(TYPE_BF16)
+	if (((k | wo) & 7u) == 0 && (xo & 3u) == 0) {
+		uint k8 = k / 8;
+		for (uint i = tid; i < k8; i += WG) {
+			vec4 xa = x4[xo / 4 + 2 * i], xb = x4[xo / 4 + 2 * i + 1];
+			[[unroll]] for (uint r = 0; r < NR; r++)
+				if (r < nr) {
+					uvec4 u = w4[(wo + (r0 + r) * k) / 8 + i];
+					acc[r] += dot(lo4(u.xy), xa) + dot(lo4(u.zw), xb);
+				}
+		}
+	} else {
+		for (uint i = tid; i < k; i += WG) {
+			float xv = x[xo + i];
+			[[unroll]] for (uint r = 0; r < NR; r++)
+				if (r < nr)
+					acc[r] += w1(wo + (r0 + r) * k + i) * xv;
+		}
+	}
+#elif defined(TYPE_Q8_0) || defined(TYPE_Q4_0)
+	// four threads per block of 32, eight weights each, so that a warp
+	// reads x and W in contiguous runs
+	uint nb = k / 32;
+	bool xal = (xo & 3u) == 0;
+	for (uint i = tid; i < nb * 4; i += WG) {
+		uint b = i / 4, part = i % 4;
+#if defined(TYPE_Q8_0)
+		uint xi = xo + b * 32 + part * 8;
+		vec4 xa = xal ? x4[xi / 4] : vec4(x[xi], x[xi + 1], x[xi + 2], x[xi + 3]);
+		vec4 xb = xal ? x4[xi / 4 + 1] : vec4(x[xi + 4], x[xi + 5], x[xi + 6], x[xi + 7]);
+		[[unroll]] for (uint r = 0; r < NR; r++)
+			if (r < nr) {
+				uint base = wo + ((r0 + r) * nb + b) * 17;
+				uint q = base + 1 + part * 4;
+				uint u0 = uint(w16[q]), u1 = uint(w16[q + 1]);
+				uint u2 = uint(w16[q + 2]), u3 = uint(w16[q + 3]);
+				vec4 wa = vec4(int(u0 << 24) >> 24, int(u0 << 16) >> 24,
+					       int(u1 << 24) >> 24, int(u1 << 16) >> 24);
+				vec4 wb = vec4(int(u2 << 24) >> 24, int(u2 << 16) >> 24,
+					       int(u3 << 24) >> 24, int(u3 << 16) >> 24);
+				acc[r] += half_f(uint(w16[base])) * (dot(wa, xa) + dot(wb, xb));
+			}
+#else
+		uint xi = xo + b * 32 + part * 4;
+		vec4 xa = xal ? x4[xi / 4] : vec4(x[xi], x[xi + 1], x[xi + 2], x[xi + 3]);
+		vec4 xb = xal ? x4[xi / 4 + 4] : vec4(x[xi + 16], x[xi + 17], x[xi + 18], x[xi + 19]);
+		[[unroll]] for (uint r = 0; r < NR; r++)
+			if (r < nr) {
+				uint base = wo + ((r0 + r) * nb + b) * 9;
+				uint q = base + 1 + part * 2;
+				uint u0 = uint(w16[q]), u1 = uint(w16[q + 1]);
+				// bytes 4part .. 4part+3: low nibbles are elements
+				// 4part.., high nibbles 4part+16..
+				vec4 wa = vec4(int(u0 & 15u), int((u0 >> 8) & 15u),
+					       int(u1 & 15u), int((u1 >> 8) & 15u)) - 8.0;
+				vec4 wb = vec4(int((u0 >> 4) & 15u), int((u0 >> 12) & 15u),
+					       int((u1 >> 4) & 15u), int((u1 >> 12) & 15u)) - 8.0;
+				acc[r] += half_f(uint(w16[base])) * (dot(wa, xa) + dot(wb, xb));
+			}
+#endif
+	}
+#else
+#error "matvec.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
+#endif
+
+	[[unroll]] for (uint r = 0; r < NR; r++)
+		acc[r] = subgroupAdd(acc[r]);
+	if (subgroupElect())
+		[[unroll]] for (uint r = 0; r < NR; r++)
+			part[gl_SubgroupID * NR + r] = acc[r];
+	barrier();
+	if (tid < nr) {
+		float s = 0.0;
+		for (uint i = 0; i < gl_NumSubgroups; i++)
+			s += part[i * NR + tid];
+		y[pc.o[2] + r0 + tid] = s;
+	}
+}

@@ -1,0 +1,26 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+// rmsnorm: out = w * x / sqrt(mean(x^2) + eps), one workgroup; out may
+// alias x (each thread reads x[i] before it writes out[i], after the
+// reduction's barrier).
+#define WG 256
+layout(local_size_x = WG) in;
+layout(binding = 0) readonly buffer X { float x[]; };
+layout(binding = 1) readonly buffer W { float w[]; };
+layout(binding = 2) writeonly buffer O { float o[]; };
+
+void main()
+{
+	uint n = pc.p[0];
+	uint tid = gl_LocalInvocationID.x;
+	float ss = 0.0;
+	for (uint i = tid; i < n; i += WG) {
+		float v = x[pc.o[0] + i];
+		ss += v * v;
+	}
+	ss = wg_sum(ss);
+	float scale = 1.0 / sqrt(ss / float(n) + pflt(1));
+	for (uint i = tid; i < n; i += WG)
+		o[pc.o[2] + i] = w[pc.o[1] + i] * (scale * x[pc.o[0] + i]);
+}

@@ -1,0 +1,72 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+// rope_kv: rotate q and k in place, pairs (2i, 2i+1) for 2i < rope_dim, by
+// angle pos * freq[i] (freqs from the host, as the CPU backend computes
+// them, at meta.freq[aux[0]]); then copy k and v to row pos of the caches.
+// One workgroup; each thread owns whole pairs, so no barrier is needed.
+#define WG 128
+layout(local_size_x = WG) in;
+layout(binding = 0) buffer Q { float q[]; };
+layout(binding = 1) buffer K { float k[]; };
+layout(binding = 2) readonly buffer V { float v[]; };
+layout(binding = 3) writeonly buffer KC { float kc[]; };
+layout(binding = 4) writeonly buffer VC { float vc[]; };
+
+// sin and cos to float accuracy for any angle the positions reach: a
+// Cody-Waite reduction by pi/2 and cephes' polynomials, since GLSL's
+// sin/cos need only be good to 2^-11 on [-pi, pi].
+vec2 sincos_f(float a)
+{
+	precise float kq = round(a * 0.63661977236758134);
+	precise float r = ((a - kq * 1.5703125) - kq * 4.837512969970703125e-4)
+			  - kq * 7.54978995489188216e-8;
+	float z = r * r;
+	float s = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
+	float c = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z
+		   + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
+	int qd = int(kq) & 3;
+	if (qd == 0) return vec2(s, c);
+	if (qd == 1) return vec2(c, -s);
+	if (qd == 2) return vec2(-s, -c);
+	return vec2(-c, s);
+}
+
+void main()
+{
+	uint n_head = pc.p[0], n_head_kv = pc.p[1], head_dim = pc.p[2];
+	uint rope_dim = pc.p[3];
+	uint pos = cur_pos();
+	uint tid = gl_LocalInvocationID.x;
+	uint kv_dim = n_head_kv * head_dim;
+	uint fo = pc.aux[0];
+	// q: each thread rotates whole pairs
+	for (uint e = tid; e < n_head * head_dim; e += WG) {
+		uint i = e % head_dim;
+		if (i >= rope_dim || (i & 1u) != 0)
+			continue;
+		precise float ang = float(pos) * meta.freq[fo + i / 2];
+		vec2 sc = sincos_f(ang);
+		float x0 = q[pc.o[0] + e], x1 = q[pc.o[0] + e + 1];
+		q[pc.o[0] + e] = x0 * sc.y - x1 * sc.x;
+		q[pc.o[0] + e + 1] = x0 * sc.x + x1 * sc.y;
+	}
+	uint row = pos * kv_dim;
+	for (uint e = tid; e < kv_dim; e += WG) {
+		uint i = e % head_dim;
+		vc[pc.o[4] + row + e] = v[pc.o[2] + e];
+		if (i >= rope_dim) {
+			kc[pc.o[3] + row + e] = k[pc.o[1] + e];
+		} else if ((i & 1u) == 0) {
+			precise float ang = float(pos) * meta.freq[fo + i / 2];
+			vec2 sc = sincos_f(ang);
+			float x0 = k[pc.o[1] + e], x1 = k[pc.o[1] + e + 1];
+			float y0 = x0 * sc.y - x1 * sc.x;
+			float y1 = x0 * sc.x + x1 * sc.y;
+			k[pc.o[1] + e] = y0;
+			k[pc.o[1] + e + 1] = y1;
+			kc[pc.o[3] + row + e] = y0;
+			kc[pc.o[3] + row + e + 1] = y1;
+		}
+	}
+}

@@ -1,0 +1,1409 @@
+/* Check suite for the Vulkan backend (plugins/backend-vulkan), run against
+ * the CPU backend: both modules are loaded through the registry, each
+ * kernel runs on small hand-built tables on both, and results are compared
+ * with each other and with references computed here in double precision
+ * from the byte layouts in doc/ops.md. The CPU backend runs its portable
+ * path (BELT_CPU_ISA=generic: float dot products, no int8 activations).
+ * CI runs this on Mesa's lavapipe.
+ *
+ * Tolerances, by what is compared:
+ *  - matvec, all types: |y - ref| <= 2e-5 * sum_j |W[r][j] x[j]| + 1e-6
+ *    against the double reference and against the CPU backend (float
+ *    accumulation in another order; the quantized types are dequantized
+ *    in float on both, so no int8 activation error).
+ *  - embed: bit-exact with the CPU backend; add: bit-exact.
+ *  - rmsnorm, silu_mul: 1e-5 relative (+1e-6 absolute) to the CPU backend.
+ *  - rope_kv: 1e-5 absolute to the CPU backend (same float angle, sin/cos
+ *    to float accuracy), caches hold exactly the rotated k and v.
+ *  - attention: 1e-5 relative (+1e-6) to the double reference.
+ *  - chained model and real models: the same greedy token ids; logits
+ *    within 1e-3 (absolute + relative to |logit|).
+ *  - BELT_VK_VALIDATION=fatal: zero validation-layer messages (the backend
+ *    fails the run, or aborts in destroy, on any).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/backend.h"
+#include "belt/belt.h"
+#include "belt/error.h"
+#include "belt/plugin.h"
+#include "belt/types.h"
+
+static const struct belt_backend_ops *V, *C; /* vulkan, cpu */
+static char err[BELT_ERR_SIZE];
+
+struct be {
+	const struct belt_backend_ops *B;
+	void *ctx;
+};
+
+static struct be open_vk(void)
+{
+	struct belt_backend_options opt = {.n_threads = 1, .device = -1};
+	struct be b = {.B = V};
+	ck_assert_msg(V->create(&opt, &b.ctx, err, sizeof err) == 0,
+		      "vulkan create: %s", err);
+	return b;
+}
+
+static struct be open_cpu(void)
+{
+	setenv("BELT_CPU_ISA", "generic", 1);
+	struct belt_backend_options opt = {.n_threads = 2, .device = -1};
+	struct be b = {.B = C};
+	ck_assert_msg(C->create(&opt, &b.ctx, err, sizeof err) == 0,
+		      "cpu create: %s", err);
+	unsetenv("BELT_CPU_ISA");
+	return b;
+}
+
+static void be_close(struct be *b)
+{
+	b->B->destroy(b->ctx);
+}
+
+/* ---- random numbers (fixed seed) ---- */
+
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t s)
+{
+	rng_state = s * 0x9E3779B97F4A7C15ull + 1;
+}
+
+static uint32_t rng_u32(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state >> 16);
+}
+
+static float rng_f(void)
+{
+	return (float)((double)rng_u32() / 2147483648.0 - 1.0);
+}
+
+static void fill(float *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = rng_f();
+}
+
+/* ---- buffers and commands ---- */
+
+static struct belt_buffer *buf_new(struct be *b, uint64_t size)
+{
+	struct belt_buffer *r = NULL;
+	ck_assert_msg(b->B->buffer_create(b->ctx, BELT_BUFFER_SCRATCH, size,
+					  &r, err, sizeof err) == 0,
+		      "%s buffer_create: %s", b->B->name, err);
+	return r;
+}
+
+static void buf_put(struct be *b, struct belt_buffer *buf, uint64_t off,
+		    const void *src, uint64_t size)
+{
+	ck_assert_msg(b->B->buffer_write(b->ctx, buf, off, src, size, err,
+					 sizeof err) == 0,
+		      "%s buffer_write: %s", b->B->name, err);
+}
+
+static struct belt_buffer *buf_from(struct be *b, const void *data,
+				    uint64_t size)
+{
+	struct belt_buffer *r = buf_new(b, size);
+	buf_put(b, r, 0, data, size);
+	return r;
+}
+
+static void buf_get(struct be *b, struct belt_buffer *buf, uint64_t off,
+		    void *dst, uint64_t size)
+{
+	ck_assert_msg(b->B->buffer_read(b->ctx, buf, off, dst, size, err,
+					sizeof err) == 0,
+		      "%s buffer_read: %s", b->B->name, err);
+}
+
+static void buf_free(struct be *b, struct belt_buffer *buf)
+{
+	b->B->buffer_destroy(b->ctx, buf);
+}
+
+static struct belt_cmd cmd_new(struct be *b, const char *op, int wtype,
+			       const char *label)
+{
+	struct belt_cmd c;
+	memset(&c, 0, sizeof c);
+	c.kernel = b->B->kernel_find(b->ctx, op, "default", wtype);
+	ck_assert_msg(c.kernel != NULL, "%s: no kernel %s for type %d",
+		      b->B->name, op, wtype);
+	c.label = label;
+	c.layer = -1;
+	return c;
+}
+
+static void bind(struct belt_cmd *c, struct belt_buffer *b, uint64_t off,
+		 uint64_t size, int type)
+{
+	struct belt_binding *bd = &c->bind[c->n_bind++];
+	bd->buf = b;
+	bd->offset = off;
+	bd->size = size;
+	bd->type = type;
+}
+
+static void pi(struct belt_cmd *c, int32_t v)
+{
+	c->param[c->n_param++].i = v;
+}
+
+static void pf(struct belt_cmd *c, float v)
+{
+	c->param[c->n_param++].f = v;
+}
+
+static void table_init(struct belt_table *t, struct belt_cmd *cmds,
+		       uint32_t n, uint32_t n_ctx, struct belt_buffer *ids,
+		       uint32_t max_run)
+{
+	memset(t, 0, sizeof *t);
+	t->cmds = cmds;
+	t->n_cmds = n;
+	t->n_ctx = n_ctx;
+	t->token_ids = ids;
+	t->max_run = max_run;
+}
+
+static void prepare(struct be *b, struct belt_table *t)
+{
+	ck_assert_msg(b->B->table_prepare(b->ctx, t, err, sizeof err) == 0,
+		      "%s table_prepare: %s", b->B->name, err);
+}
+
+static void run(struct be *b, struct belt_table *t, uint32_t pos, uint32_t n,
+		uint32_t flags)
+{
+	ck_assert_msg(b->B->table_run(b->ctx, t, pos, n, flags, err,
+				      sizeof err) == 0,
+		      "%s table_run: %s", b->B->name, err);
+}
+
+/* ---- weights ---- */
+
+static const int wtypes[] = {BELT_TYPE_F32, BELT_TYPE_F16, BELT_TYPE_BF16,
+			     BELT_TYPE_Q8_0, BELT_TYPE_Q4_0};
+#define N_WTYPES 5
+
+static bool is_quant(int t)
+{
+	return belt_type_block(t) > 1;
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+/* m rows of k random weights of type t. */
+static uint8_t *weights_new(int t, int k, int m, size_t *row_bytes)
+{
+	size_t rb = belt_type_row_bytes(t, (uint64_t)k);
+	ck_assert_uint_gt(rb, 0);
+	uint8_t *w = malloc(rb * (size_t)m);
+	ck_assert_ptr_nonnull(w);
+	for (int r = 0; r < m; r++) {
+		uint8_t *row = w + rb * (size_t)r;
+		if (is_quant(t)) {
+			size_t bb = belt_type_block_bytes(t);
+			for (int b = 0; b < k / 32; b++) {
+				uint8_t *blk = row + bb * (size_t)b;
+				for (size_t j = 0; j < bb; j++)
+					blk[j] = (uint8_t)rng_u32();
+				uint16_t d = belt_f32_to_fp16(
+					0.05f * (0.02f + rng_f() + 1.0f));
+				blk[0] = (uint8_t)d;
+				blk[1] = (uint8_t)(d >> 8);
+			}
+			continue;
+		}
+		for (int j = 0; j < k; j++) {
+			float v = rng_f();
+			uint16_t h;
+			if (t == BELT_TYPE_F32) {
+				memcpy(row + 4 * j, &v, 4);
+			} else {
+				h = t == BELT_TYPE_F16 ? belt_f32_to_fp16(v)
+						       : belt_f32_to_bf16(v);
+				memcpy(row + 2 * j, &h, 2);
+			}
+		}
+	}
+	*row_bytes = rb;
+	return w;
+}
+
+/* Element j of a row of type t, from the byte layout in doc/ops.md. */
+static double weight_at(int t, const uint8_t *row, int j)
+{
+	float f;
+	const uint8_t *blk;
+	switch (t) {
+	case BELT_TYPE_F32:
+		memcpy(&f, row + 4 * j, 4);
+		return f;
+	case BELT_TYPE_F16:
+		return belt_fp16_to_f32(rd16(row + 2 * j));
+	case BELT_TYPE_BF16:
+		return belt_bf16_to_f32(rd16(row + 2 * j));
+	case BELT_TYPE_Q8_0:
+		blk = row + 34 * (j / 32);
+		return (double)belt_fp16_to_f32(rd16(blk)) *
+		       (int8_t)blk[2 + j % 32];
+	case BELT_TYPE_Q4_0: {
+		blk = row + 18 * (j / 32);
+		int e = j % 32;
+		int q = e < 16 ? (blk[2 + e] & 15) : (blk[2 + e - 16] >> 4);
+		return (double)belt_fp16_to_f32(rd16(blk)) * (q - 8);
+	}
+	}
+	ck_abort_msg("weight type %d", t);
+	return 0;
+}
+
+/* ---- matvec ---- */
+
+static double worst_matvec[N_WTYPES];
+
+/* y = W x through backend b, W at byte offset woff and x at xoff of their
+ * buffers. */
+static void backend_matvec(struct be *b, int t, const uint8_t *w,
+			   size_t row_bytes, const float *x, int k, int m,
+			   uint64_t woff, uint64_t xoff, float *y)
+{
+	uint64_t wbytes = row_bytes * (size_t)m;
+	struct belt_buffer *bw = buf_new(b, woff + wbytes);
+	buf_put(b, bw, woff, w, wbytes);
+	struct belt_buffer *bx = buf_new(b, xoff + (uint64_t)k * 4);
+	buf_put(b, bx, xoff, x, (uint64_t)k * 4);
+	struct belt_buffer *by = buf_new(b, (uint64_t)m * 4);
+	struct belt_cmd c = cmd_new(b, "matvec", t, "test.matvec");
+	bind(&c, bw, woff, wbytes, t);
+	c.bind[0].ne[0] = k;
+	c.bind[0].ne[1] = m;
+	bind(&c, bx, xoff, (uint64_t)k * 4, BELT_TYPE_F32);
+	bind(&c, by, 0, (uint64_t)m * 4, BELT_TYPE_F32);
+	pi(&c, k);
+	pi(&c, m);
+	struct belt_table tab;
+	table_init(&tab, &c, 1, 1, NULL, 1);
+	prepare(b, &tab);
+	run(b, &tab, 0, 1, 0);
+	buf_get(b, by, 0, y, (uint64_t)m * 4);
+	b->B->table_release(b->ctx, &tab);
+	ck_assert_ptr_null(tab.priv);
+	buf_free(b, bw);
+	buf_free(b, bx);
+	buf_free(b, by);
+}
+
+static void check_matvec(struct be *vk, struct be *cpu, int ti, int k, int m,
+			 uint64_t woff, uint64_t xoff)
+{
+	int t = wtypes[ti];
+	size_t rb;
+	uint8_t *w = weights_new(t, k, m, &rb);
+	float *x = malloc((size_t)k * 4), *y = malloc((size_t)m * 4),
+	      *yc = malloc((size_t)m * 4);
+	fill(x, (size_t)k);
+	backend_matvec(vk, t, w, rb, x, k, m, woff, xoff, y);
+	backend_matvec(cpu, t, w, rb, x, k, m, 0, 0, yc);
+	for (int r = 0; r < m; r++) {
+		const uint8_t *row = w + rb * (size_t)r;
+		double ref = 0, mag = 0;
+		for (int j = 0; j < k; j++) {
+			double wj = weight_at(t, row, j);
+			ref += wj * x[j];
+			mag += fabs(wj * x[j]);
+		}
+		double tol = 2e-5 * mag + 1e-6;
+		double e = fabs(y[r] - ref);
+		if (mag > 0 && e / mag > worst_matvec[ti])
+			worst_matvec[ti] = e / mag;
+		ck_assert_msg(e <= tol && fabs(y[r] - yc[r]) <= tol,
+			      "matvec %s k=%d m=%d off %d/%d row %d: %.9g vs "
+			      "ref %.9g, cpu %.9g (tol %.3g)",
+			      belt_type_name(t), k, m, (int)woff, (int)xoff, r,
+			      y[r], ref, yc[r], tol);
+	}
+	free(w);
+	free(x);
+	free(y);
+	free(yc);
+}
+
+START_TEST(test_matvec)
+{
+	struct be vk = open_vk(), cpu = open_cpu();
+	int t = wtypes[_i];
+	rng_seed(1 + _i);
+	if (!is_quant(t)) {
+		static const int sizes[][2] = {
+			{1, 1},	   {7, 3},    {8, 5},	  {33, 17}, {100, 1},
+			{515, 67}, {512, 96}, {4096, 40}, {1, 200}, {64, 1001}};
+		for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+			check_matvec(&vk, &cpu, _i, sizes[s][0], sizes[s][1],
+				     0, 0);
+		/* offsets that rule out the 16-byte loads */
+		check_matvec(&vk, &cpu, _i, 256, 9, t == BELT_TYPE_F32 ? 4 : 2,
+			     0);
+		check_matvec(&vk, &cpu, _i, 256, 9, 0, 4);
+		check_matvec(&vk, &cpu, _i, 256, 9, 48, 36);
+	} else {
+		static const int sizes[][2] = {{1, 1},	{1, 17},  {2, 5},
+					       {3, 33}, {16, 64}, {128, 19},
+					       {5, 301}};
+		for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+			check_matvec(&vk, &cpu, _i, 32 * sizes[s][0],
+				     sizes[s][1], 0, 0);
+		check_matvec(&vk, &cpu, _i, 64, 7, 2, 4);
+		check_matvec(&vk, &cpu, _i, 96, 7, 18, 20);
+	}
+	fprintf(stderr, "vulkan matvec %s: worst |y - ref| / sum|w x| = %.3g\n",
+		belt_type_name(t), worst_matvec[_i]);
+	be_close(&vk);
+	be_close(&cpu);
+}
+END_TEST
+
+/* ---- embed: bit-exact with the CPU backend ---- */
+
+START_TEST(test_embed)
+{
+	struct be be2[2] = {open_vk(), open_cpu()};
+	rng_seed(6);
+	const int vocab = 10, n_ctx = 8;
+	int32_t ids[9] = {3, 0, 9, -1, 10, 7, 1000000, 9, 0};
+	for (int ti = 0; ti < N_WTYPES; ti++) {
+		int t = wtypes[ti];
+		int n = is_quant(t) ? 5 * 32 : 131;
+		size_t rb;
+		uint8_t *w = weights_new(t, n, vocab, &rb);
+		float out[2][8][160];
+		for (int bi = 0; bi < 2; bi++) {
+			struct be *b = &be2[bi];
+			struct belt_buffer *bw = buf_from(b, w, rb * vocab);
+			struct belt_buffer *bids = buf_from(b, ids, sizeof ids);
+			struct belt_buffer *bo = buf_new(b, (uint64_t)n * 4);
+			struct belt_cmd c = cmd_new(b, "embed", t, "token_embd");
+			c.patch = BELT_PATCH_TOKEN_OFFSET;
+			bind(&c, bw, 0, rb * vocab, t);
+			c.bind[0].ne[0] = n;
+			c.bind[0].ne[1] = vocab;
+			bind(&c, bids, 0, sizeof ids, BELT_TYPE_I32);
+			bind(&c, bo, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+			pi(&c, n);
+			struct belt_table tab;
+			table_init(&tab, &c, 1, n_ctx, bids, 4);
+			prepare(b, &tab);
+			for (int pos = 0; pos < n_ctx; pos++) {
+				float poison[160];
+				for (int j = 0; j < n; j++)
+					poison[j] = 12345.0f;
+				buf_put(b, bo, 0, poison, (uint64_t)n * 4);
+				run(b, &tab, pos, 1, 0);
+				buf_get(b, bo, 0, out[bi][pos], (uint64_t)n * 4);
+			}
+			b->B->table_release(b->ctx, &tab);
+			buf_free(b, bw);
+			buf_free(b, bids);
+			buf_free(b, bo);
+		}
+		for (int pos = 0; pos < n_ctx; pos++)
+			for (int j = 0; j < n; j++)
+				ck_assert_msg(!memcmp(&out[0][pos][j],
+						      &out[1][pos][j], 4),
+					      "embed %s pos %d elt %d: %g vs "
+					      "cpu %g",
+					      belt_type_name(t), pos, j,
+					      out[0][pos][j], out[1][pos][j]);
+		free(w);
+	}
+	be_close(&be2[0]);
+	be_close(&be2[1]);
+}
+END_TEST
+
+/* ---- rmsnorm, silu_mul, add ---- */
+
+static void close_rel(double got, double want, double rel, const char *what,
+		      int i)
+{
+	ck_assert_msg(fabs(got - want) <= rel * fabs(want) + 1e-6,
+		      "%s[%d]: %.9g vs %.9g", what, i, got, want);
+}
+
+/* op over a and b (both n floats) on backend b; out aliases a or not. */
+static void run_n3(struct be *b, const char *op, const float *a,
+		   const float *x2, int n, bool alias, float eps, float *o)
+{
+	struct belt_buffer *buf = buf_new(b, (uint64_t)n * 12);
+	buf_put(b, buf, 0, a, (uint64_t)n * 4);
+	buf_put(b, buf, (uint64_t)n * 4, x2, (uint64_t)n * 4);
+	struct belt_cmd c = cmd_new(b, op, BELT_TYPE_ANY, op);
+	bind(&c, buf, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+	bind(&c, buf, (uint64_t)n * 4, (uint64_t)n * 4, BELT_TYPE_F32);
+	uint64_t out_off = alias ? 0 : (uint64_t)n * 8;
+	bind(&c, buf, out_off, (uint64_t)n * 4, BELT_TYPE_F32);
+	pi(&c, n);
+	if (!strcmp(op, "rmsnorm"))
+		pf(&c, eps);
+	struct belt_table tab;
+	table_init(&tab, &c, 1, 4, NULL, 2);
+	prepare(b, &tab);
+	run(b, &tab, 0, 1, 0);
+	buf_get(b, buf, out_off, o, (uint64_t)n * 4);
+	b->B->table_release(b->ctx, &tab);
+	buf_free(b, buf);
+}
+
+START_TEST(test_elementwise)
+{
+	struct be vk = open_vk(), cpu = open_cpu();
+	rng_seed(8);
+	static const int ns[] = {1, 7, 17, 100, 1001, 1536, 4099};
+	static const char *ops[] = {"add", "silu_mul", "rmsnorm"};
+	for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+		for (int op = 0; op < 3; op++)
+			for (int alias = 0; alias < 2; alias++) {
+				int n = ns[s];
+				float *a = malloc((size_t)n * 4),
+				      *b = malloc((size_t)n * 4),
+				      *o = malloc((size_t)n * 4),
+				      *oc = malloc((size_t)n * 4);
+				fill(a, (size_t)n);
+				fill(b, (size_t)n);
+				for (int i = 0; i < n; i++)
+					a[i] *= 12.0f;
+				run_n3(&vk, ops[op], a, b, n, alias, 1e-5f, o);
+				run_n3(&cpu, ops[op], a, b, n, alias, 1e-5f, oc);
+				for (int i = 0; i < n; i++) {
+					if (op == 0)
+						ck_assert_msg(o[i] == oc[i] &&
+								      o[i] == a[i] + b[i],
+							      "add[%d]", i);
+					else
+						close_rel(o[i], oc[i], 1e-5,
+							  ops[op], i);
+				}
+				free(a);
+				free(b);
+				free(o);
+				free(oc);
+			}
+	be_close(&vk);
+	be_close(&cpu);
+}
+END_TEST
+
+/* ---- rope_kv ---- */
+
+START_TEST(test_rope_kv)
+{
+	struct be be2[2] = {open_vk(), open_cpu()};
+	const int n_head = 4, n_head_kv = 2, head_dim = 16, n_ctx = 1100;
+	const int q_n = n_head * head_dim, kv_n = n_head_kv * head_dim;
+	static const int rope_dims[] = {16, 8, 2, 0};
+	static const int positions[] = {0, 1, 7, 100, 1099, 3};
+	for (int rd = 0; rd < 4; rd++) {
+		int rope_dim = rope_dims[rd];
+		float base = rd == 1 ? 500000.0f : 10000.0f;
+		float qo[2][6][64], ko[2][6][32], kc[2][6][32], vc[2][6][32];
+		float vin[6][32];
+		for (int bi = 0; bi < 2; bi++) {
+			struct be *b = &be2[bi];
+			rng_seed(9 + rd);
+			struct belt_buffer *bq = buf_new(b, q_n * 4);
+			struct belt_buffer *bk = buf_new(b, kv_n * 4);
+			struct belt_buffer *bv = buf_new(b, kv_n * 4);
+			uint64_t cache = (uint64_t)n_ctx * kv_n * 4;
+			struct belt_buffer *kv = buf_new(b, 2 * cache);
+			struct belt_cmd c = cmd_new(b, "rope_kv", BELT_TYPE_ANY,
+						    "blk.0.rope");
+			c.patch = BELT_PATCH_POSITION;
+			bind(&c, bq, 0, q_n * 4, BELT_TYPE_F32);
+			bind(&c, bk, 0, kv_n * 4, BELT_TYPE_F32);
+			bind(&c, bv, 0, kv_n * 4, BELT_TYPE_F32);
+			bind(&c, kv, 0, cache, BELT_TYPE_F32);
+			bind(&c, kv, cache, cache, BELT_TYPE_F32);
+			pi(&c, n_head);
+			pi(&c, n_head_kv);
+			pi(&c, head_dim);
+			pi(&c, rope_dim);
+			pf(&c, base);
+			struct belt_table tab;
+			table_init(&tab, &c, 1, n_ctx, NULL, 1);
+			prepare(b, &tab);
+			for (int p = 0; p < 6; p++) {
+				int pos = positions[p];
+				float q[64], k[32];
+				fill(q, q_n);
+				fill(k, kv_n);
+				fill(vin[p], kv_n);
+				buf_put(b, bq, 0, q, sizeof q);
+				buf_put(b, bk, 0, k, sizeof k);
+				buf_put(b, bv, 0, vin[p], sizeof vin[p]);
+				run(b, &tab, pos, 1, 0);
+				buf_get(b, bq, 0, qo[bi][p], sizeof qo[bi][p]);
+				buf_get(b, bk, 0, ko[bi][p], sizeof ko[bi][p]);
+				buf_get(b, kv, (uint64_t)pos * kv_n * 4,
+					kc[bi][p], sizeof kc[bi][p]);
+				buf_get(b, kv, cache + (uint64_t)pos * kv_n * 4,
+					vc[bi][p], sizeof vc[bi][p]);
+			}
+			b->B->table_release(b->ctx, &tab);
+			buf_free(b, bq);
+			buf_free(b, bk);
+			buf_free(b, bv);
+			buf_free(b, kv);
+		}
+		for (int p = 0; p < 6; p++) {
+			ck_assert(!memcmp(kc[0][p], ko[0][p], sizeof kc[0][p]));
+			ck_assert(!memcmp(vc[0][p], vin[p], sizeof vc[0][p]));
+			for (int e = 0; e < q_n; e++)
+				ck_assert_msg(fabsf(qo[0][p][e] - qo[1][p][e]) <= 1e-5f,
+					      "rope_dim %d pos %d q[%d]: %g vs "
+					      "cpu %g",
+					      rope_dim, positions[p], e,
+					      qo[0][p][e], qo[1][p][e]);
+			for (int e = 0; e < kv_n; e++)
+				ck_assert_msg(fabsf(ko[0][p][e] - ko[1][p][e]) <= 1e-5f,
+					      "rope_dim %d pos %d k[%d]: %g vs "
+					      "cpu %g",
+					      rope_dim, positions[p], e,
+					      ko[0][p][e], ko[1][p][e]);
+		}
+	}
+	be_close(&be2[0]);
+	be_close(&be2[1]);
+}
+END_TEST
+
+/* ---- attention ---- */
+
+static void attention_ref(const float *q, const float *kc, const float *vc,
+			  int n_head, int n_head_kv, int head_dim, int n_kv,
+			  double scale, double *out)
+{
+	int kv_dim = n_head_kv * head_dim, group = n_head / n_head_kv;
+	double *s = malloc((size_t)n_kv * sizeof *s);
+	for (int h = 0; h < n_head; h++) {
+		int kh = h / group;
+		double max = -INFINITY, sum = 0;
+		for (int t = 0; t < n_kv; t++) {
+			double d = 0;
+			for (int i = 0; i < head_dim; i++)
+				d += (double)q[h * head_dim + i] *
+				     kc[t * kv_dim + kh * head_dim + i];
+			s[t] = d * scale;
+			max = fmax(max, s[t]);
+		}
+		for (int t = 0; t < n_kv; t++)
+			sum += s[t] = exp(s[t] - max);
+		for (int i = 0; i < head_dim; i++) {
+			double o = 0;
+			for (int t = 0; t < n_kv; t++)
+				o += s[t] / sum * vc[t * kv_dim + kh * head_dim + i];
+			out[h * head_dim + i] = o;
+		}
+	}
+	free(s);
+}
+
+START_TEST(test_attention_gqa)
+{
+	struct be vk = open_vk();
+	rng_seed(10);
+	const int n_head = 8;
+	static const int kv_heads[] = {8, 4, 2, 1};
+	static const int dims[][2] = {{8, 40}, {64, 300}, {80, 20}, {256, 9},
+				      {5, 17}};
+	for (int g = 0; g < 4 * 5; g++) {
+		int n_head_kv = kv_heads[g % 4];
+		int head_dim = dims[g / 4][0], n_ctx = dims[g / 4][1];
+		int q_n = n_head * head_dim, kv_dim = n_head_kv * head_dim;
+		float *q = malloc((size_t)q_n * 4);
+		float *kc = malloc((size_t)n_ctx * kv_dim * 4);
+		float *vc = malloc((size_t)n_ctx * kv_dim * 4);
+		float *o = malloc((size_t)q_n * 4);
+		double *ref = malloc((size_t)q_n * sizeof *ref);
+		fill(q, (size_t)q_n);
+		fill(kc, (size_t)n_ctx * kv_dim);
+		fill(vc, (size_t)n_ctx * kv_dim);
+		for (int i = 0; i < q_n; i++)
+			q[i] *= 3.0f;
+		struct belt_buffer *bq = buf_from(&vk, q, (uint64_t)q_n * 4);
+		struct belt_buffer *bk = buf_from(&vk, kc, (uint64_t)n_ctx * kv_dim * 4);
+		struct belt_buffer *bv = buf_from(&vk, vc, (uint64_t)n_ctx * kv_dim * 4);
+		struct belt_buffer *bo = buf_new(&vk, (uint64_t)q_n * 4);
+		struct belt_buffer *ba = buf_new(&vk, (uint64_t)n_head * n_ctx * 4);
+		struct belt_cmd c = cmd_new(&vk, "attention", BELT_TYPE_ANY, "attn");
+		c.patch = BELT_PATCH_KV_LEN;
+		bind(&c, bq, 0, (uint64_t)q_n * 4, BELT_TYPE_F32);
+		bind(&c, bk, 0, (uint64_t)n_ctx * kv_dim * 4, BELT_TYPE_F32);
+		bind(&c, bv, 0, (uint64_t)n_ctx * kv_dim * 4, BELT_TYPE_F32);
+		bind(&c, bo, 0, (uint64_t)q_n * 4, BELT_TYPE_F32);
+		bind(&c, ba, 0, (uint64_t)n_head * n_ctx * 4, BELT_TYPE_F32);
+		float scale = 1.0f / sqrtf((float)head_dim);
+		pi(&c, n_head);
+		pi(&c, n_head_kv);
+		pi(&c, head_dim);
+		pi(&c, n_ctx);
+		pf(&c, scale);
+		struct belt_table tab;
+		table_init(&tab, &c, 1, n_ctx, NULL, 3);
+		prepare(&vk, &tab);
+		int poss[] = {0, 1, n_ctx / 2, n_ctx - 1};
+		for (int pp = 0; pp < 4; pp++) {
+			int pos = poss[pp];
+			/* a run of 3 ending at pos where it fits: the output
+			 * is the last position's */
+			if (pos >= 2)
+				run(&vk, &tab, pos - 2, 3, 0);
+			else
+				run(&vk, &tab, pos, 1, 0);
+			buf_get(&vk, bo, 0, o, (uint64_t)q_n * 4);
+			attention_ref(q, kc, vc, n_head, n_head_kv, head_dim,
+				      pos + 1, scale, ref);
+			for (int i = 0; i < q_n; i++)
+				ck_assert_msg(fabs(o[i] - ref[i]) <=
+						      1e-5 * fabs(ref[i]) + 1e-6,
+					      "attention hd %d kv %d pos %d "
+					      "[%d]: %.9g vs %.9g",
+					      head_dim, n_head_kv, pos, i, o[i],
+					      ref[i]);
+		}
+		vk.B->table_release(vk.ctx, &tab);
+		buf_free(&vk, bq);
+		buf_free(&vk, bk);
+		buf_free(&vk, bv);
+		buf_free(&vk, bo);
+		buf_free(&vk, ba);
+		free(q);
+		free(kc);
+		free(vc);
+		free(o);
+		free(ref);
+	}
+	be_close(&vk);
+}
+END_TEST
+
+/* ---- argmax ---- */
+
+START_TEST(test_argmax)
+{
+	struct be vk = open_vk();
+	static const int ns[] = {1, 7, 1000, 100003};
+	for (int s = 0; s < 4; s++) {
+		int n = ns[s];
+		float *l = malloc((size_t)n * 4);
+		rng_seed(11 + s);
+		for (int tie = 0; tie < 3; tie++) {
+			fill(l, (size_t)n);
+			int want = 0;
+			if (tie == 1 && n > 1) { /* two equal maxima */
+				want = n / 3;
+				l[want] = 2.0f;
+				l[n - 1] = 2.0f;
+			} else if (tie == 2) { /* all equal */
+				for (int i = 0; i < n; i++)
+					l[i] = -INFINITY;
+			} else {
+				for (int i = 1; i < n; i++)
+					if (l[i] > l[want])
+						want = i;
+			}
+			int32_t ids[6] = {0};
+			struct belt_buffer *bl = buf_from(&vk, l, (uint64_t)n * 4);
+			struct belt_buffer *bids = buf_from(&vk, ids, sizeof ids);
+			struct belt_cmd c = cmd_new(&vk, "argmax", BELT_TYPE_ANY,
+						    "argmax");
+			c.patch = BELT_PATCH_ARGMAX_OUTPUT;
+			bind(&c, bl, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+			bind(&c, bids, 0, sizeof ids, BELT_TYPE_I32);
+			pi(&c, n);
+			struct belt_table tab;
+			table_init(&tab, &c, 1, 5, bids, 2);
+			prepare(&vk, &tab);
+			run(&vk, &tab, 3, 2, 0);
+			buf_get(&vk, bids, 0, ids, sizeof ids);
+			ck_assert_msg(ids[4] == want && ids[5] == want &&
+					      ids[3] == 0,
+				      "argmax n=%d tie %d: %d %d, want %d", n,
+				      tie, ids[4], ids[5], want);
+			vk.B->table_release(vk.ctx, &tab);
+			buf_free(&vk, bl);
+			buf_free(&vk, bids);
+		}
+		free(l);
+	}
+	be_close(&vk);
+}
+END_TEST
+
+/* ---- runs: head skipping, max_run, base positions ---- */
+
+/* out[o] += in[1]: one add over single floats of buf. */
+static struct belt_cmd add1(struct be *b, struct belt_buffer *buf, int out,
+			    bool head)
+{
+	struct belt_cmd c = cmd_new(b, "add", BELT_TYPE_ANY, head ? "head" : "body");
+	bind(&c, buf, (uint64_t)out * 16, 4, BELT_TYPE_F32);
+	bind(&c, buf, 32, 4, BELT_TYPE_F32);
+	bind(&c, buf, (uint64_t)out * 16, 4, BELT_TYPE_F32);
+	pi(&c, 1);
+	c.head = head;
+	return c;
+}
+
+START_TEST(test_head_last_only)
+{
+	struct be vk = open_vk();
+	float init[9] = {0, 0, 0, 0, 0, 0, 0, 0, 1}; /* [0], [4], one at [8] */
+	struct belt_buffer *buf = buf_from(&vk, init, sizeof init);
+	struct belt_cmd cmds[3] = {add1(&vk, buf, 0, false),
+				   add1(&vk, buf, 1, true),
+				   add1(&vk, buf, 0, false)};
+	struct belt_table tab;
+	table_init(&tab, cmds, 3, 64, NULL, 8);
+	prepare(&vk, &tab);
+	run(&vk, &tab, 0, 5, BELT_RUN_HEAD_LAST_ONLY); /* body 10, head 1 */
+	run(&vk, &tab, 5, 3, 0);		       /* body 6, head 3 */
+	run(&vk, &tab, 8, 8, BELT_RUN_HEAD_LAST_ONLY); /* body 16, head 1 */
+	run(&vk, &tab, 16, 1, BELT_RUN_HEAD_LAST_ONLY); /* body 2, head 1 */
+	float got[9];
+	buf_get(&vk, buf, 0, got, sizeof got);
+	ck_assert_msg(got[0] == 34 && got[4] == 6, "body %g head %g", got[0],
+		      got[4]);
+	/* more than max_run, beyond n_ctx */
+	ck_assert_int_eq(vk.B->table_run(vk.ctx, &tab, 0, 9, 0, err, sizeof err),
+			 -1);
+	ck_assert_msg(strstr(err, "max_run"), "%s", err);
+	ck_assert_int_eq(vk.B->table_run(vk.ctx, &tab, 60, 5, 0, err, sizeof err),
+			 -1);
+	ck_assert_msg(strstr(err, "positions"), "%s", err);
+	ck_assert_int_eq(vk.B->table_run(vk.ctx, &tab, 0, 0, 0, err, sizeof err),
+			 0);
+	vk.B->table_release(vk.ctx, &tab);
+	/* max_run 0 means 16 */
+	table_init(&tab, cmds, 3, 64, NULL, 0);
+	prepare(&vk, &tab);
+	run(&vk, &tab, 0, 16, 0);
+	ck_assert_int_eq(vk.B->table_run(vk.ctx, &tab, 0, 17, 0, err, sizeof err),
+			 -1);
+	vk.B->table_release(vk.ctx, &tab);
+	buf_free(&vk, buf);
+	be_close(&vk);
+}
+END_TEST
+
+/* A small chained model on backend b: embed -> rmsnorm -> q, k, v ->
+ * rope_kv -> attention -> o -> add -> rmsnorm -> gate, up -> silu_mul ->
+ * down -> add; head: rmsnorm -> logits -> argmax. Prefill the prompt with
+ * HEAD_LAST_ONLY in runs of max_run, then generate in runs of max_run from
+ * the base position after it (the last run partial). */
+#define CM_DIM 64
+#define CM_HID 96
+#define CM_VOCAB 97
+#define CM_NH 4
+#define CM_NKV 2
+#define CM_HD 16
+#define CM_CTX 41
+#define CM_PROMPT 11
+
+struct chain_out {
+	int32_t ids[CM_CTX + 1];
+	float logits_prefill[CM_VOCAB];
+	float x_last[CM_DIM];
+};
+
+static void chain_model(struct be *b, int wt, uint32_t max_run,
+			struct chain_out *out)
+{
+	rng_seed(21 + wt);
+	const int D = CM_DIM, H = CM_HID, NV = CM_VOCAB, KV = CM_NKV * CM_HD;
+	size_t rb_e, rb_q, rb_k, rb_o, rb_g, rb_d, rb_l;
+	uint8_t *we = weights_new(wt, D, NV, &rb_e);
+	uint8_t *wq = weights_new(wt, D, D, &rb_q);
+	uint8_t *wk = weights_new(wt, D, KV, &rb_k);
+	uint8_t *wv = weights_new(wt, D, KV, &rb_k);
+	uint8_t *wo = weights_new(wt, D, D, &rb_o);
+	uint8_t *wg = weights_new(wt, D, H, &rb_g);
+	uint8_t *wu = weights_new(wt, D, H, &rb_g);
+	uint8_t *wd = weights_new(wt, H, D, &rb_d);
+	uint8_t *wl = weights_new(wt, D, NV, &rb_l);
+	float norm[CM_DIM];
+	for (int i = 0; i < D; i++)
+		norm[i] = 1.0f + 0.5f * rng_f();
+	struct {
+		const uint8_t *w;
+		size_t bytes;
+	} ws[9] = {{we, rb_e * NV}, {wq, rb_q * D}, {wk, rb_k * KV},
+		   {wv, rb_k * KV}, {wo, rb_o * D},  {wg, rb_g * H},
+		   {wu, rb_g * H},  {wd, rb_d * D},  {wl, rb_l * NV}};
+	/* all weights in one buffer at 32-byte aligned offsets, as GGUF */
+	uint64_t off[10] = {0};
+	for (int i = 0; i < 9; i++)
+		off[i + 1] = (off[i] + ws[i].bytes + 31) / 32 * 32;
+	struct belt_buffer *W = buf_new(b, off[9] + D * 4);
+	for (int i = 0; i < 9; i++)
+		buf_put(b, W, off[i], ws[i].w, ws[i].bytes);
+	buf_put(b, W, off[9], norm, D * 4);
+	/* activations in one scratch buffer */
+	enum { X, XB, Q, K, V_, AO, HB, HB2, N_ACT };
+	static const int act_n[N_ACT] = {CM_DIM, CM_DIM, CM_DIM, CM_NKV * CM_HD,
+					 CM_NKV * CM_HD, CM_DIM, CM_HID, CM_HID};
+	uint64_t ao[N_ACT + 1] = {0};
+	for (int i = 0; i < N_ACT; i++)
+		ao[i + 1] = ao[i] + (uint64_t)act_n[i] * 4;
+	struct belt_buffer *A = buf_new(b, ao[N_ACT]);
+	struct belt_buffer *att = buf_new(b, (uint64_t)CM_NH * CM_CTX * 4);
+	uint64_t cache = (uint64_t)CM_CTX * KV * 4;
+	struct belt_buffer *KVb = buf_new(b, 2 * cache);
+	struct belt_buffer *logits = NULL;
+	ck_assert(b->B->buffer_create(b->ctx, BELT_BUFFER_IO, NV * 4, &logits,
+				      err, sizeof err) == 0);
+	struct belt_buffer *ids = NULL;
+	ck_assert(b->B->buffer_create(b->ctx, BELT_BUFFER_IO, (CM_CTX + 1) * 4,
+				      &ids, err, sizeof err) == 0);
+	int32_t prompt[CM_PROMPT];
+	for (int i = 0; i < CM_PROMPT; i++)
+		prompt[i] = (int32_t)(rng_u32() % NV);
+	buf_put(b, ids, 0, prompt, sizeof prompt);
+
+	struct belt_cmd c[32];
+	int n = 0;
+#define ACT(i) A, ao[i], (uint64_t)act_n[i] * 4, BELT_TYPE_F32
+#define MATVEC(wi, in, outb, k_, m_, lbl)                                  \
+	do {                                                               \
+		c[n] = cmd_new(b, "matvec", wt, lbl);                      \
+		bind(&c[n], W, off[wi], ws[wi].bytes, wt);                 \
+		bind(&c[n], ACT(in));                                      \
+		bind(&c[n], ACT(outb));                                    \
+		pi(&c[n], k_);                                             \
+		pi(&c[n], m_);                                             \
+		n++;                                                       \
+	} while (0)
+	c[n] = cmd_new(b, "embed", wt, "embed");
+	c[n].patch = BELT_PATCH_TOKEN_OFFSET;
+	bind(&c[n], W, off[0], ws[0].bytes, wt);
+	c[n].bind[0].ne[0] = D;
+	c[n].bind[0].ne[1] = NV;
+	bind(&c[n], ids, 0, (CM_CTX + 1) * 4, BELT_TYPE_I32);
+	bind(&c[n], ACT(X));
+	pi(&c[n], D);
+	n++;
+	c[n] = cmd_new(b, "rmsnorm", BELT_TYPE_ANY, "attn_norm");
+	bind(&c[n], ACT(X));
+	bind(&c[n], W, off[9], D * 4, BELT_TYPE_F32);
+	bind(&c[n], ACT(XB));
+	pi(&c[n], D);
+	pf(&c[n], 1e-5f);
+	n++;
+	MATVEC(1, XB, Q, D, D, "wq");
+	MATVEC(2, XB, K, D, KV, "wk");
+	MATVEC(3, XB, V_, D, KV, "wv");
+	c[n] = cmd_new(b, "rope_kv", BELT_TYPE_ANY, "rope");
+	c[n].patch = BELT_PATCH_POSITION;
+	bind(&c[n], ACT(Q));
+	bind(&c[n], ACT(K));
+	bind(&c[n], ACT(V_));
+	bind(&c[n], KVb, 0, cache, BELT_TYPE_F32);
+	bind(&c[n], KVb, cache, cache, BELT_TYPE_F32);
+	pi(&c[n], CM_NH);
+	pi(&c[n], CM_NKV);
+	pi(&c[n], CM_HD);
+	pi(&c[n], CM_HD);
+	pf(&c[n], 10000.0f);
+	n++;
+	c[n] = cmd_new(b, "attention", BELT_TYPE_ANY, "attn");
+	c[n].patch = BELT_PATCH_KV_LEN;
+	bind(&c[n], ACT(Q));
+	bind(&c[n], KVb, 0, cache, BELT_TYPE_F32);
+	bind(&c[n], KVb, cache, cache, BELT_TYPE_F32);
+	bind(&c[n], ACT(AO));
+	bind(&c[n], att, 0, (uint64_t)CM_NH * CM_CTX * 4, BELT_TYPE_F32);
+	pi(&c[n], CM_NH);
+	pi(&c[n], CM_NKV);
+	pi(&c[n], CM_HD);
+	pi(&c[n], CM_CTX);
+	pf(&c[n], 0.25f);
+	n++;
+	MATVEC(4, AO, XB, D, D, "wo");
+	c[n] = cmd_new(b, "add", BELT_TYPE_ANY, "res1");
+	bind(&c[n], ACT(X));
+	bind(&c[n], ACT(XB));
+	bind(&c[n], ACT(X));
+	pi(&c[n], D);
+	n++;
+	c[n] = c[1]; /* ffn_norm */
+	c[n].label = "ffn_norm";
+	n++;
+	MATVEC(5, XB, HB, D, H, "gate");
+	MATVEC(6, XB, HB2, D, H, "up");
+	c[n] = cmd_new(b, "silu_mul", BELT_TYPE_ANY, "silu");
+	bind(&c[n], ACT(HB));
+	bind(&c[n], ACT(HB2));
+	bind(&c[n], ACT(HB));
+	pi(&c[n], H);
+	n++;
+	MATVEC(7, HB, XB, H, D, "down");
+	c[n] = c[n - 6]; /* res2: x += xb */
+	c[n].label = "res2";
+	n++;
+	c[n] = cmd_new(b, "rmsnorm", BELT_TYPE_ANY, "out_norm");
+	bind(&c[n], ACT(X));
+	bind(&c[n], W, off[9], D * 4, BELT_TYPE_F32);
+	bind(&c[n], ACT(XB));
+	pi(&c[n], D);
+	pf(&c[n], 1e-5f);
+	c[n].head = true;
+	n++;
+	c[n] = cmd_new(b, "matvec", wt, "output");
+	bind(&c[n], W, off[8], ws[8].bytes, wt);
+	bind(&c[n], ACT(XB));
+	bind(&c[n], logits, 0, NV * 4, BELT_TYPE_F32);
+	pi(&c[n], D);
+	pi(&c[n], NV);
+	c[n].head = true;
+	n++;
+	c[n] = cmd_new(b, "argmax", BELT_TYPE_ANY, "argmax");
+	c[n].patch = BELT_PATCH_ARGMAX_OUTPUT;
+	bind(&c[n], logits, 0, NV * 4, BELT_TYPE_F32);
+	bind(&c[n], ids, 0, (CM_CTX + 1) * 4, BELT_TYPE_I32);
+	pi(&c[n], NV);
+	c[n].head = true;
+	n++;
+#undef ACT
+#undef MATVEC
+	struct belt_table tab;
+	table_init(&tab, c, (uint32_t)n, CM_CTX, ids, max_run);
+	prepare(b, &tab);
+	for (uint32_t done = 0; done < CM_PROMPT;) {
+		uint32_t r = CM_PROMPT - done;
+		if (r > max_run)
+			r = max_run;
+		run(b, &tab, done, r, BELT_RUN_HEAD_LAST_ONLY);
+		done += r;
+	}
+	buf_get(b, logits, 0, out->logits_prefill, sizeof out->logits_prefill);
+	for (uint32_t pos = CM_PROMPT; pos < CM_CTX;) {
+		uint32_t r = CM_CTX - pos;
+		if (r > max_run)
+			r = max_run;
+		run(b, &tab, pos, r, 0);
+		pos += r;
+	}
+	buf_get(b, ids, 0, out->ids, sizeof out->ids);
+	buf_get(b, A, ao[X], out->x_last, sizeof out->x_last);
+	b->B->table_release(b->ctx, &tab);
+	buf_free(b, W);
+	buf_free(b, A);
+	buf_free(b, att);
+	buf_free(b, KVb);
+	buf_free(b, logits);
+	buf_free(b, ids);
+	uint8_t *all[9] = {we, wq, wk, wv, wo, wg, wu, wd, wl};
+	for (int i = 0; i < 9; i++)
+		free(all[i]);
+}
+
+static void check_chain(struct be *vk, struct be *cpu, int wt,
+			uint32_t max_run)
+{
+	struct chain_out ov, oc;
+	chain_model(vk, wt, max_run, &ov);
+	chain_model(cpu, wt, max_run, &oc);
+	for (int i = 0; i < CM_VOCAB; i++)
+		ck_assert_msg(fabsf(ov.logits_prefill[i] - oc.logits_prefill[i]) <=
+				      1e-3f * (1 + fabsf(oc.logits_prefill[i])),
+			      "chain %s: prefill logit %d: %g vs cpu %g",
+			      belt_type_name(wt), i, ov.logits_prefill[i],
+			      oc.logits_prefill[i]);
+	for (int i = 0; i <= CM_CTX; i++)
+		ck_assert_msg(ov.ids[i] == oc.ids[i],
+			      "chain %s max_run %u: token %d: %d vs cpu %d",
+			      belt_type_name(wt), max_run, i, ov.ids[i],
+			      oc.ids[i]);
+	for (int i = 0; i < CM_DIM; i++)
+		ck_assert_msg(fabsf(ov.x_last[i] - oc.x_last[i]) <=
+				      1e-3f * (1 + fabsf(oc.x_last[i])),
+			      "chain %s: x[%d]: %g vs cpu %g",
+			      belt_type_name(wt), i, ov.x_last[i], oc.x_last[i]);
+}
+
+START_TEST(test_chained_model)
+{
+	struct be vk = open_vk(), cpu = open_cpu();
+	static const uint32_t runs[] = {1, 4, 16};
+	for (int r = 0; r < 3; r++)
+		check_chain(&vk, &cpu, wtypes[_i], runs[r]);
+	be_close(&vk);
+	be_close(&cpu);
+}
+END_TEST
+
+/* Device buffers that are not mapped: writes and reads go through the
+ * staging buffer. */
+START_TEST(test_staging)
+{
+	setenv("BELT_VK_STAGING", "1", 1);
+	struct be vk = open_vk(), cpu = open_cpu();
+	unsetenv("BELT_VK_STAGING");
+	rng_seed(30);
+	float data[1000], back[1000];
+	fill(data, 1000);
+	struct belt_buffer *b = buf_new(&vk, sizeof data);
+	buf_get(&vk, b, 0, back, sizeof back);
+	for (int i = 0; i < 1000; i++)
+		ck_assert(back[i] == 0.0f); /* zeroed */
+	buf_put(&vk, b, 12, data, 400);
+	buf_get(&vk, b, 8, back, 408);
+	ck_assert(back[0] == 0.0f && !memcmp(back + 1, data, 400));
+	buf_free(&vk, b);
+	check_matvec(&vk, &cpu, 3, 256, 33, 0, 0);
+	check_chain(&vk, &cpu, BELT_TYPE_F16, 4);
+	be_close(&vk);
+	be_close(&cpu);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST(test_errors)
+{
+	struct be vk = open_vk();
+	struct belt_buffer *b = buf_new(&vk, 100);
+	char tmp[8];
+	ck_assert_int_eq(vk.B->buffer_read(vk.ctx, b, 96, tmp, 8, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "96") && strstr(err, "100"), "%s", err);
+	ck_assert_int_eq(vk.B->buffer_write(vk.ctx, b, UINT64_MAX - 2, tmp, 8,
+					    err, sizeof err),
+			 -1);
+	struct belt_buffer *big = NULL;
+	ck_assert_int_eq(vk.B->buffer_create(vk.ctx, BELT_BUFFER_KV, 1ull << 46,
+					     &big, err, sizeof err),
+			 -1);
+	ck_assert_msg(strstr(err, "KV cache") && strstr(err, "70368744177664"),
+		      "%s", err);
+
+	/* outside the buffer, too small, misaligned */
+	struct belt_cmd c = cmd_new(&vk, "add", BELT_TYPE_ANY, "blk.3.res");
+	bind(&c, b, 0, 40, BELT_TYPE_F32);
+	bind(&c, b, 40, 40, BELT_TYPE_F32);
+	bind(&c, b, 80, 40, BELT_TYPE_F32);
+	pi(&c, 10);
+	struct belt_table tab;
+	table_init(&tab, &c, 1, 4, NULL, 4);
+	ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "blk.3.res") && strstr(err, "outside"), "%s",
+		      err);
+	ck_assert_ptr_null(tab.priv);
+	c.bind[2].offset = 60;
+	c.param[0].i = 15;
+	ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "blk.3.res") && strstr(err, "needs 60"), "%s",
+		      err);
+	c.param[0].i = 10;
+	c.bind[1].offset = 41;
+	ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "blk.3.res") && strstr(err, "multiple"), "%s",
+		      err);
+	c.bind[1].offset = 44; /* not 16-aligned: fine */
+	prepare(&vk, &tab);
+	vk.B->table_release(vk.ctx, &tab);
+	c.n_param = 2;
+	ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "params"), "%s", err);
+	c.n_param = 1;
+	/* a kernel from elsewhere */
+	struct belt_kernel alien = *c.kernel;
+	c.kernel = &alien;
+	ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "kernel"), "%s", err);
+
+	/* a binding beyond maxStorageBufferRange (lavapipe: 128 MiB) names
+	 * the command; devices with a larger range just prepare it */
+	uint64_t huge = (128ull << 20) + 4096;
+	struct belt_buffer *hb = NULL;
+	if (vk.B->buffer_create(vk.ctx, BELT_BUFFER_WEIGHTS, huge, &hb, err,
+				sizeof err) == 0) {
+		struct belt_cmd mv = cmd_new(&vk, "matvec", BELT_TYPE_F32,
+					     "output.weight");
+		bind(&mv, hb, 0, huge - 64, BELT_TYPE_F32);
+		bind(&mv, b, 0, 16, BELT_TYPE_F32);
+		bind(&mv, b, 16, 16, BELT_TYPE_F32);
+		pi(&mv, 4);
+		pi(&mv, 4);
+		table_init(&tab, &mv, 1, 4, NULL, 4);
+		if (vk.B->table_prepare(vk.ctx, &tab, err, sizeof err) == 0)
+			vk.B->table_release(vk.ctx, &tab);
+		else
+			ck_assert_msg(strstr(err, "output.weight") &&
+					      strstr(err, "maxStorageBufferRange"),
+				      "%s", err);
+		buf_free(&vk, hb);
+	}
+	ck_assert_int_eq(vk.B->table_run(vk.ctx, &tab, 0, 1, 0, err, sizeof err), -1);
+	buf_free(&vk, b);
+	vk.B->buffer_destroy(vk.ctx, NULL);
+	be_close(&vk);
+	V->destroy(NULL);
+
+	/* a device index that does not exist */
+	struct belt_backend_options opt = {.device = 99};
+	void *bad = NULL;
+	ck_assert_int_eq(V->create(&opt, &bad, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "99"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_kernel_find)
+{
+	struct be vk = open_vk(), cpu = open_cpu();
+	static const char *ops[] = {"embed", "matvec", "rmsnorm", "rope_kv",
+				    "attention", "silu_mul", "add", "argmax"};
+	for (int o = 0; o < 8; o++)
+		for (int i = 0; i < N_WTYPES; i++) {
+			const struct belt_kernel *kv =
+				V->kernel_find(vk.ctx, ops[o], NULL, wtypes[i]);
+			const struct belt_kernel *kc =
+				C->kernel_find(cpu.ctx, ops[o], "", wtypes[i]);
+			ck_assert_ptr_nonnull(kv);
+			ck_assert_ptr_nonnull(kc);
+			ck_assert_str_eq(kv->op, kc->op);
+			ck_assert_str_eq(kv->variant, "default");
+			ck_assert_str_eq(kv->params, kc->params);
+			ck_assert_int_eq(kv->wtype, kc->wtype);
+			ck_assert_int_eq(kv->n_bind, kc->n_bind);
+		}
+	ck_assert_ptr_null(V->kernel_find(vk.ctx, "matvec", NULL, BELT_TYPE_Q5_K));
+	ck_assert_ptr_null(V->kernel_find(vk.ctx, "matvec", "fast", BELT_TYPE_F32));
+	ck_assert_ptr_null(V->kernel_find(vk.ctx, NULL, NULL, BELT_TYPE_F32));
+	ck_assert_str_eq(V->name, "vulkan");
+	ck_assert_int_eq(V->abi, BELT_BACKEND_ABI);
+	ck_assert_ptr_null(V->buffer_wrap);
+	be_close(&vk);
+	be_close(&cpu);
+}
+END_TEST
+
+/* ---- real models through the public API ---- */
+
+static char model_path[1024];
+
+static bool find_model(const char *name)
+{
+	const char *dir = getenv("BELT_SHARED_DIR");
+	snprintf(model_path, sizeof model_path, "%s/models/%s",
+		 dir && *dir ? dir : "../shared", name);
+	FILE *f = fopen(model_path, "rb");
+	if (f)
+		fclose(f);
+	return f != NULL;
+}
+
+struct gen {
+	int32_t ids[80];
+	int n;
+};
+
+static bool on_token(void *ud, int32_t token, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	struct gen *g = ud;
+	if (token >= 0 && g->n < 80)
+		g->ids[g->n++] = token;
+	return true;
+}
+
+#define N_EVAL 6
+
+/* Greedy ids for 64 tokens, and the logits after each of the first N_EVAL
+ * prompt positions (session_eval one at a time) and after all of it. */
+static void model_run(const char *backend, const char *file, struct gen *g,
+		      float **logits, int32_t *n_vocab)
+{
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = model_path;
+	mp.backend = backend;
+	mp.n_threads = 2;
+	struct belt_model *m = NULL;
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0,
+		      "%s on %s: %s", file, backend, err);
+	int32_t nv = belt_model_n_vocab(m);
+	*n_vocab = nv;
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.n_ctx = 128;
+	struct belt_session *s = NULL;
+	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0,
+		      "%s", err);
+	int32_t prompt[N_EVAL + 3];
+	for (int i = 0; i < N_EVAL + 3; i++)
+		prompt[i] = (int32_t)((1 + 37 * i * i + 11 * i) % nv);
+	float *lg = malloc((size_t)nv * (N_EVAL + 1) * 4);
+	for (int i = 0; i < N_EVAL; i++)
+		ck_assert_msg(belt_session_eval(s, &prompt[i], 1, (uint32_t)i,
+						lg + (size_t)nv * i, err,
+						sizeof err) == 0,
+			      "%s", err);
+	/* the rest in one run of three (a partial chunk, base pos > 0) */
+	ck_assert_msg(belt_session_eval(s, &prompt[N_EVAL], 3, N_EVAL,
+					lg + (size_t)nv * N_EVAL, err,
+					sizeof err) == 0,
+		      "%s", err);
+	*logits = lg;
+	struct belt_generate_params gp;
+	belt_generate_params_default(&gp);
+	gp.n_predict = 64;
+	gp.stop_at_eog = false;
+	g->n = 0;
+	ck_assert_msg(belt_generate(s, prompt, 5, &gp, on_token, g, err,
+				    sizeof err) == 0,
+		      "%s", err);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+
+static void check_model(const char *file)
+{
+	if (!find_model(file)) {
+		fprintf(stderr, "skipping %s: not found\n", model_path);
+		return;
+	}
+	struct gen gv, gc;
+	float *lv, *lc;
+	int32_t nv;
+	model_run("vulkan", file, &gv, &lv, &nv);
+	model_run("cpu", file, &gc, &lc, &nv);
+	double worst = 0;
+	for (size_t i = 0; i < (size_t)nv * (N_EVAL + 1); i++) {
+		double e = fabs(lv[i] - lc[i]);
+		if (e > worst)
+			worst = e;
+		ck_assert_msg(e <= 1e-3 * (1 + fabs(lc[i])),
+			      "%s: logit %zu of position %zu: %g vs cpu %g",
+			      file, i % nv, i / nv, lv[i], lc[i]);
+	}
+	ck_assert_int_eq(gv.n, 64);
+	ck_assert_int_eq(gc.n, 64);
+	for (int i = 0; i < 64; i++)
+		ck_assert_msg(gv.ids[i] == gc.ids[i],
+			      "%s: generated token %d: %d vs cpu %d", file, i,
+			      gv.ids[i], gc.ids[i]);
+	fprintf(stderr, "vulkan %s: 64 greedy tokens equal the cpu's; worst "
+		"logit difference %.3g\n", file, worst);
+	free(lv);
+	free(lc);
+}
+
+START_TEST(test_model_stories)
+{
+	check_model("stories260K.f32.gguf");
+}
+END_TEST
+
+START_TEST(test_model_pycoder)
+{
+	check_model("pycoder29M.f16.gguf");
+}
+END_TEST
+
+/* With the validation layer: no message at all (the backend fails a run
+ * on any, and aborts in destroy when it saw one). */
+START_TEST(test_validation)
+{
+	setenv("BELT_VK_VALIDATION", "fatal", 1);
+	struct belt_backend_options opt = {.n_threads = 1, .device = -1};
+	void *probe = NULL;
+	if (V->create(&opt, &probe, err, sizeof err)) {
+		/* machines without the layer (the GPU box) skip this */
+		ck_assert_msg(strstr(err, "not installed"), "%s", err);
+		fprintf(stderr, "skipping validation: %s\n", err);
+		unsetenv("BELT_VK_VALIDATION");
+		return;
+	}
+	V->destroy(probe);
+	struct be vk = open_vk(), cpu = open_cpu();
+	for (int t = 0; t < N_WTYPES; t++)
+		check_matvec(&vk, &cpu, t, 64, 9, 0, 0);
+	check_matvec(&vk, &cpu, 1, 256, 9, 2, 4);
+	check_chain(&vk, &cpu, BELT_TYPE_Q4_0, 4);
+	check_chain(&vk, &cpu, BELT_TYPE_BF16, 16);
+	be_close(&vk);
+	setenv("BELT_VK_STAGING", "1", 1);
+	vk = open_vk();
+	check_chain(&vk, &cpu, BELT_TYPE_Q8_0, 4);
+	be_close(&vk);
+	unsetenv("BELT_VK_STAGING");
+	be_close(&cpu);
+	check_model("stories260K.f32.gguf");
+	unsetenv("BELT_VK_VALIDATION");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("backend-vulkan");
+	TCase *tc = tcase_create("kernels");
+	tcase_set_timeout(tc, 600);
+	tcase_add_loop_test(tc, test_matvec, 0, N_WTYPES);
+	tcase_add_test(tc, test_embed);
+	tcase_add_test(tc, test_elementwise);
+	tcase_add_test(tc, test_rope_kv);
+	tcase_add_test(tc, test_attention_gqa);
+	tcase_add_test(tc, test_argmax);
+	tcase_add_test(tc, test_head_last_only);
+	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES);
+	tcase_add_test(tc, test_staging);
+	suite_add_tcase(s, tc);
+	TCase *te = tcase_create("contract");
+	tcase_add_test(te, test_kernel_find);
+	tcase_add_test(te, test_errors);
+	suite_add_tcase(s, te);
+	TCase *tm = tcase_create("models");
+	tcase_set_timeout(tm, 600);
+	tcase_add_test(tm, test_model_stories);
+	tcase_add_test(tm, test_model_pycoder);
+	tcase_add_test(tm, test_validation);
+	suite_add_tcase(s, tm);
+	return s;
+}
+
+int main(void)
+{
+	V = belt_backend_get("vulkan", err, sizeof err);
+	if (!V) {
+		fprintf(stderr, "check_backend_vulkan: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	C = belt_backend_get("cpu", err, sizeof err);
+	if (!C) {
+		fprintf(stderr, "check_backend_vulkan: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -18,6 +18,9 @@ static struct belt_model *load(const char *file)
 	snprintf(rel, sizeof rel, "models/%s", file);
 	mp.path = shared_path(rel);
 	mp.n_threads = 2;
+	/* the same references hold for every backend */
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
 	struct belt_model *m;
 	char err[BELT_ERR_SIZE];
 	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
@@ -110,8 +113,8 @@ static void check_reference(const char *model, const char *file, uint32_t chunk)
 		free(gen);
 	}
 	ck_assert_uint_gt(rows, 0);
-	printf("golden %-28s chunk %2u: %u/%u rows identical to the reference over their whole length\n",
-	       file, chunk, full, rows);
+	printf("golden %-28s %s chunk %2u: %u/%u rows identical to the reference over their whole length\n",
+	       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", chunk, full, rows);
 	belt_session_free(s);
 	belt_model_free(m);
 	tsv_free(t);

@@ -33,3 +33,8 @@ TESTS += tests/check_noalloc
 tests_check_noalloc_SOURCES = tests/noalloc.c tests/ref.c
 tests_check_noalloc_CFLAGS = $(TEST_CFLAGS)
 tests_check_noalloc_LDADD = $(TEST_LIBS)
+
+if HAVE_VULKAN
+TESTS += tests/golden-vulkan.sh
+endif
+EXTRA_DIST += tests/golden-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh

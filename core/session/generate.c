@@ -49,8 +49,10 @@ static int prefill(struct belt_session *s, const int32_t *ids, size_t n, uint32_
 		uint32_t run = (uint32_t)n - done;
 		if (run > s->table.max_run)
 			run = s->table.max_run;
-		if (m->be->table_run(m->be_ctx, &s->table, pos + done, run, BELT_RUN_HEAD_LAST_ONLY,
-				     err, errsz))
+		/* only the last run's head may write token_ids[pos + n]: an
+		 * earlier one would overwrite the prompt token after it */
+		uint32_t flags = done + run == n ? BELT_RUN_HEAD_LAST_ONLY : BELT_RUN_SKIP_HEAD;
+		if (m->be->table_run(m->be_ctx, &s->table, pos + done, run, flags, err, errsz))
 			return -1;
 		done += run;
 	}

@@ -1319,10 +1319,11 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 				 pos, (uint64_t)pos + n - 1, pl->max_pos);
 	*(volatile uint32_t *)pl->meta->map = pos;
 	bool head_last = flags & BELT_RUN_HEAD_LAST_ONLY;
+	bool no_head = flags & BELT_RUN_SKIP_HEAD;
 	uint32_t k = 0;
 	pl->submit[k++] = pl->start;
 	for (uint32_t i = 0; i < n; i++)
-		pl->submit[k++] = head_last && i + 1 < n && pl->nohead[i]
+		pl->submit[k++] = (no_head || (head_last && i + 1 < n)) && pl->nohead[i]
 					  ? pl->nohead[i]
 					  : pl->full[i];
 	pl->submit[k++] = pl->tail;

@@ -90,6 +90,7 @@ struct belt_table {
 
 /* run() flags */
 #define BELT_RUN_HEAD_LAST_ONLY 1u /* skip head commands but for the last token */
+#define BELT_RUN_SKIP_HEAD 2u	   /* skip head commands for every token */
 
 struct belt_backend_options {
 	int n_threads; /* CPU threads; <= 0 means one per core */

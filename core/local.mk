@@ -5,6 +5,7 @@ libbelt_la_SOURCES += \
 	core/util/types.c \
 	core/arch/expr.c \
 	core/arch/arch.c \
+	core/arch/config.c \
 	core/model/model.c \
 	core/dispatch/dispatch.c \
 	core/session/session.c \
@@ -14,9 +15,11 @@ libbelt_la_SOURCES += \
 
 noinst_HEADERS += \
 	core/arch/arch.h \
+	core/arch/config.h \
 	core/arch/expr.h \
 	core/model/model.h \
 	core/plugin/registry.h \
 	core/session/session.h
 
 dist_arch_DATA += conf/arch/llama.yaml
+dist_conf_DATA += conf/belt.yaml

@@ -285,6 +285,34 @@ START_TEST(plugin_faults)
 }
 END_TEST
 
+START_TEST(config_faults)
+{
+	const char *model = synth("ok.gguf", no_edit);
+	expect_error(1, "no kernel for op 'attention' (variant 'nosuch'",
+		     "%s run -m '%s' -p hi --kernel attention=nosuch", belt_bin(), model);
+	expect_error(1, "kernel choice 'attention': expected op=variant",
+		     "%s run -m '%s' -p hi --kernel attention", belt_bin(), model);
+	const char *d = tmp("conf");
+	mkdir(d, 0755);
+	char path[600];
+	snprintf(path, sizeof path, "%s/belt.yaml", d);
+	FILE *f = fopen(path, "wb");
+	fputs("kernels:\n  attention: [x\n", f);
+	fclose(f);
+	expect_error(1, "belt.yaml:3:1: YAML syntax error", "BELT_CONF_PATH='%s' %s run -m '%s' -p hi",
+		     d, belt_bin(), model);
+	f = fopen(path, "wb");
+	fputs("kernels:\n  attention: nosuch\n", f);
+	fclose(f);
+	expect_error(1, "variant 'nosuch'", "BELT_CONF_PATH='%s' %s run -m '%s' -p hi", d,
+		     belt_bin(), model);
+	/* the run's choice wins over the configuration's */
+	char text[8192];
+	ck_assert_int_eq(run(text, sizeof text, "BELT_CONF_PATH='%s' %s run -m '%s' -p hi -n 2 --kernel attention=default",
+			     d, belt_bin(), model), 0);
+}
+END_TEST
+
 START_TEST(usage_faults)
 {
 	expect_error(2, "unknown option '--frobnicate'", "%s run --frobnicate", belt_bin());
@@ -309,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, model_faults);
 	tcase_add_test(tc, yaml_faults);
 	tcase_add_test(tc, plugin_faults);
+	tcase_add_test(tc, config_faults);
 	tcase_add_test(tc, usage_faults);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/config.h"
 #include "belt/plugin.h"
 #include "model/model.h"
 
@@ -256,10 +257,23 @@ const char *belt_model_variant(const struct belt_model *m, const char *op,
 	return yaml_variant ? yaml_variant : "default";
 }
 
+/* Kernel choices: the run's first (they win), then conf/belt.yaml's. */
+static int choose_kernels(struct belt_model *m, const char *run, char *err, size_t errsz)
+{
+	const char *env = getenv("BELT_CONF_PATH");
+	char dirs[4096], conf[sizeof m->kernels], all[2 * sizeof m->kernels + 2];
+	snprintf(dirs, sizeof dirs, "%s%s%s:%s", env ? env : "", env ? ":" : "", BELT_CONF_DIR,
+		 BELT_SRC_CONF_DIR);
+	if (belt_config_kernels(dirs, conf, sizeof conf, err, errsz))
+		return -1;
+	snprintf(all, sizeof all, "%s%s%s", run ? run : "", run && *run && *conf ? "," : "", conf);
+	return set_kernels(m, all, err, errsz);
+}
+
 static int load(struct belt_model *m, const struct belt_model_params *p,
 		char *err, size_t errsz)
 {
-	if (set_kernels(m, p->kernels, err, errsz))
+	if (choose_kernels(m, p->kernels, err, errsz))
 		return -1;
 	struct belt_gguf_str s;
 	int rc = belt_gguf_get_str(m->g, "general.architecture", &s, err, errsz);

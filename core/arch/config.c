@@ -1,0 +1,74 @@
+/* Reads conf/belt.yaml (libyaml's document API). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "arch/arch.h"
+#include "arch/config.h"
+#include "belt/error.h"
+
+static int kernels(const char *path, yaml_document_t *doc, yaml_node_t *map, char *out,
+		   size_t outsz, char *err, size_t errsz)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return belt_errf(err, errsz, "%s:%zu:%zu: kernels: expected a mapping of op: variant",
+				 path, map->start_mark.line + 1, map->start_mark.column + 1);
+	size_t len = 0;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(doc, p->value);
+		if (k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE ||
+		    !k->data.scalar.length || !v->data.scalar.length)
+			return belt_errf(err, errsz, "%s:%zu:%zu: kernels: expected op: variant", path,
+					 k->start_mark.line + 1, k->start_mark.column + 1);
+		int n = snprintf(out + len, outsz - len, "%s%s=%s", len ? "," : "",
+				 (const char *)k->data.scalar.value, (const char *)v->data.scalar.value);
+		if (n < 0 || (size_t)n >= outsz - len)
+			return belt_errf(err, errsz, "%s: kernels: too many choices", path);
+		len += (size_t)n;
+	}
+	return 0;
+}
+
+int belt_config_kernels(const char *dirs, char *out, size_t outsz, char *err, size_t errsz)
+{
+	char path[4096];
+	*out = 0;
+	if (belt_arch_find("belt", dirs, path, sizeof path))
+		return 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return belt_errf(err, errsz, "%s: %s", path, strerror(errno));
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	int rc = 0;
+	if (!yaml_parser_load(&parser, &doc)) {
+		rc = belt_errf(err, errsz, "%s:%zu:%zu: YAML syntax error: %s", path,
+			       parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+			       parser.problem ? parser.problem : "unknown");
+		yaml_parser_delete(&parser);
+		fclose(f);
+		return rc;
+	}
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (root && root->type != YAML_MAPPING_NODE)
+		rc = belt_errf(err, errsz, "%s:1:1: expected a mapping", path);
+	for (yaml_node_pair_t *p = root && !rc ? root->data.mapping.pairs.start : NULL;
+	     p && p < root->data.mapping.pairs.top && !rc; p++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+		const char *name = k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
+		if (!strcmp(name, "kernels"))
+			rc = kernels(path, &doc, yaml_document_get_node(&doc, p->value), out, outsz, err, errsz);
+		else
+			rc = belt_errf(err, errsz, "%s:%zu:%zu: unknown setting '%s' (expected kernels)",
+				       path, k->start_mark.line + 1, k->start_mark.column + 1, name);
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,566 @@
+/* The CPU backend's ops table: host buffers, kernel lookup, and a dispatch
+ * table prepared once (bindings resolved to pointers, work cut into chunks,
+ * dependencies found) and replayed per position by the thread pool without
+ * allocating. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "belt/error.h"
+#include "cpu.h"
+
+#define MAX_THREADS 512
+/* Chunks: enough per thread to even out the end of a command, each big
+ * enough that claiming it (an atomic on a shared line, ~0.1 us) is noise. */
+#define CHUNK_MIN_BYTES (128 * 1024)
+#define CHUNKS_PER_THREAD 8
+
+/* What table_prepare makes: t->priv. */
+struct plan {
+	struct cpu_cmd *cmds;
+	uint32_t n_cmds;
+	uint64_t max_pos; /* positions pos < max_pos fit every binding */
+	void *scratch;	  /* n_threads * scratch_stride bytes */
+	size_t scratch_stride;
+};
+
+/* One table_run, handed to every thread. */
+struct job {
+	struct cpu_ctx *ctx;
+	const struct plan *plan;
+	uint64_t base; /* the run's first chunk number */
+	uint32_t pos, n, flags;
+};
+
+_Static_assert(sizeof(struct job) <= CPU_JOB_ARG, "job too big for the pool");
+
+/* ---- create / destroy ---- */
+
+/* The instruction sets this CPU runs, best last. */
+static int usable_isas(const struct cpu_isa **out)
+{
+	int n = 0;
+	out[n++] = &cpu_isa_generic;
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (cpu_isa_avx2 && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+		out[n++] = cpu_isa_avx2;
+		if (cpu_isa_avx512 && __builtin_cpu_supports("avx512f") &&
+		    __builtin_cpu_supports("avx512bw") &&
+		    __builtin_cpu_supports("avx512vl") &&
+		    __builtin_cpu_supports("avx512vnni"))
+			out[n++] = cpu_isa_avx512;
+	}
+#endif
+	return n;
+}
+
+/* The best set, or the one named by want; routines it lacks come from the
+ * sets below it. */
+static int pick_isa(const char *want, struct cpu_isa *isa, char *err,
+		    size_t errsz)
+{
+	const struct cpu_isa *sets[3];
+	int n = usable_isas(sets), top = n - 1;
+	if (want && *want) {
+		for (top = n - 1; top >= 0; top--)
+			if (!strcmp(sets[top]->name, want))
+				break;
+		if (top < 0)
+			return belt_errf(err, errsz,
+					 "cpu: BELT_CPU_ISA=%s: not one this "
+					 "CPU and build run (generic, avx2, "
+					 "avx512)",
+					 want);
+	}
+	*isa = *sets[top];
+	for (int i = top - 1; i >= 0; i--) {
+		for (int w = 0; w < CPU_W_COUNT; w++)
+			if (!isa->rows[w])
+				isa->rows[w] = sets[i]->rows[w];
+		if (!isa->argmax)
+			isa->argmax = sets[i]->argmax;
+		if (!isa->attend)
+			isa->attend = sets[i]->attend;
+		if (!isa->silu_mul)
+			isa->silu_mul = sets[i]->silu_mul;
+	}
+	return 0;
+}
+
+static int cpu_create(const struct belt_backend_options *opt, void **out,
+		      char *err, size_t errsz)
+{
+	int n = opt ? opt->n_threads : 0;
+	if (n <= 0) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cores > 0 ? (int)cores : 1;
+	}
+	if (n > MAX_THREADS)
+		n = MAX_THREADS;
+	struct cpu_ctx *ctx = calloc(1, sizeof *ctx);
+	if (!ctx)
+		return belt_errf(err, errsz, "cpu: out of memory");
+	/* BELT_CPU_ISA picks a lower path for tests and debugging */
+	if (pick_isa(getenv("BELT_CPU_ISA"), &ctx->isa_merged, err, errsz)) {
+		free(ctx);
+		return -1;
+	}
+	ctx->n_threads = n;
+	ctx->isa = &ctx->isa_merged;
+	if (n > 1 && cpu_pool_create(n, &ctx->pool, err, errsz)) {
+		free(ctx);
+		return -1;
+	}
+	*out = ctx;
+	return 0;
+}
+
+static void cpu_destroy(void *vctx)
+{
+	struct cpu_ctx *ctx = vctx;
+	if (!ctx)
+		return;
+	cpu_pool_destroy(ctx->pool); /* joins the workers */
+	free(ctx);
+}
+
+/* ---- buffers ---- */
+
+static int cpu_buffer_create(void *ctx, enum belt_buffer_usage usage,
+			     uint64_t size, struct belt_buffer **out,
+			     char *err, size_t errsz)
+{
+	(void)ctx;
+	(void)usage;
+	struct belt_buffer *b = malloc(sizeof *b);
+	/* whole cache lines, so a vector loop never straddles the end */
+	uint64_t alloc = (size + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+	if (!alloc)
+		alloc = CPU_ALIGN;
+	if (!b || alloc < size || alloc > PTRDIFF_MAX ||
+	    posix_memalign(&b->data, CPU_ALIGN, (size_t)alloc)) {
+		free(b);
+		return belt_errf(err, errsz,
+				 "cpu: cannot allocate a buffer of %" PRIu64
+				 " bytes",
+				 size);
+	}
+	memset(b->data, 0, (size_t)alloc);
+	b->size = size;
+	b->owned = true;
+	*out = b;
+	return 0;
+}
+
+static int cpu_buffer_wrap(void *ctx, const void *host, uint64_t size,
+			   struct belt_buffer **out, char *err, size_t errsz)
+{
+	(void)ctx;
+	if (!host && size)
+		return belt_errf(err, errsz,
+				 "cpu: cannot wrap NULL host memory of %" PRIu64
+				 " bytes",
+				 size);
+	struct belt_buffer *b = malloc(sizeof *b);
+	if (!b)
+		return belt_errf(err, errsz, "cpu: out of memory");
+	/* kernels only read weights: wrapping PROT_READ memory is fine */
+	b->data = (void *)host;
+	b->size = size;
+	b->owned = false;
+	*out = b;
+	return 0;
+}
+
+static void cpu_buffer_destroy(void *ctx, struct belt_buffer *b)
+{
+	(void)ctx;
+	if (!b)
+		return;
+	if (b->owned)
+		free(b->data);
+	free(b);
+}
+
+static int check_range(const struct belt_buffer *b, uint64_t offset,
+		       uint64_t size, const char *what, char *err,
+		       size_t errsz)
+{
+	if (!b)
+		return belt_errf(err, errsz, "cpu: %s: NULL buffer", what);
+	if (offset > b->size || size > b->size - offset)
+		return belt_errf(err, errsz,
+				 "cpu: %s of %" PRIu64 " bytes at offset %" PRIu64
+				 " is outside the buffer of %" PRIu64 " bytes",
+				 what, size, offset, b->size);
+	return 0;
+}
+
+static int cpu_buffer_write(void *ctx, struct belt_buffer *b, uint64_t offset,
+			    const void *src, uint64_t size, char *err,
+			    size_t errsz)
+{
+	(void)ctx;
+	if (check_range(b, offset, size, "buffer_write", err, errsz))
+		return -1;
+	if (size)
+		memcpy((char *)b->data + offset, src, (size_t)size);
+	return 0;
+}
+
+static int cpu_buffer_read(void *ctx, struct belt_buffer *b, uint64_t offset,
+			   void *dst, uint64_t size, char *err, size_t errsz)
+{
+	(void)ctx;
+	if (check_range(b, offset, size, "buffer_read", err, errsz))
+		return -1;
+	if (size)
+		memcpy(dst, (const char *)b->data + offset, (size_t)size);
+	return 0;
+}
+
+/* ---- kernels ---- */
+
+static const struct belt_kernel *cpu_kernel_find(void *ctx, const char *op,
+						 const char *variant,
+						 int wtype)
+{
+	(void)ctx;
+	if (!op)
+		return NULL;
+	if (!variant || !*variant)
+		variant = "default";
+	for (size_t i = 0; i < cpu_n_kernels; i++) {
+		const struct belt_kernel *k = &cpu_kernels[i];
+		if (!strcmp(k->op, op) && !strcmp(k->variant, variant) &&
+		    (k->wtype == BELT_TYPE_ANY || k->wtype == wtype))
+			return k;
+	}
+	return NULL;
+}
+
+static int count_params(const char *schema)
+{
+	int n = 0;
+	for (const char *s = schema; *s; s++)
+		if (*s == ':')
+			n++;
+	return n;
+}
+
+/* ---- dependencies ----
+ * Commands between two waits run concurrently on different threads, so a
+ * wait (c->barrier) goes after a command whenever the next one touches what
+ * the group since the last wait wrote, or writes what it read. */
+
+#define GROUP_MAX 64
+
+struct range {
+	const char *lo, *hi;
+	bool write;
+};
+
+struct group {
+	struct range r[GROUP_MAX];
+	int n;
+};
+
+static bool overlaps(const struct range *a, const struct range *b)
+{
+	return a->lo < b->hi && b->lo < a->hi;
+}
+
+static int cmd_ranges(const struct belt_cmd *cmd, const struct cpu_cmd *c,
+		      uint8_t writes, struct range *out)
+{
+	int n = 0;
+	for (int i = 0; i < cmd->n_bind; i++) {
+		if (!cmd->bind[i].size)
+			continue;
+		out[n].lo = c->p[i];
+		out[n].hi = (const char *)c->p[i] + cmd->bind[i].size;
+		out[n].write = writes & (1u << i);
+		n++;
+	}
+	return n;
+}
+
+static bool conflicts(const struct group *g, const struct range *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < g->n; j++)
+			if ((r[i].write || g->r[j].write) &&
+			    overlaps(&r[i], &g->r[j]))
+				return true;
+	return false;
+}
+
+/* ---- prepare / release / run ---- */
+
+static void plan_free(struct plan *pl)
+{
+	if (!pl)
+		return;
+	for (uint32_t i = 0; i < pl->n_cmds; i++)
+		free(pl->cmds[i].owned);
+	free(pl->cmds);
+	free(pl->scratch);
+	free(pl);
+}
+
+/* Cut a command's items into chunks of whole `align` groups. */
+static void cut_chunks(struct cpu_cmd *c, const struct cpu_prep *pr, int nth)
+{
+	int64_t len = pr->len > 0 ? pr->len : 1;
+	int64_t n = 1;
+	if (nth > 1 && len > 1) {
+		int64_t most = (int64_t)nth *
+			       (pr->max_chunks ? pr->max_chunks : CHUNKS_PER_THREAD);
+		n = pr->item_bytes >= CHUNK_MIN_BYTES
+			    ? most
+			    : (int64_t)((uint64_t)len * pr->item_bytes /
+					CHUNK_MIN_BYTES);
+		n = n < 1 ? 1 : n > most ? most : n;
+	}
+	int64_t chunk = (len + n - 1) / n;
+	chunk = (chunk + pr->align - 1) / pr->align * pr->align;
+	c->len = len;
+	c->chunk = chunk;
+	c->n_chunks = (uint32_t)((len + chunk - 1) / chunk);
+}
+
+static int prepare_cmd(struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		       uint32_t idx, struct cpu_cmd *c, struct cpu_prep *pr,
+		       char *err, size_t errsz)
+{
+	const struct belt_kernel *k = cmd->kernel;
+	const char *name = cmd->label ? cmd->label : "?";
+	if (!k || k < cpu_kernels || k >= cpu_kernels + cpu_n_kernels)
+		return belt_errf(err, errsz,
+				 "cpu: command %u (%s): kernel is not one of "
+				 "this backend's",
+				 idx, name);
+	if (cmd->n_bind != k->n_bind || cmd->n_bind > BELT_MAX_BINDINGS)
+		return belt_errf(err, errsz,
+				 "%s: %s takes %u bindings, the command has %u",
+				 name, k->op, k->n_bind, cmd->n_bind);
+	int np = count_params(k->params);
+	if (cmd->n_param != np)
+		return belt_errf(err, errsz,
+				 "%s: %s takes %d params (%s), the command has "
+				 "%u",
+				 name, k->op, np, k->params, cmd->n_param);
+	for (int i = 0; i < cmd->n_bind; i++) {
+		const struct belt_binding *b = &cmd->bind[i];
+		if (!b->buf)
+			return belt_errf(err, errsz,
+					 "%s: %s binding %d has no buffer",
+					 name, k->op, i);
+		if (b->offset > b->buf->size ||
+		    b->size > b->buf->size - b->offset)
+			return belt_errf(err, errsz,
+					 "%s: %s binding %d (%" PRIu64
+					 " bytes at offset %" PRIu64
+					 ") is outside its buffer of %" PRIu64
+					 " bytes",
+					 name, k->op, i, b->size, b->offset,
+					 b->buf->size);
+		c->p[i] = (char *)b->buf->data + b->offset;
+	}
+	memcpy(c->prm, cmd->param, sizeof c->prm);
+	const struct cpu_op *op = k->impl;
+	c->run = op->run;
+	c->head = cmd->head;
+	c->src = cmd;
+	pr->max_pos = UINT64_MAX;
+	pr->len = 1;
+	pr->align = 1;
+	if (op->prepare(ctx, cmd, c, pr, err, errsz))
+		return -1;
+	cut_chunks(c, pr, ctx->n_threads);
+	return 0;
+}
+
+static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
+			     size_t errsz)
+{
+	struct cpu_ctx *ctx = vctx;
+	if (!t || (!t->cmds && t->n_cmds))
+		return belt_errf(err, errsz, "cpu: table_prepare: no table");
+	struct plan *pl = calloc(1, sizeof *pl);
+	struct group *g = calloc(1, sizeof *g);
+	if (!pl || !g ||
+	    !(pl->cmds = calloc(t->n_cmds ? t->n_cmds : 1, sizeof *pl->cmds))) {
+		free(g);
+		plan_free(pl);
+		return belt_errf(err, errsz, "cpu: table_prepare: out of memory "
+			"for %u commands", t->n_cmds);
+	}
+	pl->max_pos = t->n_ctx ? t->n_ctx : UINT64_MAX;
+	size_t scratch = 0;
+	for (uint32_t i = 0; i < t->n_cmds; i++) {
+		struct cpu_cmd *c = &pl->cmds[i];
+		struct cpu_prep pr = {0};
+		pl->n_cmds = i + 1; /* so that plan_free frees c->owned */
+		if (prepare_cmd(ctx, &t->cmds[i], i, c, &pr, err, errsz)) {
+			free(g);
+			plan_free(pl);
+			return -1;
+		}
+		if (pr.max_pos < pl->max_pos)
+			pl->max_pos = pr.max_pos;
+		if (pr.scratch > scratch)
+			scratch = pr.scratch;
+
+		struct range r[BELT_MAX_BINDINGS];
+		int nr = cmd_ranges(&t->cmds[i], c, pr.writes, r);
+		if (i > 0 && (g->n + nr > GROUP_MAX || conflicts(g, r, nr))) {
+			pl->cmds[i - 1].barrier = true;
+			g->n = 0;
+		}
+		memcpy(g->r + g->n, r, (size_t)nr * sizeof *r);
+		g->n += nr;
+
+		/* x is still quantized in this thread's scratch when the
+		 * previous command quantized the same x and wrote elsewhere */
+		struct cpu_cmd *prev = i > 0 ? &pl->cmds[i - 1] : NULL;
+		if (c->quant && prev && prev->quant == c->quant &&
+		    prev->run == c->run && prev->head == c->head &&
+		    prev->p[1] == c->p[1] && prev->prm[0].i == c->prm[0].i) {
+			const struct belt_cmd *pc = &t->cmds[i - 1];
+			const char *x = c->p[1], *y = prev->p[2];
+			if (!(y < x + (size_t)c->prm[0].i * 4 &&
+			      x < y + pc->bind[2].size))
+				c->reuse_xq = true;
+		}
+	}
+	free(g);
+	if (t->n_cmds)
+		pl->cmds[t->n_cmds - 1].barrier = true; /* end of a position */
+	pl->scratch_stride = (scratch + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+	size_t total = pl->scratch_stride * (size_t)ctx->n_threads;
+	if (total && posix_memalign(&pl->scratch, CPU_ALIGN, total)) {
+		pl->scratch = NULL;
+		plan_free(pl);
+		return belt_errf(err, errsz, "cpu: table_prepare: cannot "
+			"allocate %zu bytes of scratch", total);
+	}
+	if (total)
+		memset(pl->scratch, 0, total);
+	t->priv = pl;
+	return 0;
+}
+
+static void cpu_table_release(void *vctx, struct belt_table *t)
+{
+	struct cpu_ctx *ctx = vctx;
+	if (!t)
+		return;
+	cpu_pool_quiesce(ctx->pool); /* no worker still walks the plan */
+	plan_free(t->priv);
+	t->priv = NULL;
+}
+
+static void run_chunk(const struct cpu_cmd *c, struct cpu_worker *w,
+		      uint32_t pos, uint64_t k)
+{
+	int64_t i0 = (int64_t)k * c->chunk;
+	int64_t i1 = i0 + c->chunk < c->len ? i0 + c->chunk : c->len;
+	c->run(c, w, pos, i0, i1);
+}
+
+/* Every thread walks the whole run. Chunk numbers run on from j->base in
+ * command order; a thread takes what is left of each command, then, where
+ * later commands depend on it, waits until all chunks so far are done. */
+static void walk(const void *arg, int ith, int nth)
+{
+	const struct job *j = arg;
+	const struct plan *pl = j->plan;
+	struct cpu_pool *pool = j->ctx->pool;
+	struct cpu_worker w = {
+		.ith = ith,
+		.nth = nth,
+		.scratch = (char *)pl->scratch + pl->scratch_stride * ith,
+		.seq = UINT64_MAX,
+		.xq_seq = UINT64_MAX,
+	};
+	bool head_last = j->flags & BELT_RUN_HEAD_LAST_ONLY;
+	uint32_t end = j->pos + j->n;
+	uint64_t at = j->base;
+	for (uint32_t p = j->pos; p < end; p++) {
+		bool skip_head = (j->flags & BELT_RUN_SKIP_HEAD) || (head_last && p + 1 != end);
+		for (uint32_t i = 0; i < pl->n_cmds; i++) {
+			const struct cpu_cmd *c = &pl->cmds[i];
+			uint64_t first = at;
+			w.prev_seq = w.seq;
+			w.seq = first;
+			if (!(skip_head && c->head)) {
+				at += c->n_chunks;
+				uint64_t k;
+				if (!pool)
+					for (k = first; k < at; k++)
+						run_chunk(c, &w, p, k - first);
+				else
+					while (cpu_pool_claim(pool, at, &k)) {
+						run_chunk(c, &w, p, k - first);
+						cpu_pool_finish(pool, ith);
+					}
+			}
+			/* a skipped command keeps its wait: the commands
+			 * around it were grouped with it, not with each other */
+			if (pool && c->barrier)
+				cpu_pool_wait(pool, at);
+		}
+	}
+}
+
+static int cpu_table_run(void *vctx, struct belt_table *t, uint32_t pos,
+			 uint32_t n, uint32_t flags, char *err, size_t errsz)
+{
+	struct cpu_ctx *ctx = vctx;
+	if (!t || !t->priv)
+		return belt_errf(err, errsz, "cpu: table_run: table not "
+			"prepared");
+	const struct plan *pl = t->priv;
+	if (!n)
+		return 0;
+	if ((uint64_t)pos + n > pl->max_pos)
+		return belt_errf(err, errsz,
+				 "cpu: table_run: positions %u..%" PRIu64
+				 " exceed the %" PRIu64
+				 " the table's buffers hold",
+				 pos, (uint64_t)pos + n - 1, pl->max_pos);
+	struct job j = {
+		.ctx = ctx, .plan = pl, .pos = pos, .n = n, .flags = flags};
+	if (ctx->pool) {
+		j.base = cpu_pool_frontier(ctx->pool);
+		cpu_pool_run(ctx->pool, walk, &j, sizeof j);
+	} else {
+		walk(&j, 0, 1);
+	}
+	return 0;
+}
+
+const struct belt_backend_ops cpu_backend_ops = {
+	.abi = BELT_BACKEND_ABI,
+	.name = "cpu",
+	.description = "CPU: portable C with AVX2 and AVX-512 kernels, "
+		       "one thread per core",
+	.create = cpu_create,
+	.destroy = cpu_destroy,
+	.buffer_create = cpu_buffer_create,
+	.buffer_wrap = cpu_buffer_wrap,
+	.buffer_destroy = cpu_buffer_destroy,
+	.buffer_write = cpu_buffer_write,
+	.buffer_read = cpu_buffer_read,
+	.kernel_find = cpu_kernel_find,
+	.table_prepare = cpu_table_prepare,
+	.table_release = cpu_table_release,
+	.table_run = cpu_table_run,
+};

@@ -1,0 +1,264 @@
+/* plugins/backend-cpu/cpu.h: the CPU backend's internal interfaces.
+ *
+ * plugin.c     the module's one export, belt_plugin_entry
+ * backend.c    ops table, buffers, table prepare/run
+ * pool.c       persistent worker threads, chunk claiming between them
+ * kernels.c    the kernel table and each op
+ * vec.c        portable routines (the reference path, float math)
+ * vec_avx2.c   AVX2/FMA/F16C routines (int8 activations for quantized
+ *              weights, as ggml), chosen at create() when the CPU has them
+ * vec_avx512.c AVX-512 F/BW/VL/VNNI routines, likewise
+ *
+ * Nothing here is exported from the module: only belt_plugin_entry is. */
+#ifndef BELT_CPU_H
+#define BELT_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "belt/backend.h"
+
+#define CPU_ALIGN 64
+#define CPU_QK 32   /* block length of Q8_0/Q4_0 and of the quantized x */
+#define CPU_QK_K 256 /* super-block length of the K-quants */
+
+/* ggml's K-quant super-blocks (types.h has the 32-blocks). Q4_K: 8
+ * sub-blocks of 32, w = d * sc * q - dmin * m with 6-bit sc, m packed in
+ * scales[12]. Q6_K: 16 sub-blocks of 16, w = d * scales[i] * (q - 32),
+ * q's low 4 bits in ql, high 2 in qh. */
+struct cpu_block_q4_k {
+	uint16_t d, dmin;
+	uint8_t scales[12];
+	uint8_t qs[CPU_QK_K / 2];
+};
+
+struct cpu_block_q6_k {
+	uint8_t ql[CPU_QK_K / 2];
+	uint8_t qh[CPU_QK_K / 4];
+	int8_t scales[CPU_QK_K / 16];
+	uint16_t d;
+};
+
+_Static_assert(sizeof(struct cpu_block_q4_k) == 144, "q4_k block");
+_Static_assert(sizeof(struct cpu_block_q6_k) == 210, "q6_k block");
+
+struct belt_buffer {
+	void *data;
+	uint64_t size;
+	bool owned; /* data is ours to free (buffer_create), not wrapped */
+};
+
+/* Weight types with a matvec/embed kernel, as dense indices. */
+enum cpu_wtype {
+	CPU_W_F32,
+	CPU_W_F16,
+	CPU_W_BF16,
+	CPU_W_Q8_0,
+	CPU_W_Q4_0,
+	CPU_W_Q4_K,
+	CPU_W_Q6_K,
+	CPU_W_COUNT
+};
+
+static inline bool cpu_w_quantized(enum cpu_wtype w)
+{
+	return w >= CPU_W_Q8_0;
+}
+
+/* y[r] = W[r] . x for rows r0 <= r < r1; W rows are row_bytes apart. x is
+ * floats, or for quantized weights the output of quantize_x when the ISA
+ * sets it. */
+typedef void (*cpu_rows_fn)(const void *w, size_t row_bytes, const void *x,
+			    float *y, int64_t r0, int64_t r1, int k);
+/* Quantize k floats (k % 32 == 0) into the activation layout the quantized
+ * rows of every ISA read (see cpu_xq_*). */
+typedef void (*cpu_quant_fn)(const float *x, void *xq, int k);
+/* Index of the largest of n floats, the lowest on ties. */
+typedef int64_t (*cpu_argmax_fn)(const float *x, int64_t n);
+/* One attention head over n_kv cached positions: att[t] = softmax_t(scale
+ * * q . k_t), out = sum_t att[t] v_t; k_t = kc + t * stride (floats), v_t
+ * likewise. */
+typedef void (*cpu_attend_fn)(const float *q, const float *kc,
+			      const float *vc, size_t stride, int64_t n_kv,
+			      int head_dim, float scale, float *att,
+			      float *out);
+/* out[i] = g[i] / (1 + exp(-g[i])) * u[i] for i < n; out may alias g. */
+typedef void (*cpu_silu_mul_fn)(const float *g, const float *u, float *out,
+				int64_t n);
+
+/* Quantized x of k elements, nb = k/32 blocks of 32: k int8 q (x ~ d * q
+ * per block), nb float d, nb pairs of int32 sums of q over each half
+ * block, then nb groups of 8 int32 {-8 * sum of the block's q, 0 x 7}
+ * (where AVX-512's Q4_0 dot product starts). */
+static inline size_t cpu_xq_bytes(int k)
+{
+	return (size_t)k + (size_t)(k / CPU_QK) * (4 + 8 + 32);
+}
+
+static inline float *cpu_xq_d(const void *xq, int k)
+{
+	return (float *)((char *)xq + k);
+}
+
+static inline int32_t *cpu_xq_sums(const void *xq, int k)
+{
+	return (int32_t *)(cpu_xq_d(xq, k) + k / CPU_QK);
+}
+
+static inline int32_t *cpu_xq_corr(const void *xq, int k)
+{
+	return cpu_xq_sums(xq, k) + 2 * (k / CPU_QK);
+}
+
+/* One instruction set's routines. rows[] for quantized types reads
+ * quantized x when quantize_x is set, floats otherwise. A NULL entry is
+ * taken from the next set down (avx512 -> avx2 -> generic). */
+struct cpu_isa {
+	const char *name;
+	cpu_rows_fn rows[CPU_W_COUNT];
+	cpu_quant_fn quantize_x;
+	cpu_argmax_fn argmax;
+	cpu_attend_fn attend;
+	cpu_silu_mul_fn silu_mul;
+};
+
+extern const struct cpu_isa cpu_isa_generic;
+/* NULL when the compiler cannot build them. */
+extern const struct cpu_isa *const cpu_isa_avx2;
+extern const struct cpu_isa *const cpu_isa_avx512;
+
+struct cpu_pool;
+
+struct cpu_ctx {
+	int n_threads;
+	const struct cpu_isa *isa; /* &isa_merged */
+	struct cpu_isa isa_merged;
+	struct cpu_pool *pool; /* NULL with one thread */
+};
+
+/* What a thread has while it walks a run. seq numbers the current
+ * command's first chunk in the run (unique per command and position),
+ * prev_seq the previous command's; xq_seq says for which command this
+ * thread's scratch holds quantized x. */
+struct cpu_worker {
+	int ith, nth;
+	void *scratch; /* this thread's own scratch (quantized x) */
+	uint64_t seq, prev_seq, xq_seq;
+};
+
+/* A prepared command: the kernel's function, bindings resolved to
+ * pointers, and what the kernel worked out once in prepare. run does
+ * items [i0, i1) of the command's len work items (rows, heads,
+ * elements; 1 for ops done whole). */
+struct cpu_cmd;
+typedef void (*cpu_run_fn)(const struct cpu_cmd *c, struct cpu_worker *w,
+			   uint32_t pos, int64_t i0, int64_t i1);
+
+struct cpu_cmd {
+	cpu_run_fn run;
+	void *p[BELT_MAX_BINDINGS];
+	union belt_param prm[BELT_MAX_PARAMS];
+	bool head;
+	bool barrier;	 /* later commands need this one's results */
+	bool reuse_xq;	 /* same x as the previous command, unchanged */
+	int64_t len;	 /* work items */
+	int64_t chunk;	 /* items per chunk */
+	uint32_t n_chunks;
+	cpu_rows_fn rows;
+	cpu_quant_fn quant;
+	cpu_argmax_fn argmax;
+	cpu_attend_fn attend;
+	cpu_silu_mul_fn silu_mul;
+	size_t row_bytes;
+	enum cpu_wtype w;  /* embed: weight type */
+	int64_t n_rows;	   /* embed: vocabulary rows in W */
+	const float *freq; /* rope_kv: rope_dim/2 inverse frequencies */
+	void *owned;	   /* freed by table_release */
+	const struct belt_cmd *src;
+};
+
+/* What a kernel's prepare tells the backend about a command. */
+struct cpu_prep {
+	uint64_t max_pos;    /* positions pos < max_pos are in range */
+	size_t scratch;	     /* per-thread scratch bytes */
+	uint8_t writes;	     /* bit mask of bindings the command writes */
+	int64_t len;	     /* work items (default 1) */
+	int64_t align;	     /* chunks are multiples of this many items */
+	size_t item_bytes;   /* memory an item touches, to size chunks */
+	int max_chunks;	     /* per thread; 0: the default */
+};
+
+/* A kernel's implementation: kernel.impl points at one. */
+struct cpu_op {
+	enum cpu_wtype w; /* for matvec/embed */
+	cpu_run_fn run;
+	/* Check the bindings and params of cmd, fill c and pr. */
+	int (*prepare)(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		       struct cpu_cmd *c, struct cpu_prep *pr, char *err,
+		       size_t errsz);
+};
+
+extern const struct belt_kernel cpu_kernels[];
+extern const size_t cpu_n_kernels;
+extern const struct belt_backend_ops cpu_backend_ops;
+
+/* Thread pool (pool.c). cpu_pool_run publishes fn and a copy of arg (at
+ * most CPU_JOB_ARG bytes) to the workers and runs fn as thread 0; fn must
+ * itself wait until the job's chunks are finished. */
+#define CPU_JOB_ARG 56
+typedef void (*cpu_job_fn)(const void *arg, int ith, int nth);
+int cpu_pool_create(int n, struct cpu_pool **out, char *err, size_t errsz);
+void cpu_pool_destroy(struct cpu_pool *p);
+void cpu_pool_run(struct cpu_pool *p, cpu_job_fn fn, const void *arg,
+		  size_t size);
+/* Return once no worker is inside a job (before freeing what jobs read). */
+void cpu_pool_quiesce(struct cpu_pool *p);
+/* Chunk counters: the next unclaimed chunk (the first of a new run);
+ * claim the next chunk if it is below end; mark one finished; wait until
+ * the finished count reaches target. */
+uint64_t cpu_pool_frontier(struct cpu_pool *p);
+bool cpu_pool_claim(struct cpu_pool *p, uint64_t end, uint64_t *idx);
+void cpu_pool_finish(struct cpu_pool *p, int ith);
+void cpu_pool_wait(struct cpu_pool *p, uint64_t target);
+
+/* Dequantize one K-quant super-block (vec.c), as ggml does. */
+void cpu_dequant_q4_k(const struct cpu_block_q4_k *b, float *out);
+void cpu_dequant_q6_k(const struct cpu_block_q6_k *b, float *out);
+
+/* fp16/bf16 -> f32 without library calls, so loops vectorize. */
+static inline float cpu_bits_f32(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint32_t cpu_f32_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static inline float cpu_fp16(uint16_t h)
+{
+	/* exact for all inputs: normals by rebias and scale, subnormals
+	 * through a magic-number subtraction (M. Dukhan's FP16 library) */
+	uint32_t w = (uint32_t)h << 16;
+	uint32_t sign = w & 0x80000000u;
+	uint32_t two_w = w + w;
+	float norm = cpu_bits_f32((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+	float denorm = cpu_bits_f32((two_w >> 17) | (126u << 23)) - 0.5f;
+	uint32_t r = two_w < (1u << 27) ? cpu_f32_bits(denorm)
+					: cpu_f32_bits(norm);
+	return cpu_bits_f32(sign | r);
+}
+
+static inline float cpu_bf16(uint16_t h)
+{
+	return cpu_bits_f32((uint32_t)h << 16);
+}
+
+#endif

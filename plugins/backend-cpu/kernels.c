@@ -1,0 +1,542 @@
+/* The CPU kernels: one table entry per op and weight type, and each op as
+ * it reads in doc/ops.md. prepare checks a command's bindings against its
+ * params once and says how the work splits (rows, heads, elements; small
+ * ops are one item); run does items [i0, i1) for one position. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "belt/types.h"
+#include "cpu.h"
+
+static const int wtype_of[CPU_W_COUNT] = {
+	[CPU_W_F32] = BELT_TYPE_F32,
+	[CPU_W_F16] = BELT_TYPE_F16,
+	[CPU_W_BF16] = BELT_TYPE_BF16,
+	[CPU_W_Q8_0] = BELT_TYPE_Q8_0,
+	[CPU_W_Q4_0] = BELT_TYPE_Q4_0,
+	[CPU_W_Q4_K] = BELT_TYPE_Q4_K,
+	[CPU_W_Q6_K] = BELT_TYPE_Q6_K,
+};
+
+static const char *label(const struct belt_cmd *cmd)
+{
+	return cmd->label ? cmd->label : cmd->kernel->op;
+}
+
+/* Binding i must hold at least `bytes`. */
+static int need(const struct belt_cmd *cmd, int i, const char *what,
+		uint64_t bytes, char *err, size_t errsz)
+{
+	if (cmd->bind[i].size >= bytes)
+		return 0;
+	return belt_errf(err, errsz,
+			 "%s: %s binding %d (%s) holds %" PRIu64
+			 " bytes, needs %" PRIu64,
+			 label(cmd), cmd->kernel->op, i, what,
+			 cmd->bind[i].size, bytes);
+}
+
+/* Integer param i must be at least min. */
+static int need_int(const struct belt_cmd *cmd, int i, const char *name,
+		    int32_t min, char *err, size_t errsz)
+{
+	if (cmd->param[i].i >= min)
+		return 0;
+	return belt_errf(err, errsz, "%s: %s param %s is %d, must be >= %d",
+			 label(cmd), cmd->kernel->op, name, cmd->param[i].i,
+			 min);
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- embed: out = dequant(W row token_ids[pos]) ---- */
+
+static void dequant_row(enum cpu_wtype w, const void *row, float *out, int n)
+{
+	switch (w) {
+	case CPU_W_F32:
+		memcpy(out, row, (size_t)n * sizeof(float));
+		break;
+	case CPU_W_F16:
+		for (int i = 0; i < n; i++)
+			out[i] = cpu_fp16(((const uint16_t *)row)[i]);
+		break;
+	case CPU_W_BF16:
+		for (int i = 0; i < n; i++)
+			out[i] = cpu_bf16(((const uint16_t *)row)[i]);
+		break;
+	case CPU_W_Q8_0:
+		for (int b = 0; b < n / CPU_QK; b++) {
+			const struct belt_block_q8_0 *blk =
+				(const struct belt_block_q8_0 *)row + b;
+			float d = cpu_fp16(blk->d);
+			for (int j = 0; j < CPU_QK; j++)
+				out[b * CPU_QK + j] = d * (float)blk->qs[j];
+		}
+		break;
+	case CPU_W_Q4_0:
+		for (int b = 0; b < n / CPU_QK; b++) {
+			const struct belt_block_q4_0 *blk =
+				(const struct belt_block_q4_0 *)row + b;
+			float d = cpu_fp16(blk->d);
+			for (int j = 0; j < CPU_QK / 2; j++) {
+				out[b * CPU_QK + j] =
+					d * (float)((blk->qs[j] & 15) - 8);
+				out[b * CPU_QK + j + 16] =
+					d * (float)((blk->qs[j] >> 4) - 8);
+			}
+		}
+		break;
+	case CPU_W_Q4_K:
+		for (int b = 0; b < n / CPU_QK_K; b++)
+			cpu_dequant_q4_k((const struct cpu_block_q4_k *)row + b,
+					 out + b * CPU_QK_K);
+		break;
+	case CPU_W_Q6_K:
+		for (int b = 0; b < n / CPU_QK_K; b++)
+			cpu_dequant_q6_k((const struct cpu_block_q6_k *)row + b,
+					 out + b * CPU_QK_K);
+		break;
+	case CPU_W_COUNT:
+		break;
+	}
+}
+
+static void run_embed(const struct cpu_cmd *c, struct cpu_worker *w,
+		      uint32_t pos, int64_t i0, int64_t i1)
+{
+	(void)w;
+	(void)i0;
+	(void)i1;
+	int n = c->prm[0].i;
+	int32_t id = ((const int32_t *)c->p[1])[pos];
+	float *out = c->p[2];
+	if (id < 0 || id >= c->n_rows) {
+		memset(out, 0, (size_t)n * sizeof(float));
+		return;
+	}
+	dequant_row(c->w, (const char *)c->p[0] + (size_t)id * c->row_bytes,
+		    out, n);
+}
+
+/* W binding 0 must be a whole number of rows of k elements. */
+static int weight_rows(const struct belt_cmd *cmd, enum cpu_wtype w, int k,
+		       size_t *row_bytes, char *err, size_t errsz)
+{
+	int t = wtype_of[w];
+	if (cmd->bind[0].type != t)
+		return belt_errf(err, errsz,
+				 "%s: %s weight binding has type %s, the "
+				 "kernel takes %s",
+				 label(cmd), cmd->kernel->op,
+				 belt_type_name(cmd->bind[0].type),
+				 belt_type_name(t));
+	*row_bytes = belt_type_row_bytes(t, (uint64_t)k);
+	if (!*row_bytes)
+		return belt_errf(err, errsz,
+				 "%s: %s row length %d is not a multiple of "
+				 "the %s block (%zu)",
+				 label(cmd), cmd->kernel->op, k,
+				 belt_type_name(t), belt_type_block(t));
+	return 0;
+}
+
+static int prep_embed(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		      struct cpu_cmd *c, struct cpu_prep *pr, char *err,
+		      size_t errsz)
+{
+	(void)ctx;
+	const struct cpu_op *op = cmd->kernel->impl;
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    weight_rows(cmd, op->w, cmd->param[0].i, &c->row_bytes, err,
+			errsz))
+		return -1;
+	int n = cmd->param[0].i;
+	c->w = op->w;
+	c->n_rows = (int64_t)(cmd->bind[0].size / c->row_bytes);
+	if (cmd->bind[0].ne[1] > 0 && cmd->bind[0].ne[1] < c->n_rows)
+		c->n_rows = cmd->bind[0].ne[1];
+	if (need(cmd, 2, "out", (uint64_t)n * 4, err, errsz))
+		return -1;
+	pr->max_pos = cmd->bind[1].size / 4;
+	pr->writes = 1u << 2;
+	return 0;
+}
+
+/* ---- rmsnorm: out = w * x / sqrt(mean(x^2) + eps) ---- */
+
+static void run_rmsnorm(const struct cpu_cmd *c, struct cpu_worker *w,
+			uint32_t pos, int64_t i0, int64_t i1)
+{
+	(void)w;
+	(void)pos;
+	(void)i0;
+	(void)i1;
+	int n = c->prm[0].i;
+	float eps = c->prm[1].f;
+	const float *x = c->p[0], *g = c->p[1];
+	float *out = c->p[2];
+	float acc[8] = {0};
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int l = 0; l < 8; l++)
+			acc[l] += x[i + l] * x[i + l];
+	for (int l = 0; i < n; i++, l++)
+		acc[l] += x[i] * x[i];
+	float ss = ((acc[0] + acc[4]) + (acc[2] + acc[6])) +
+		   ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+	ss = ss / (float)n + eps;
+	float scale = 1.0f / sqrtf(ss);
+	for (i = 0; i < n; i++)
+		out[i] = g[i] * (scale * x[i]);
+}
+
+static int prep_n3(const struct belt_cmd *cmd, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz))
+		return -1;
+	uint64_t b = (uint64_t)cmd->param[0].i * 4;
+	static const char *const names[3] = {"in 0", "in 1", "out"};
+	for (int i = 0; i < 3; i++)
+		if (need(cmd, i, names[i], b, err, errsz))
+			return -1;
+	return 0;
+}
+
+static int prep_rmsnorm(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			struct cpu_cmd *c, struct cpu_prep *pr, char *err,
+			size_t errsz)
+{
+	(void)ctx;
+	(void)c;
+	if (prep_n3(cmd, err, errsz))
+		return -1;
+	pr->writes = 1u << 2;
+	return 0;
+}
+
+/* ---- matvec: y[r] = W[r] . x ---- */
+
+static void run_matvec(const struct cpu_cmd *c, struct cpu_worker *w,
+		       uint32_t pos, int64_t r0, int64_t r1)
+{
+	(void)pos;
+	int k = c->prm[0].i;
+	const void *x = c->p[1];
+	if (c->quant) {
+		/* each thread quantizes x for itself, once per command (or
+		 * not at all when the previous command's x is the same):
+		 * cheaper than making the others wait for one copy */
+		if (w->xq_seq != w->seq) {
+			if (!(c->reuse_xq && w->xq_seq == w->prev_seq))
+				c->quant(x, w->scratch, k);
+			w->xq_seq = w->seq;
+		}
+		x = w->scratch;
+	}
+	c->rows(c->p[0], c->row_bytes, x, c->p[2], r0, r1, k);
+}
+
+static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		       struct cpu_cmd *c, struct cpu_prep *pr, char *err,
+		       size_t errsz)
+{
+	const struct cpu_op *op = cmd->kernel->impl;
+	if (need_int(cmd, 0, "k", 1, err, errsz) ||
+	    need_int(cmd, 1, "m", 1, err, errsz) ||
+	    weight_rows(cmd, op->w, cmd->param[0].i, &c->row_bytes, err,
+			errsz))
+		return -1;
+	int k = cmd->param[0].i, m = cmd->param[1].i;
+	if (need(cmd, 0, "W", (uint64_t)m * c->row_bytes, err, errsz) ||
+	    need(cmd, 1, "x", (uint64_t)k * 4, err, errsz) ||
+	    need(cmd, 2, "y", (uint64_t)m * 4, err, errsz))
+		return -1;
+	c->rows = ctx->isa->rows[op->w];
+	if (cpu_w_quantized(op->w) && ctx->isa->quantize_x) {
+		c->quant = ctx->isa->quantize_x;
+		pr->scratch = cpu_xq_bytes(k);
+	}
+	pr->len = m;
+	pr->align = 16; /* a cache line of y per thread */
+	pr->item_bytes = c->row_bytes;
+	pr->writes = 1u << 2;
+	return 0;
+}
+
+/* ---- rope_kv: rotate q and k at pos, store k and v in the caches ---- */
+
+static void rotate(float *v, int n_heads, int head_dim, int rope_dim,
+		   const float *fcr, const float *fci)
+{
+	for (int h = 0; h < n_heads; h++) {
+		float *x = v + (size_t)h * head_dim;
+		for (int i = 0; i < rope_dim; i += 2) {
+			float x0 = x[i], x1 = x[i + 1];
+			x[i] = x0 * fcr[i / 2] - x1 * fci[i / 2];
+			x[i + 1] = x0 * fci[i / 2] + x1 * fcr[i / 2];
+		}
+	}
+}
+
+#define ROPE_MAX_PAIRS 512
+
+static void run_rope_kv(const struct cpu_cmd *c, struct cpu_worker *w,
+			uint32_t pos, int64_t i0, int64_t i1)
+{
+	(void)w;
+	(void)i0;
+	(void)i1;
+	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i;
+	int head_dim = c->prm[2].i, rope_dim = c->prm[3].i;
+	size_t kv_dim = (size_t)n_head_kv * head_dim;
+	float fcr[ROPE_MAX_PAIRS], fci[ROPE_MAX_PAIRS];
+	for (int i = 0; i < rope_dim / 2; i++) {
+		/* as llama2.c's run.c: float angle, cosf/sinf */
+		float val = (float)pos * c->freq[i];
+		fcr[i] = cosf(val);
+		fci[i] = sinf(val);
+	}
+	float *q = c->p[0], *k = c->p[1];
+	rotate(q, n_head, head_dim, rope_dim, fcr, fci);
+	rotate(k, n_head_kv, head_dim, rope_dim, fcr, fci);
+	memcpy((float *)c->p[3] + (size_t)pos * kv_dim, k,
+	       kv_dim * sizeof(float));
+	memcpy((float *)c->p[4] + (size_t)pos * kv_dim, c->p[2],
+	       kv_dim * sizeof(float));
+}
+
+static int prep_heads(const struct belt_cmd *cmd, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n_head", 1, err, errsz) ||
+	    need_int(cmd, 1, "n_head_kv", 1, err, errsz) ||
+	    need_int(cmd, 2, "head_dim", 1, err, errsz))
+		return -1;
+	if (cmd->param[0].i % cmd->param[1].i)
+		return belt_errf(err, errsz,
+				 "%s: %s n_head %d is not a multiple of "
+				 "n_head_kv %d",
+				 label(cmd), cmd->kernel->op, cmd->param[0].i,
+				 cmd->param[1].i);
+	return 0;
+}
+
+static int prep_rope_kv(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			struct cpu_cmd *c, struct cpu_prep *pr, char *err,
+			size_t errsz)
+{
+	(void)ctx;
+	if (prep_heads(cmd, err, errsz) ||
+	    need_int(cmd, 3, "rope_dim", 0, err, errsz))
+		return -1;
+	int head_dim = cmd->param[2].i, rope_dim = cmd->param[3].i;
+	float base = cmd->param[4].f;
+	if (rope_dim % 2 || rope_dim > head_dim || rope_dim / 2 > ROPE_MAX_PAIRS)
+		return belt_errf(err, errsz,
+				 "%s: rope_kv rope_dim %d must be even and "
+				 "at most head_dim %d (and %d)",
+				 label(cmd), rope_dim, head_dim,
+				 2 * ROPE_MAX_PAIRS);
+	if (!(base > 0.0f))
+		return belt_errf(err, errsz,
+				 "%s: rope_kv base %g must be positive",
+				 label(cmd), (double)base);
+	uint64_t q_bytes = (uint64_t)cmd->param[0].i * head_dim * 4;
+	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
+	    need(cmd, 1, "k", kv_bytes, err, errsz) ||
+	    need(cmd, 2, "v", kv_bytes, err, errsz) ||
+	    need(cmd, 3, "k_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 4, "v_cache", kv_bytes, err, errsz))
+		return -1;
+	float *freq = malloc((size_t)(rope_dim / 2 + 1) * sizeof(float));
+	if (!freq)
+		return belt_errf(err, errsz, "%s: out of memory", label(cmd));
+	for (int i = 0; i < rope_dim; i += 2)
+		freq[i / 2] = 1.0f / powf(base, (float)i / (float)rope_dim);
+	c->freq = freq;
+	c->owned = freq;
+	pr->max_pos = min_u64(cmd->bind[3].size, cmd->bind[4].size) / kv_bytes;
+	pr->writes = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4);
+	return 0;
+}
+
+/* ---- attention over pos + 1 cached positions ---- */
+
+static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
+			  uint32_t pos, int64_t h0, int64_t h1)
+{
+	(void)w;
+	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i;
+	int head_dim = c->prm[2].i, n_ctx = c->prm[3].i;
+	float scale = c->prm[4].f;
+	int group = n_head / n_head_kv;
+	size_t kv_dim = (size_t)n_head_kv * head_dim;
+	int64_t n_kv = (int64_t)pos + 1;
+	for (int64_t h = h0; h < h1; h++) {
+		size_t kv_off = (size_t)(h / group) * head_dim;
+		c->attend((const float *)c->p[0] + h * head_dim,
+			  (const float *)c->p[1] + kv_off,
+			  (const float *)c->p[2] + kv_off, kv_dim, n_kv,
+			  head_dim, scale, (float *)c->p[4] + h * n_ctx,
+			  (float *)c->p[3] + h * head_dim);
+	}
+}
+
+static int prep_attention(const struct cpu_ctx *ctx,
+			  const struct belt_cmd *cmd, struct cpu_cmd *c,
+			  struct cpu_prep *pr, char *err, size_t errsz)
+{
+	if (prep_heads(cmd, err, errsz) ||
+	    need_int(cmd, 3, "n_ctx", 1, err, errsz))
+		return -1;
+	int n_head = cmd->param[0].i, head_dim = cmd->param[2].i;
+	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
+	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
+	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
+	    need(cmd, 1, "k_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 2, "v_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 3, "out", q_bytes, err, errsz) ||
+	    need(cmd, 4, "att", (uint64_t)n_head * n_ctx * 4, err, errsz))
+		return -1;
+	c->attend = ctx->isa->attend;
+	pr->len = n_head;
+	pr->align = 1;
+	pr->item_bytes = SIZE_MAX; /* a head per chunk at most */
+	pr->max_chunks = 2;
+	pr->max_pos = min_u64(
+		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	pr->writes = (1u << 3) | (1u << 4);
+	return 0;
+}
+
+/* ---- elementwise ---- */
+
+static void run_silu_mul(const struct cpu_cmd *c, struct cpu_worker *w,
+			 uint32_t pos, int64_t i0, int64_t i1)
+{
+	(void)w;
+	(void)pos;
+	c->silu_mul((const float *)c->p[0] + i0, (const float *)c->p[1] + i0,
+		    (float *)c->p[2] + i0, i1 - i0);
+}
+
+static void run_add(const struct cpu_cmd *c, struct cpu_worker *w,
+		    uint32_t pos, int64_t i0, int64_t i1)
+{
+	(void)w;
+	(void)pos;
+	const float *a = c->p[0], *b = c->p[1];
+	float *out = c->p[2];
+	for (int64_t i = i0; i < i1; i++)
+		out[i] = a[i] + b[i];
+}
+
+static int prep_elementwise(const struct cpu_ctx *ctx,
+			    const struct belt_cmd *cmd, struct cpu_cmd *c,
+			    struct cpu_prep *pr, char *err, size_t errsz)
+{
+	c->silu_mul = ctx->isa->silu_mul;
+	if (prep_n3(cmd, err, errsz))
+		return -1;
+	pr->len = cmd->param[0].i;
+	pr->align = 16;
+	pr->item_bytes = 12;
+	pr->writes = 1u << 2;
+	return 0;
+}
+
+/* ---- argmax: token_ids[pos + 1] = argmax(logits) ---- */
+
+static void run_argmax(const struct cpu_cmd *c, struct cpu_worker *w,
+		       uint32_t pos, int64_t i0, int64_t i1)
+{
+	(void)w;
+	(void)i0;
+	(void)i1;
+	((int32_t *)c->p[1])[pos + 1] =
+		(int32_t)c->argmax(c->p[0], c->prm[0].i);
+}
+
+static int prep_argmax(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		       struct cpu_cmd *c, struct cpu_prep *pr, char *err,
+		       size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "logits", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	c->argmax = ctx->isa->argmax;
+	uint64_t slots = cmd->bind[1].size / 4;
+	pr->max_pos = slots ? slots - 1 : 0;
+	pr->writes = 1u << 1;
+	return 0;
+}
+
+/* ---- the table ---- */
+
+#define OP(name_, w_, run_, prep_)                                  \
+	static const struct cpu_op name_ = {                        \
+		.w = w_, .run = run_, .prepare = prep_}
+
+OP(op_embed_f32, CPU_W_F32, run_embed, prep_embed);
+OP(op_embed_f16, CPU_W_F16, run_embed, prep_embed);
+OP(op_embed_bf16, CPU_W_BF16, run_embed, prep_embed);
+OP(op_embed_q8_0, CPU_W_Q8_0, run_embed, prep_embed);
+OP(op_embed_q4_0, CPU_W_Q4_0, run_embed, prep_embed);
+OP(op_embed_q4_k, CPU_W_Q4_K, run_embed, prep_embed);
+OP(op_embed_q6_k, CPU_W_Q6_K, run_embed, prep_embed);
+OP(op_matvec_f32, CPU_W_F32, run_matvec, prep_matvec);
+OP(op_matvec_f16, CPU_W_F16, run_matvec, prep_matvec);
+OP(op_matvec_bf16, CPU_W_BF16, run_matvec, prep_matvec);
+OP(op_matvec_q8_0, CPU_W_Q8_0, run_matvec, prep_matvec);
+OP(op_matvec_q4_0, CPU_W_Q4_0, run_matvec, prep_matvec);
+OP(op_matvec_q4_k, CPU_W_Q4_K, run_matvec, prep_matvec);
+OP(op_matvec_q6_k, CPU_W_Q6_K, run_matvec, prep_matvec);
+OP(op_rmsnorm, CPU_W_F32, run_rmsnorm, prep_rmsnorm);
+OP(op_rope_kv, CPU_W_F32, run_rope_kv, prep_rope_kv);
+OP(op_attention, CPU_W_F32, run_attention, prep_attention);
+OP(op_silu_mul, CPU_W_F32, run_silu_mul, prep_elementwise);
+OP(op_add, CPU_W_F32, run_add, prep_elementwise);
+OP(op_argmax, CPU_W_F32, run_argmax, prep_argmax);
+
+#define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
+	{                                                               \
+		.op = op_, .variant = "default", .wtype = w_,           \
+		.n_bind = n_bind_, .params = params_, .impl = &impl_    \
+	}
+
+const struct belt_kernel cpu_kernels[] = {
+	KERNEL("embed", BELT_TYPE_F32, 3, "n:i", op_embed_f32),
+	KERNEL("embed", BELT_TYPE_F16, 3, "n:i", op_embed_f16),
+	KERNEL("embed", BELT_TYPE_BF16, 3, "n:i", op_embed_bf16),
+	KERNEL("embed", BELT_TYPE_Q8_0, 3, "n:i", op_embed_q8_0),
+	KERNEL("embed", BELT_TYPE_Q4_0, 3, "n:i", op_embed_q4_0),
+	KERNEL("embed", BELT_TYPE_Q4_K, 3, "n:i", op_embed_q4_k),
+	KERNEL("embed", BELT_TYPE_Q6_K, 3, "n:i", op_embed_q6_k),
+	KERNEL("matvec", BELT_TYPE_F32, 3, "k:i m:i", op_matvec_f32),
+	KERNEL("matvec", BELT_TYPE_F16, 3, "k:i m:i", op_matvec_f16),
+	KERNEL("matvec", BELT_TYPE_BF16, 3, "k:i m:i", op_matvec_bf16),
+	KERNEL("matvec", BELT_TYPE_Q8_0, 3, "k:i m:i", op_matvec_q8_0),
+	KERNEL("matvec", BELT_TYPE_Q4_0, 3, "k:i m:i", op_matvec_q4_0),
+	KERNEL("matvec", BELT_TYPE_Q4_K, 3, "k:i m:i", op_matvec_q4_k),
+	KERNEL("matvec", BELT_TYPE_Q6_K, 3, "k:i m:i", op_matvec_q6_k),
+	KERNEL("rmsnorm", BELT_TYPE_ANY, 3, "n:i eps:f", op_rmsnorm),
+	KERNEL("rope_kv", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i rope_dim:i base:f", op_rope_kv),
+	KERNEL("attention", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
+	       op_attention),
+	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
+	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
+	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),
+};
+
+const size_t cpu_n_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0];

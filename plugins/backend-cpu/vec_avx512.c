@@ -1,0 +1,546 @@
+/* AVX-512 (F, BW, VL, VNNI) routines: the float rows take 16 lanes a step
+ * with masked tails; quantized rows multiply two blocks a step with
+ * vpdpbusd against x quantized as on the AVX2 path, plus, per block, the
+ * correction Q4_0's unsigned nibbles need; attention as on the AVX2 path,
+ * 16 lanes wide. What is missing here (argmax, silu) comes from AVX2. Picked at create() when the CPU has all four extensions (Zen 4/5,
+ * Intel server parts). */
+#include <math.h>
+#include <string.h>
+
+#include "belt/types.h"
+#include "cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+#define AVX512                                                        \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,"  \
+			      "avx2,fma,f16c")))
+
+AVX512 static inline float hsum256(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
+			      _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+/* The float types differ only in how 16 weights become 16 floats. */
+AVX512 static inline __m512 load16_f32(const void *w, int j, __mmask16 m)
+{
+	return _mm512_maskz_loadu_ps(m, (const float *)w + j);
+}
+
+AVX512 static inline __m512 load16_f16(const void *w, int j, __mmask16 m)
+{
+	return _mm512_cvtph_ps(
+		_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + j));
+}
+
+AVX512 static inline __m512 load16_bf16(const void *w, int j, __mmask16 m)
+{
+	__m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)w + j);
+	return _mm512_castsi512_ps(
+		_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+#define FLOAT_ROWS(name, load16)                                             \
+	AVX512 static void name(const void *w, size_t row_bytes,             \
+				const void *xv, float *y, int64_t r0,         \
+				int64_t r1, int k)                            \
+	{                                                                    \
+		const float *x = xv;                                         \
+		const __mmask16 all = 0xffff;                                \
+		for (int64_t r = r0; r < r1; r++) {                          \
+			const char *row = (const char *)w + r * row_bytes;   \
+			__m512 a0 = _mm512_setzero_ps();                     \
+			__m512 a1 = _mm512_setzero_ps();                     \
+			__m512 a2 = _mm512_setzero_ps();                     \
+			__m512 a3 = _mm512_setzero_ps();                     \
+			int j = 0;                                           \
+			for (; j + 64 <= k; j += 64) {                       \
+				a0 = _mm512_fmadd_ps(load16(row, j, all),    \
+					_mm512_loadu_ps(x + j), a0);         \
+				a1 = _mm512_fmadd_ps(load16(row, j + 16, all), \
+					_mm512_loadu_ps(x + j + 16), a1);    \
+				a2 = _mm512_fmadd_ps(load16(row, j + 32, all), \
+					_mm512_loadu_ps(x + j + 32), a2);    \
+				a3 = _mm512_fmadd_ps(load16(row, j + 48, all), \
+					_mm512_loadu_ps(x + j + 48), a3);    \
+			}                                                    \
+			for (; j < k; j += 16) {                             \
+				__mmask16 m = k - j >= 16                    \
+					? all                                \
+					: (__mmask16)((1u << (k - j)) - 1);  \
+				a0 = _mm512_fmadd_ps(load16(row, j, m),      \
+					_mm512_maskz_loadu_ps(m, x + j), a0); \
+			}                                                    \
+			y[r] = _mm512_reduce_add_ps(                         \
+				_mm512_add_ps(_mm512_add_ps(a0, a1),         \
+					      _mm512_add_ps(a2, a3)));       \
+		}                                                            \
+	}
+
+FLOAT_ROWS(rows_f32, load16_f32)
+FLOAT_ROWS(rows_f16, load16_f16)
+FLOAT_ROWS(rows_bf16, load16_bf16)
+
+/* x -> int8 blocks as the AVX2 path quantizes them (layout:
+ * cpu_xq_bytes); the per-block {-8 * sum(q), 0, ...} is where a Q4_0
+ * block's dot product starts, as it multiplies unsigned nibbles. */
+AVX512 static void quantize_x(const float *x, void *xq, int k)
+{
+	int nb = k / CPU_QK;
+	int8_t *q = xq;
+	float *d = cpu_xq_d(xq, k);
+	int32_t *sums = cpu_xq_sums(xq, k), *corr = cpu_xq_corr(xq, k);
+	for (int b = 0; b < nb; b++, x += CPU_QK, q += CPU_QK) {
+		__m512 v0 = _mm512_loadu_ps(x);
+		__m512 v1 = _mm512_loadu_ps(x + 16);
+		float amax = _mm512_reduce_max_ps(
+			_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+		/* the scale rounded to fp16, as ggml stores it in block_q8_0 */
+		d[b] = _cvtsh_ss(_cvtss_sh(amax / 127.0f, 0));
+		__m512 id = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+		/* round to nearest even, as _mm256_cvtps_epi32 does */
+		__m512i i0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, id));
+		__m512i i1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, id));
+		__m128i b0 = _mm512_cvtsepi32_epi8(i0);
+		__m128i b1 = _mm512_cvtsepi32_epi8(i1);
+		_mm_storeu_si128((__m128i *)q, b0);
+		_mm_storeu_si128((__m128i *)(q + 16), b1);
+		int32_t s0 = _mm512_reduce_add_epi32(i0);
+		int32_t s1 = _mm512_reduce_add_epi32(i1);
+		sums[2 * b] = s0;
+		sums[2 * b + 1] = s1;
+		__m256i c = _mm256_setr_epi32(-8 * (s0 + s1), 0, 0, 0, 0, 0, 0, 0);
+		_mm256_storeu_si256((__m256i *)(corr + 8 * b), c);
+	}
+}
+
+/* Scales of blocks b and b+1 (fp16 w scale times float x scale), each
+ * over 8 lanes. */
+AVX512 static inline __m512 scales2(uint16_t h0, uint16_t h1,
+				    const float *xd)
+{
+	__m128 dw = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(h0 | (uint32_t)h1 << 16)));
+	__m128 s = _mm_mul_ps(
+		dw, _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)xd)));
+	const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1,
+					      1, 1, 1, 1, 1);
+	return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s));
+}
+
+AVX512 static inline __m512 scale1(uint16_t h, float xd)
+{
+	return _mm512_set1_ps(_cvtsh_ss(h) * xd);
+}
+
+/* Signed w times signed x, 4 bytes into each of 16 int32 lanes. */
+AVX512 static inline __m512i dot_s8(__m512i w, __m512i x)
+{
+	__m512i aw = _mm512_abs_epi8(w);
+	__m512i sx = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w),
+					  _mm512_setzero_si512(), x);
+	return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sx);
+}
+
+AVX512 static void rows_q8_0(const void *w, size_t row_bytes, const void *xv,
+			     float *y, int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	int nb = k / CPU_QK;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct belt_block_q8_0 *blk =
+			(const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps();
+		__m512 a1 = _mm512_setzero_ps();
+		int b = 0;
+		for (; b + 4 <= nb; b += 4) {
+			__m512i w0 = _mm512_inserti64x4(
+				_mm512_castsi256_si512(_mm256_loadu_si256(
+					(const __m256i *)blk[b].qs)),
+				_mm256_loadu_si256((const __m256i *)blk[b + 1].qs),
+				1);
+			__m512i w1 = _mm512_inserti64x4(
+				_mm512_castsi256_si512(_mm256_loadu_si256(
+					(const __m256i *)blk[b + 2].qs)),
+				_mm256_loadu_si256((const __m256i *)blk[b + 3].qs),
+				1);
+			__m512i p0 = dot_s8(w0, _mm512_loadu_si512(xq + b * CPU_QK));
+			__m512i p1 = dot_s8(
+				w1, _mm512_loadu_si512(xq + (b + 2) * CPU_QK));
+			a0 = _mm512_fmadd_ps(scales2(blk[b].d, blk[b + 1].d, xd + b),
+					     _mm512_cvtepi32_ps(p0), a0);
+			a1 = _mm512_fmadd_ps(
+				scales2(blk[b + 2].d, blk[b + 3].d, xd + b + 2),
+				_mm512_cvtepi32_ps(p1), a1);
+		}
+		for (; b < nb; b++) {
+			__m512i w0 = _mm512_zextsi256_si512(
+				_mm256_loadu_si256((const __m256i *)blk[b].qs));
+			__m512i x0 = _mm512_zextsi256_si512(_mm256_loadu_si256(
+				(const __m256i *)(xq + b * CPU_QK)));
+			__m512i p0 = dot_s8(w0, x0);
+			a0 = _mm512_fmadd_ps(scale1(blk[b].d, xd[b]),
+					     _mm512_cvtepi32_ps(p0), a0);
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+	}
+}
+
+/* Blocks b and b+1 of Q4_0 as 64 unsigned bytes 0..15, in x's order. */
+AVX512 static inline __m512i nibbles2(const struct belt_block_q4_0 *blk)
+{
+	__m256i q0 = _mm256_broadcastsi128_si256(
+		_mm_loadu_si128((const __m128i *)blk[0].qs));
+	__m256i q1 = _mm256_broadcastsi128_si256(
+		_mm_loadu_si128((const __m128i *)blk[1].qs));
+	__m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+	/* 128-bit lanes 1 and 3 take the high nibbles */
+	v = _mm512_mask_blend_epi64(0xcc, v, _mm512_srli_epi16(v, 4));
+	return _mm512_and_si512(v, _mm512_set1_epi8(15));
+}
+
+AVX512 static void rows_q4_0(const void *w, size_t row_bytes, const void *xv,
+			     float *y, int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *corr = cpu_xq_corr(xv, k);
+	int nb = k / CPU_QK;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct belt_block_q4_0 *blk =
+			(const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps();
+		__m512 a1 = _mm512_setzero_ps();
+		int b = 0;
+		for (; b + 4 <= nb; b += 4) {
+			__m512i p0 = _mm512_dpbusd_epi32(
+				_mm512_loadu_si512(corr + 8 * b), nibbles2(blk + b),
+				_mm512_loadu_si512(xq + b * CPU_QK));
+			__m512i p1 = _mm512_dpbusd_epi32(
+				_mm512_loadu_si512(corr + 8 * (b + 2)),
+				nibbles2(blk + b + 2),
+				_mm512_loadu_si512(xq + (b + 2) * CPU_QK));
+			a0 = _mm512_fmadd_ps(scales2(blk[b].d, blk[b + 1].d, xd + b),
+					     _mm512_cvtepi32_ps(p0), a0);
+			a1 = _mm512_fmadd_ps(
+				scales2(blk[b + 2].d, blk[b + 3].d, xd + b + 2),
+				_mm512_cvtepi32_ps(p1), a1);
+		}
+		for (; b < nb; b++) {
+			__m128i qs = _mm_loadu_si128((const __m128i *)blk[b].qs);
+			__m256i v = _mm256_set_m128i(_mm_srli_epi16(qs, 4), qs);
+			v = _mm256_and_si256(v, _mm256_set1_epi8(15));
+			__m256i p = _mm256_dpbusd_epi32(
+				_mm256_loadu_si256((const __m256i *)(corr + 8 * b)),
+				v,
+				_mm256_loadu_si256((const __m256i *)(xq + b * CPU_QK)));
+			a0 = _mm512_fmadd_ps(
+				scale1(blk[b].d, xd[b]),
+				_mm512_cvtepi32_ps(_mm512_zextsi256_si512(p)), a0);
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+	}
+}
+
+/* Floats f[0..7] spread over 16 lanes, f[4i + j/4] in lane j: the
+ * per-16-element scales of two blocks of 32. */
+AVX512 static inline __m512 spread4(__m256 f, int i)
+{
+	const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+					      2, 3, 3, 3, 3);
+	return _mm512_permutexvar_ps(
+		_mm512_add_epi32(idx, _mm512_set1_epi32(4 * i)),
+		_mm512_castps256_ps512(f));
+}
+
+/* Floats f[0..7] spread over 16 lanes, f[2i + j/8] in lane j: the scales
+ * of two blocks of 32. */
+AVX512 static inline __m512 spread8(__m256 f, int i)
+{
+	const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1,
+					      1, 1, 1, 1, 1);
+	return _mm512_permutexvar_ps(
+		_mm512_add_epi32(idx, _mm512_set1_epi32(2 * i)),
+		_mm512_castps256_ps512(f));
+}
+
+/* Q6_K, a half super-block (4 blocks of x) at a time: the 6-bit q of two
+ * blocks per vector, vpdpbusd against x, then each 16-element group's
+ * scale (sc * d * dx) applied in float; 32 * sc * sum(xq) subtracted at
+ * the end. */
+AVX512 static void rows_q6_k(const void *w, size_t row_bytes, const void *xv,
+			     float *y, int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+	/* the high bits of q for blocks 0|1 and 2|3 of a half */
+	const __m512i sh01 = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2);
+	const __m512i sh23 = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
+	const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q6_k *blk =
+			(const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+		__m256 ac = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q6_k *b = &blk[sb];
+			__m256 d = _mm256_set1_ps(_cvtsh_ss(b->d));
+			for (int h = 0; h < 2; h++) {
+				int xb = sb * 8 + h * 4;
+				__m512i l = _mm512_loadu_si512(b->ql + 64 * h);
+				__m512i hh = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+					(const __m256i *)(b->qh + 32 * h)));
+				__m512i q01 = _mm512_or_si512(
+					_mm512_and_si512(l, m4),
+					_mm512_slli_epi16(_mm512_and_si512(
+						_mm512_srlv_epi64(hh, sh01), m3), 4));
+				__m512i q23 = _mm512_or_si512(
+					_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
+					_mm512_slli_epi16(_mm512_and_si512(
+						_mm512_srlv_epi64(hh, sh23), m3), 4));
+				/* sc * d * dx for the 8 groups of 16 */
+				__m256 dx = _mm256_permutevar8x32_ps(
+					_mm256_castps128_ps256(_mm_loadu_ps(xd + xb)), dup);
+				__m256 f = _mm256_mul_ps(
+					_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+						_mm_loadl_epi64((const __m128i *)(b->scales + 8 * h)))),
+						d),
+					dx);
+				__m512i p01 = _mm512_dpbusd_epi32(
+					_mm512_setzero_si512(), q01,
+					_mm512_loadu_si512(xq + xb * CPU_QK));
+				__m512i p23 = _mm512_dpbusd_epi32(
+					_mm512_setzero_si512(), q23,
+					_mm512_loadu_si512(xq + (xb + 2) * CPU_QK));
+				a0 = _mm512_fmadd_ps(spread4(f, 0), _mm512_cvtepi32_ps(p01), a0);
+				a1 = _mm512_fmadd_ps(spread4(f, 1), _mm512_cvtepi32_ps(p23), a1);
+				ac = _mm256_fmadd_ps(
+					_mm256_cvtepi32_ps(_mm256_loadu_si256(
+						(const __m256i *)(xs + 2 * xb))),
+					f, ac);
+			}
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) -
+		       32.0f * hsum256(ac);
+	}
+}
+
+/* Q4_K, two blocks of 32 per vector (low and high nibbles of 32 bytes). */
+AVX512 static void rows_q4_k(const void *w, size_t row_bytes, const void *xv,
+			     float *y, int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m512i m4 = _mm512_set1_epi8(15);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q4_k *blk =
+			(const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+		__m256 am = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q4_k *b = &blk[sb];
+			/* 8 scales then 8 mins, 6 bits each, as ggml packs them */
+			uint32_t u[4];
+			memcpy(u, b->scales, 12);
+			u[3] = ((u[2] >> 4) & 0x0f0f0f0f) |
+			       (((u[1] >> 6) & 0x03030303) << 4);
+			uint32_t mins03 = u[1] & 0x3f3f3f3f;
+			u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+			u[2] = mins03;
+			u[0] &= 0x3f3f3f3f;
+			__m256 dx = _mm256_loadu_ps(xd + sb * 8);
+			__m256 f = _mm256_mul_ps(
+				_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+					_mm_cvtsi64_si128((long long)((uint64_t)u[1] << 32 | u[0])))), dx),
+				_mm256_set1_ps(_cvtsh_ss(b->d)));
+			const int8_t *x = xq + sb * CPU_QK_K;
+			for (int g = 0; g < 4; g++) {
+				__m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+					(const __m256i *)(b->qs + 32 * g)));
+				v = _mm512_mask_blend_epi64(0xf0, v, _mm512_srli_epi16(v, 4));
+				v = _mm512_and_si512(v, m4);
+				__m512i p = _mm512_dpbusd_epi32(
+					_mm512_setzero_si512(), v,
+					_mm512_loadu_si512(x + 64 * g));
+				if (g & 1)
+					a1 = _mm512_fmadd_ps(spread8(f, g), _mm512_cvtepi32_ps(p), a1);
+				else
+					a0 = _mm512_fmadd_ps(spread8(f, g), _mm512_cvtepi32_ps(p), a0);
+			}
+			/* dmin * m * dx * sum(xq) per block */
+			__m256i s = _mm256_hadd_epi32(
+				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb)),
+				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb + 8)));
+			s = _mm256_permute4x64_epi64(s, 0xd8);
+			__m256 mq = _mm256_cvtepi32_ps(_mm256_mullo_epi32(
+				s, _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)((uint64_t)u[3] << 32 | u[2])))));
+			am = _mm256_fmadd_ps(
+				mq, _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(b->dmin))), am);
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) - hsum256(am);
+	}
+}
+
+/* e^x as exp256 in vec_avx2.c, 16 lanes. */
+AVX512 static inline __m512 exp512(__m512 x)
+{
+	x = _mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f));
+	x = _mm512_max_ps(x, _mm512_set1_ps(-87.3365447505531f));
+	__m512 n = _mm512_roundscale_ps(
+		_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+		_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+	__m512 p = _mm512_set1_ps(1.9875691500e-4f);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+	p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r),
+			    _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+	__m512i e = _mm512_slli_epi32(
+		_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)),
+		23);
+	return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+/* Lane r of the result: the sum of the lanes of a[r], r < 8. */
+AVX512 static inline __m256 hsum8x16(const __m512 *a)
+{
+	__m256 h[8];
+	for (int r = 0; r < 8; r++)
+		h[r] = _mm256_add_ps(
+			_mm512_castps512_ps256(a[r]),
+			_mm256_castpd_ps(_mm512_extractf64x4_pd(
+				_mm512_castps_pd(a[r]), 1)));
+	__m256 t0 = _mm256_hadd_ps(h[0], h[1]);
+	__m256 t1 = _mm256_hadd_ps(h[2], h[3]);
+	__m256 t2 = _mm256_hadd_ps(h[4], h[5]);
+	__m256 t3 = _mm256_hadd_ps(h[6], h[7]);
+	__m256 u0 = _mm256_hadd_ps(t0, t1);
+	__m256 u1 = _mm256_hadd_ps(t2, t3);
+	return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+			     _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+/* As the AVX2 attend: scores of 8 positions at a time, a vector softmax,
+ * out accumulated in registers; 16 lanes, masked tails. */
+AVX512 static void attend(const float *q, const float *kc, const float *vc,
+			  size_t stride, int64_t n_kv, int head_dim,
+			  float scale, float *att, float *out)
+{
+	const __mmask16 all = 0xffff;
+	int nq = (head_dim + 15) / 16;
+	__mmask16 last = (__mmask16)(head_dim % 16 ? (1u << (head_dim % 16)) - 1
+						   : all);
+	int64_t t = 0;
+	for (; t < n_kv; t += 8) {
+		int rows = n_kv - t < 8 ? (int)(n_kv - t) : 8;
+		const float *k0 = kc + (size_t)t * stride;
+		__m512 a[8];
+		for (int r = 0; r < 8; r++)
+			a[r] = _mm512_setzero_ps();
+		/* rows are stride apart, beyond what the hardware prefetches */
+		if (t + 16 <= n_kv)
+			for (int r = 8; r < 16; r++)
+				for (int i = 0; i < head_dim; i += 16)
+					_mm_prefetch((const char *)(k0 + r * stride + i),
+						     _MM_HINT_T0);
+		for (int i = 0; i < nq; i++) {
+			__mmask16 m = i == nq - 1 ? last : all;
+			__m512 qv = _mm512_maskz_loadu_ps(m, q + 16 * i);
+			for (int r = 0; r < rows; r++)
+				a[r] = _mm512_fmadd_ps(
+					_mm512_maskz_loadu_ps(
+						m, k0 + r * stride + 16 * i),
+					qv, a[r]);
+		}
+		__m256 s = _mm256_mul_ps(hsum8x16(a), _mm256_set1_ps(scale));
+		_mm256_mask_storeu_ps(att + t, (__mmask8)((1u << rows) - 1), s);
+	}
+
+	/* softmax */
+	__m512 vmax = _mm512_set1_ps(-INFINITY);
+	for (t = 0; t < n_kv; t += 16) {
+		__mmask16 m = n_kv - t >= 16 ? all
+					     : (__mmask16)((1u << (n_kv - t)) - 1);
+		vmax = _mm512_mask_max_ps(vmax, m, vmax,
+					  _mm512_maskz_loadu_ps(m, att + t));
+	}
+	__m512 mx = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+	__m512 vsum = _mm512_setzero_ps();
+	for (t = 0; t < n_kv; t += 16) {
+		__mmask16 m = n_kv - t >= 16 ? all
+					     : (__mmask16)((1u << (n_kv - t)) - 1);
+		__m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, att + t), mx));
+		_mm512_mask_storeu_ps(att + t, m, e);
+		vsum = _mm512_mask_add_ps(vsum, m, vsum, e);
+	}
+	__m512 vs = _mm512_set1_ps(_mm512_reduce_add_ps(vsum));
+	for (t = 0; t < n_kv; t += 16) {
+		__mmask16 m = n_kv - t >= 16 ? all
+					     : (__mmask16)((1u << (n_kv - t)) - 1);
+		_mm512_mask_storeu_ps(att + t, m,
+				      _mm512_div_ps(_mm512_maskz_loadu_ps(m, att + t), vs));
+	}
+
+	/* out = sum_t att[t] v_t, 128 floats at a time in registers */
+	for (int i0 = 0; i0 < nq; i0 += 8) {
+		int nv = nq - i0 < 8 ? nq - i0 : 8;
+		__m512 o[8];
+		for (int i = 0; i < 8; i++)
+			o[i] = _mm512_setzero_ps();
+		for (t = 0; t < n_kv; t++) {
+			const float *v = vc + (size_t)t * stride + 16 * i0;
+			if (t + 4 < n_kv)
+				for (int i = 0; i < nv; i++)
+					_mm_prefetch((const char *)(v + 4 * stride + 16 * i),
+						     _MM_HINT_T0);
+			__m512 a = _mm512_set1_ps(att[t]);
+			for (int i = 0; i < nv; i++) {
+				__mmask16 m = i0 + i == nq - 1 ? last : all;
+				o[i] = _mm512_fmadd_ps(
+					a, _mm512_maskz_loadu_ps(m, v + 16 * i), o[i]);
+			}
+		}
+		for (int i = 0; i < nv; i++)
+			_mm512_mask_storeu_ps(out + 16 * (i0 + i),
+					      i0 + i == nq - 1 ? last : all, o[i]);
+	}
+}
+
+static const struct cpu_isa isa_avx512 = {
+	.name = "avx512",
+	.rows = {
+		[CPU_W_F32] = rows_f32,
+		[CPU_W_F16] = rows_f16,
+		[CPU_W_BF16] = rows_bf16,
+		[CPU_W_Q8_0] = rows_q8_0,
+		[CPU_W_Q4_0] = rows_q4_0,
+		[CPU_W_Q4_K] = rows_q4_k,
+		[CPU_W_Q6_K] = rows_q6_k,
+	},
+	.quantize_x = quantize_x,
+	.argmax = NULL, /* AVX2's: see pick_isa */
+	.attend = attend,
+};
+
+const struct cpu_isa *const cpu_isa_avx512 = &isa_avx512;
+
+#else
+
+const struct cpu_isa *const cpu_isa_avx512 = NULL;
+
+#endif

@@ -1,0 +1,37 @@
+#!/bin/sh
+# One run on the GPU machine (see ../shared/gpu/README.md), from the
+# repository root: unpack the run-time packages carried in .gl/, then the
+# Vulkan kernel tests, the golden end-to-end suite on the GPU, and belt
+# bench on synthetic models. Results go to $OUT; a summary is printed last.
+#   usage: sh tests/device-run.sh BUILD_DIR SHARED_COPY "SHAPES" "TYPES"
+B=$(cd "$1" && pwd)
+S=$(cd "$2" && pwd)
+SHAPES=${3:-1b}
+TYPES=${4:-"q4_0 q8_0 f16"}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+for j in /usr/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
+	[ -f "$j" ] && export VK_DRIVER_FILES="$j"
+done
+export LD_LIBRARY_PATH="$B/.libs" BELT_PLUGIN_PATH="$B/plugins" BELT_ARCH_PATH="$PWD/conf/arch"
+export BELT_CONF_PATH="$PWD/conf" BELT_SHARED_DIR="$S"
+nvidia-smi -L
+if [ -z "$SKIPCHECK" ]; then
+	"$B/tests/.libs/check_backend_vulkan" > "$OUT/check_backend_vulkan.txt" 2>&1
+	echo "check_backend_vulkan: $(tail -1 "$OUT/check_backend_vulkan.txt")"
+	BELT_TEST_BACKEND=vulkan BELT_GOLDEN_ONLY="${GOLDEN_ONLY:-}" "$B/tests/.libs/check_golden" > "$OUT/golden_vulkan.txt" 2>&1
+	grep -E "^golden|^logits|^llama.cpp|Checks" "$OUT/golden_vulkan.txt"
+fi
+for shape in $SHAPES; do
+	for t in $TYPES; do
+		f=/tmp/synth-$shape-$t.gguf
+		[ -s "$f" ] || "$B/tests/.libs/belt-synth" --preset "$shape" --type "$t" -o "$f" || exit 1
+		"$B/.libs/belt" bench -m "$f" --backend vulkan -p "${PP:-512}" -n 128 -r "${REPS:-3}" > "$OUT/bench-$shape-$t.txt" 2>&1
+		[ -n "$PROFILE" ] && BELT_VK_PROFILE=1 "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 64 -r 1 > "$OUT/profile-$shape-$t.txt" 2>&1
+		rm -f "$f"
+	done
+done
+echo "== summary"
+cat "$OUT"/bench-*.txt | grep -E "^\| synth|^decode"

@@ -65,7 +65,11 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 			  "unknown binding '%s' (not a buffer, KV cache, token_ids or declared tensor)",
 			  name);
 	*tensor = t;
-	*out = (struct belt_binding){s->m->weights, t->offset, t->size, t->type,
+	uint64_t off;
+	struct belt_buffer *wb = belt_model_weight(s->m, t, &off);
+	if (!wb)
+		return at(b, op->bind_pos[i], "tensor '%s' is in no weight buffer", name);
+	*out = (struct belt_binding){wb, off, t->size, t->type,
 				     {t->ne[0], t->ne[1] * t->ne[2] * t->ne[3]}};
 	return 0;
 }

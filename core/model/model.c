@@ -201,26 +201,97 @@ static int check_tensors(struct belt_model *m, char *err, size_t errsz)
 	return 0;
 }
 
+/* Weight buffers hold at most this much (1 GiB, or $BELT_WEIGHT_PIECE_MAX
+ * bytes, which tests lower), so no allocation exceeds what GPU drivers
+ * grant at once (4 GiB on NVIDIA's Vulkan); a single larger tensor gets a
+ * buffer of its own. */
+static uint64_t piece_max(void)
+{
+	const char *env = getenv("BELT_WEIGHT_PIECE_MAX");
+	long long v = env ? atoll(env) : 0;
+	return v > 0 ? (uint64_t)v : 1ull << 30;
+}
+
+static int cmp_offset(const void *a, const void *b)
+{
+	const struct belt_gguf_tensor *x = *(const struct belt_gguf_tensor *const *)a;
+	const struct belt_gguf_tensor *y = *(const struct belt_gguf_tensor *const *)b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int add_piece(struct belt_model *m, uint64_t start, uint64_t end, char *err, size_t errsz)
+{
+	const uint8_t *data = m->g->base + m->g->data_offset;
+	struct weight_piece *p = &m->pieces[m->n_pieces];
+	*p = (struct weight_piece){NULL, start, end};
+	if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_WEIGHTS, end - start, &p->buf, err, errsz))
+		return belt_err_prefix(err, errsz, "weights");
+	m->n_pieces++;
+	const uint64_t step = 64u << 20;
+	for (uint64_t off = start; off < end; off += step) {
+		uint64_t n = end - off < step ? end - off : step;
+		if (m->be->buffer_write(m->be_ctx, p->buf, off - start, data + off, n, err, errsz))
+			return belt_err_prefix(err, errsz, "weights");
+	}
+	return 0;
+}
+
 static int load_weights(struct belt_model *m, char *err, size_t errsz)
 {
 	const uint8_t *data = m->g->base + m->g->data_offset;
 	uint64_t size = m->g->size - m->g->data_offset;
-	if (size == 0)
-		size = 1; /* a backend buffer is never empty */
+	uint64_t n = m->g->n_tensors;
+	m->pieces = calloc(n ? n : 1, sizeof *m->pieces);
+	const struct belt_gguf_tensor **order = calloc(n ? n : 1, sizeof *order);
+	int rc = 0;
 	char werr[BELT_ERR_SIZE];
-	if (m->be->buffer_wrap &&
-	    m->be->buffer_wrap(m->be_ctx, data, size, &m->weights, werr, sizeof werr) == 0)
-		return 0;
-	if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_WEIGHTS, size, &m->weights, err, errsz))
-		return belt_err_prefix(err, errsz, "weights");
-	const uint64_t piece = 64u << 20;
-	for (uint64_t off = 0; off < m->g->size - m->g->data_offset; off += piece) {
-		uint64_t n = m->g->size - m->g->data_offset - off;
-		if (m->be->buffer_write(m->be_ctx, m->weights, off, data + off,
-					n < piece ? n : piece, err, errsz))
-			return belt_err_prefix(err, errsz, "weights");
+	if (!m->pieces || !order)
+		rc = belt_errf(err, errsz, "weights: out of memory");
+	else if (m->be->buffer_wrap && size &&
+		 m->be->buffer_wrap(m->be_ctx, data, size, &m->pieces[0].buf, werr, sizeof werr) == 0) {
+		m->pieces[0].end = size;
+		m->n_pieces = 1;
+	} else {
+		/* copy whole tensors, in file order, into pieces of bounded size */
+		for (uint64_t i = 0; i < n; i++)
+			order[i] = &m->g->tensors[i];
+		qsort(order, n, sizeof *order, cmp_offset);
+		uint64_t start = 0, end = 0, cap = piece_max();
+		for (uint64_t i = 0; i < n && rc == 0; i++) {
+			uint64_t t0 = order[i]->offset, t1 = t0 + order[i]->size;
+			if (end > start && t1 - start > cap) {
+				rc = add_piece(m, start, end, err, errsz);
+				start = t0;
+			} else if (end == start)
+				start = t0;
+			end = t1 > end ? t1 : end;
+		}
+		if (rc == 0 && end > start)
+			rc = add_piece(m, start, end, err, errsz);
 	}
-	return 0;
+	free(order);
+	return rc;
+}
+
+struct belt_buffer *belt_model_weight(const struct belt_model *m,
+				      const struct belt_gguf_tensor *t, uint64_t *offset)
+{
+	for (unsigned i = 0; i < m->n_pieces; i++) {
+		const struct weight_piece *p = &m->pieces[i];
+		if (t->offset >= p->start && t->offset + t->size <= p->end) {
+			*offset = t->offset - p->start;
+			return p->buf;
+		}
+	}
+	return NULL;
+}
+
+bool belt_model_is_weights(const struct belt_model *m, const struct belt_buffer *b)
+{
+	for (unsigned i = 0; i < m->n_pieces; i++)
+		if (m->pieces[i].buf == b)
+			return true;
+	return false;
 }
 
 /* Check "op=variant,op=variant" and keep a copy. */
@@ -339,10 +410,11 @@ void belt_model_free(struct belt_model *m)
 	if (!m)
 		return;
 	if (m->be_ctx) {
-		if (m->weights)
-			m->be->buffer_destroy(m->be_ctx, m->weights);
+		for (unsigned i = 0; i < m->n_pieces; i++)
+			m->be->buffer_destroy(m->be_ctx, m->pieces[i].buf);
 		m->be->destroy(m->be_ctx);
 	}
+	free(m->pieces);
 	belt_tok_free(m->tok);
 	belt_arch_free(m->arch);
 	belt_gguf_close(m->g);

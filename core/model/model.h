@@ -13,7 +13,13 @@ struct belt_model {
 	struct belt_arch *arch;
 	const struct belt_backend_ops *be;
 	void *be_ctx;
-	struct belt_buffer *weights; /* the GGUF data section */
+	/* The weights: the GGUF data section in pieces of whole tensors,
+	 * each piece one backend buffer holding data offsets [start, end). */
+	struct weight_piece {
+		struct belt_buffer *buf;
+		uint64_t start, end;
+	} *pieces;
+	unsigned n_pieces;
 	struct belt_vars vars;	     /* hyperparameters and derived values */
 	uint32_t n_layer;
 	int32_t n_vocab;
@@ -31,6 +37,13 @@ const char *belt_model_variant(const struct belt_model *m, const char *op,
  * it or the file lacks it. */
 const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
 						 const char *name);
+
+/* The buffer and offset in it that hold tensor t's data. */
+struct belt_buffer *belt_model_weight(const struct belt_model *m,
+				      const struct belt_gguf_tensor *t,
+				      uint64_t *offset);
+/* Whether b is one of the model's weight buffers. */
+bool belt_model_is_weights(const struct belt_model *m, const struct belt_buffer *b);
 
 /* Copy name into out with every "{l}" replaced by layer. */
 void belt_subst_layer(const char *name, int layer, char *out, size_t outsz);

@@ -143,7 +143,7 @@ void belt_session_cost(const struct belt_session *s, uint32_t *cmds_per_token,
 	for (uint32_t i = 0; i < s->table.n_cmds; i++) {
 		const struct belt_cmd *c = &s->table.cmds[i];
 		for (unsigned b = 0; b < c->n_bind; b++) {
-			if (c->bind[b].buf != s->m->weights)
+			if (!belt_model_is_weights(s->m, c->bind[b].buf))
 				continue;
 			/* a lookup by token reads one row of its table */
 			bool one_row = c->patch == BELT_PATCH_TOKEN_OFFSET && c->bind[b].ne[1] > 0;

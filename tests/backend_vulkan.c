@@ -1059,6 +1059,46 @@ START_TEST(test_chained_model)
 }
 END_TEST
 
+/* Fusion (the default) against BELT_VK_FUSE=0, the table as the core
+ * built it: in the chained model the backend fuses attn_norm + q/k/v,
+ * wo + res1, ffn_norm + gate/up + silu_mul and down + res2. The same
+ * token ids, and logits and x within 1e-4 relative. */
+START_TEST(test_fused)
+{
+	struct be vk = open_vk();
+	int wt = wtypes[_i];
+	static const uint32_t runs[] = {1, 4};
+	for (int r = 0; r < 2; r++) {
+		struct chain_out of, ou;
+		setenv("BELT_VK_FUSE", "0", 1);
+		chain_model(&vk, wt, runs[r], &ou);
+		unsetenv("BELT_VK_FUSE");
+		chain_model(&vk, wt, runs[r], &of);
+		for (int i = 0; i <= CM_CTX; i++)
+			ck_assert_msg(of.ids[i] == ou.ids[i],
+				      "fused %s: token %d: %d vs unfused %d",
+				      belt_type_name(wt), i, of.ids[i],
+				      ou.ids[i]);
+		for (int i = 0; i < CM_VOCAB; i++)
+			ck_assert_msg(fabsf(of.logits_prefill[i] -
+					    ou.logits_prefill[i]) <=
+					      1e-4f * fmaxf(1.0f,
+							    fabsf(ou.logits_prefill[i])),
+				      "fused %s: logit %d: %.9g vs unfused %.9g",
+				      belt_type_name(wt), i,
+				      of.logits_prefill[i], ou.logits_prefill[i]);
+		for (int i = 0; i < CM_DIM; i++)
+			ck_assert_msg(fabsf(of.x_last[i] - ou.x_last[i]) <=
+					      1e-4f * fmaxf(1.0f,
+							    fabsf(ou.x_last[i])),
+				      "fused %s: x[%d]: %.9g vs unfused %.9g",
+				      belt_type_name(wt), i, of.x_last[i],
+				      ou.x_last[i]);
+	}
+	be_close(&vk);
+}
+END_TEST
+
 /* Device buffers that are not mapped: writes and reads go through the
  * staging buffer. */
 START_TEST(test_staging)
@@ -1374,6 +1414,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_argmax);
 	tcase_add_test(tc, test_head_last_only);
 	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES);
+	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES);
 	tcase_add_test(tc, test_staging);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("contract");

@@ -154,7 +154,7 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		uint64_t wbytes;
 		belt_session_cost(s, &cmds, &wbytes);
 		double tps = tg.sum / tg.n;
-		printf("\ndecode: %u dispatches/token, %.2f MiB of weights/token, %.1f GB/s of weights at %.1f tokens/s\n",
+		printf("\ndecode: %u table commands/token (a backend may fuse them), %.2f MiB of weights/token, %.1f GB/s of weights at %.1f tokens/s\n",
 		       cmds, wbytes / 1048576.0, wbytes * tps / 1e9, tps);
 	}
 	free(ids);

@@ -12,11 +12,25 @@
  *                         and is counted; =fatal also aborts in destroy()
  *                         when the count is not zero
  *   BELT_VK_STAGING=1     never map device buffers (tests the staging path)
+ *   BELT_VK_FUSE=0        no fusion: prepare records the table as given
+ *                         (read at each table_prepare)
+ *   BELT_VK_PROFILE=1     timestamp queries after every dispatch; at
+ *                         table_release a table of GPU time per command
+ *                         kind goes to stderr (read at each table_prepare)
+ *
+ * Fusion (table_prepare, fuse_find): the core's table is the unfused
+ * reference; runs of commands are replaced by one internal matvec_fused
+ * dispatch (shaders/matvec_fused.comp) where that is provably the same
+ * computation: rmsnorm folded into the matvecs that read its output (when
+ * nothing else reads that output before it is rewritten), up to three
+ * matvecs sharing x, gate/up + silu_mul (swiglu), matvec + add (residual).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "belt/error.h"
 #include "belt/types.h"
@@ -42,6 +56,8 @@ struct vk_ctx {
 	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
 	VkShaderModule module[VK_SH_COUNT];
 	VkPipeline pipe[VK_SH_COUNT];
+	/* fused matvecs: by weight type, flags (8) and segments (1..3) */
+	VkPipeline fpipe[5][8][4];
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem;
 	uint64_t max_alloc;
@@ -65,6 +81,7 @@ struct belt_buffer {
 	void *map;	   /* persistently mapped, or NULL */
 	uint64_t size;	   /* as asked */
 	uint64_t alloc;	   /* the VkBuffer's size */
+	bool io;	   /* BELT_BUFFER_IO: the host may read it any time */
 };
 
 /* A prepared command. */
@@ -76,6 +93,8 @@ struct vk_cmd {
 	uint32_t gx, gy; /* workgroups */
 	bool head;
 	bool barrier; /* later commands need this one's results */
+	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
+	char kind[40];	 /* for the profile: "norm+matvec3 q4_0" */
 };
 
 /* What table_prepare makes: t->priv. */
@@ -90,6 +109,18 @@ struct plan {
 	VkCommandBuffer *full;	     /* [max_run]: token slot t, all commands */
 	VkCommandBuffer *nohead;     /* [max_run]: without head commands */
 	VkCommandBuffer *submit;     /* [max_run + 2]: what a run submits */
+	uint32_t n_orig;	     /* commands of the core's table */
+
+	/* BELT_VK_PROFILE: per slot and variant (full, nohead) n_cmds + 1
+	 * timestamps; sums per command, read back after each run */
+	VkQueryPool qpool;
+	uint64_t *qbuf;	  /* [n_cmds + 1] */
+	uint64_t *ticks;  /* [n_cmds] */
+	uint64_t *calls;  /* [n_cmds] */
+	uint64_t ts_mask;
+	double ns_per_tick;
+	uint64_t runs, tokens, slot_ticks;
+	double wall_ns;
 };
 
 static const char *vk_result(VkResult r)
@@ -451,6 +482,10 @@ static void vk_destroy(void *vctx)
 				vkDestroyShaderModule(ctx->dev, ctx->module[i],
 						      NULL);
 		}
+		VkPipeline *fp = &ctx->fpipe[0][0][0];
+		for (size_t i = 0; i < sizeof ctx->fpipe / sizeof *fp; i++)
+			if (fp[i])
+				vkDestroyPipeline(ctx->dev, fp[i], NULL);
 		for (int i = 0; i <= BELT_MAX_BINDINGS; i++) {
 			if (ctx->pl[i])
 				vkDestroyPipelineLayout(ctx->dev, ctx->pl[i],
@@ -667,6 +702,7 @@ static int vk_buffer_create(void *vctx, enum belt_buffer_usage usage,
 		free(b);
 		return -1;
 	}
+	b->io = usage == BELT_BUFFER_IO;
 	/* zeroed, as the CPU backend's */
 	int rc = 0;
 	if (b->map) {
@@ -845,13 +881,13 @@ static int layout_for(struct vk_ctx *ctx, int n, char *err, size_t errsz)
 	return 0;
 }
 
-static int pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
-			char *err, size_t errsz)
+static int module_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+		      char *err, size_t errsz)
 {
-	if (ctx->pipe[sh])
-		return 0;
 	if (layout_for(ctx, n_bind, err, errsz))
 		return -1;
+	if (ctx->module[sh])
+		return 0;
 	VkShaderModuleCreateInfo smi = {
 		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
 		.codeSize = vk_spirv[sh].size,
@@ -859,6 +895,53 @@ static int pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	};
 	VKCHECK(vkCreateShaderModule(ctx->dev, &smi, NULL, &ctx->module[sh]),
 		"vkCreateShaderModule");
+	return 0;
+}
+
+/* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags
+ * and segments. */
+static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
+			  uint32_t flags, uint32_t nseg, VkPipeline *out,
+			  char *err, size_t errsz)
+{
+	VkPipeline *p = &ctx->fpipe[sh - VK_SH_FMV_F32][flags & 7][nseg & 3];
+	if (!*p) {
+		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
+			return -1;
+		uint32_t data[2] = {flags, nseg};
+		VkSpecializationMapEntry me[2] = {
+			{.constantID = 0, .offset = 0, .size = 4},
+			{.constantID = 1, .offset = 4, .size = 4}};
+		VkSpecializationInfo spi = {.mapEntryCount = 2,
+					    .pMapEntries = me,
+					    .dataSize = sizeof data,
+					    .pData = data};
+		VkComputePipelineCreateInfo cpi = {
+			.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+			.stage = {
+				.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+				.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+				.module = ctx->module[sh],
+				.pName = "main",
+				.pSpecializationInfo = &spi,
+			},
+			.layout = ctx->pl[BELT_MAX_BINDINGS],
+		};
+		VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi,
+						 NULL, p),
+			"vkCreateComputePipelines");
+	}
+	*out = *p;
+	return 0;
+}
+
+static int pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+			char *err, size_t errsz)
+{
+	if (ctx->pipe[sh])
+		return 0;
+	if (module_for(ctx, sh, n_bind, err, errsz))
+		return -1;
 	VkComputePipelineCreateInfo cpi = {
 		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
 		.stage = {
@@ -913,11 +996,20 @@ static int count_params(const char *schema)
 	return n;
 }
 
+static void profile_print(const struct plan *pl);
+
 static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 {
 	if (!pl)
 		return;
 	vkDeviceWaitIdle(ctx->dev);
+	if (pl->qpool) {
+		profile_print(pl);
+		vkDestroyQueryPool(ctx->dev, pl->qpool, NULL);
+	}
+	free(pl->qbuf);
+	free(pl->ticks);
+	free(pl->calls);
 	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail};
 	for (int i = 0; i < 2; i++)
 		if (*cbs[i])
@@ -1032,6 +1124,13 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 				 "device dispatches",
 				 name, k->op, g);
 	c->head = cmd->head;
+	c->n_bind = cmd->n_bind;
+	if (op->wtype != BELT_TYPE_ANY)
+		snprintf(c->kind, sizeof c->kind, "%s %s%s", k->op,
+			 belt_type_name(op->wtype), c->head ? " head" : "");
+	else
+		snprintf(c->kind, sizeof c->kind, "%s%s", k->op,
+			 c->head ? " head" : "");
 	if (pipeline_for(ctx, op->shader, cmd->n_bind, err, errsz))
 		return -1;
 	c->pipe = ctx->pipe[op->shader];
@@ -1047,6 +1146,12 @@ static int record_slot(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 	VkCommandBufferBeginInfo bi = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
 	VKCHECK(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+	uint32_t qbase = ((nohead ? pl->max_run : 0) + t) * (pl->n_cmds + 1);
+	if (pl->qpool) {
+		vkCmdResetQueryPool(cb, pl->qpool, qbase, pl->n_cmds + 1);
+		vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+				    pl->qpool, qbase);
+	}
 	VkPipeline bound = VK_NULL_HANDLE;
 	VkMemoryBarrier mb = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -1081,6 +1186,10 @@ static int record_slot(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
 					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
 					     0, 1, &mb, 0, NULL, 0, NULL);
+		if (pl->qpool)
+			vkCmdWriteTimestamp(cb,
+					    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+					    pl->qpool, qbase + i + 1);
 	}
 	VKCHECK(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
 	return 0;
@@ -1110,65 +1219,587 @@ static int alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,
 	return 0;
 }
 
+/* ---- fusion ----
+ * The core's table is the reference; fuse_find looks for a run of commands
+ * starting at i that one matvec_fused dispatch computes the same way, and
+ * only where every array it no longer writes is dead: the next command to
+ * touch it (cyclically, through the next token, with and without the head
+ * commands) overwrites all of it without reading it. */
+
+#define F_NORM 1u   /* shaders/matvec_fused.comp flags */
+#define F_ADD 2u
+#define F_SWIGLU 4u
+
+struct fgroup {
+	int norm;      /* rmsnorm folded in, or -1 */
+	uint32_t mv[3];
+	int nmv;
+	int tail;      /* the silu_mul or add folded in, or -1 */
+	uint32_t flags;
+	int res;       /* ADD: the add's binding that is the residual */
+	uint32_t last; /* the last command of the group */
+};
+
+static bool is_op(const struct belt_cmd *c, const char *op)
+{
+	return !strcmp(c->kernel->op, op);
+}
+
+static bool same_bind(const struct belt_binding *a, const struct belt_binding *b)
+{
+	return a->buf == b->buf && a->offset == b->offset && a->size == b->size;
+}
+
+static bool bind_overlap(const struct belt_binding *a,
+			 const struct belt_binding *b)
+{
+	return a->size && b->size && a->buf == b->buf &&
+	       a->offset < b->offset + b->size && b->offset < a->offset + a->size;
+}
+
+/* What a command reads (bindings mask) and which binding it overwrites
+ * entirely (its first fw_bytes), by op; unknown ops read everything. */
+static void op_access(const struct belt_cmd *c, uint8_t *reads, int *fw,
+		      uint64_t *fw_bytes)
+{
+	const char *op = c->kernel->op;
+	*fw = -1;
+	*fw_bytes = 0;
+	*reads = 0xff;
+	if (!strcmp(op, "embed") || !strcmp(op, "rmsnorm") ||
+	    !strcmp(op, "add") || !strcmp(op, "silu_mul")) {
+		*reads = 3;
+		*fw = 2;
+		*fw_bytes = (uint64_t)c->param[0].i * 4;
+	} else if (!strcmp(op, "matvec")) {
+		*reads = 3;
+		*fw = 2;
+		*fw_bytes = (uint64_t)c->param[1].i * 4;
+	} else if (!strcmp(op, "attention")) {
+		*reads = 0x17;
+		*fw = 3;
+		*fw_bytes = (uint64_t)c->param[0].i * c->param[2].i * 4;
+	} else if (!strcmp(op, "rope_kv")) {
+		*reads = 7;
+	} else if (!strcmp(op, "argmax")) {
+		*reads = 1;
+	}
+}
+
+/* Is [lo, hi) of buf dead after command `last` (the group starts at
+ * `first`)? skip_head: as in the runs that leave out the head. */
+static bool dead_scan(const struct belt_table *t, const uint8_t *writes,
+		      uint32_t first, uint32_t last,
+		      const struct belt_buffer *buf, uint64_t lo, uint64_t hi,
+		      bool skip_head)
+{
+	uint32_t n = t->n_cmds;
+	for (uint32_t s = 1; s < n; s++) {
+		uint32_t j = (last + s) % n;
+		if (j == first)
+			return false;
+		const struct belt_cmd *c = &t->cmds[j];
+		if (skip_head && c->head)
+			continue;
+		uint8_t reads;
+		int fw;
+		uint64_t fwb;
+		op_access(c, &reads, &fw, &fwb);
+		bool touch_w = false;
+		for (int b = 0; b < c->n_bind; b++) {
+			const struct belt_binding *bb = &c->bind[b];
+			if (bb->buf != buf || !bb->size ||
+			    !(bb->offset < hi && lo < bb->offset + bb->size))
+				continue;
+			if (reads & (1u << b))
+				return false;
+			if (writes[j] & (1u << b))
+				touch_w = true;
+		}
+		if (fw >= 0 && c->bind[fw].buf == buf &&
+		    c->bind[fw].offset <= lo && c->bind[fw].offset + fwb >= hi)
+			return true;
+		if (touch_w)
+			return false; /* a partial write: keep it simple */
+	}
+	return false;
+}
+
+static bool dead_after(const struct belt_table *t, const uint8_t *writes,
+		       uint32_t first, uint32_t last,
+		       const struct belt_binding *b, uint64_t bytes)
+{
+	if (!b->buf || b->buf->io)
+		return false;
+	uint64_t lo = b->offset, hi = b->offset + bytes;
+	return dead_scan(t, writes, first, last, b->buf, lo, hi, false) &&
+	       dead_scan(t, writes, first, last, b->buf, lo, hi, true);
+}
+
+/* The fused shader's loads: k a multiple of 8; 16-byte W rows. */
+static bool fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc)
+{
+	const struct vk_op *op = m->kernel->impl;
+	int k = m->param[0].i;
+	if (k % 8)
+		return false;
+	switch (op->wtype) {
+	case BELT_TYPE_F32: return oc->pc.o[0] % 4 == 0;
+	case BELT_TYPE_F16:
+	case BELT_TYPE_BF16: return oc->pc.o[0] % 8 == 0;
+	case BELT_TYPE_Q8_0:
+	case BELT_TYPE_Q4_0: return true;
+	default: return false;
+	}
+}
+
+static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
+		      const uint8_t *writes, uint32_t i, struct fgroup *g)
+{
+	const struct belt_cmd *C = t->cmds;
+	uint32_t n = t->n_cmds, j = i;
+	memset(g, 0, sizeof *g);
+	g->norm = -1;
+	g->tail = -1;
+	bool head = C[i].head;
+	/* not for the head: its many rows (vocab) would each reread x and w
+	 * for one dispatch saved per token */
+	if (is_op(&C[i], "rmsnorm") && !head) {
+		g->norm = (int)i;
+		j = i + 1;
+	}
+	const struct belt_cmd *first = NULL;
+	for (; j < n && g->nmv < 3 && is_op(&C[j], "matvec"); j++) {
+		const struct belt_cmd *m = &C[j];
+		if (m->head != head || !fusable_matvec(m, &oc[j]))
+			break;
+		if (!first) {
+			if (g->norm >= 0 &&
+			    (!same_bind(&m->bind[1], &C[i].bind[2]) ||
+			     m->param[0].i != C[i].param[0].i))
+				break;
+			first = m;
+		} else if (!same_bind(&m->bind[1], &first->bind[1]) ||
+			   m->kernel != first->kernel ||
+			   m->param[0].i != first->param[0].i) {
+			break;
+		}
+		g->mv[g->nmv++] = j;
+	}
+	if (!g->nmv)
+		return false;
+	g->last = g->mv[g->nmv - 1];
+	const struct belt_cmd *m0 = &C[g->mv[0]];
+	if (g->nmv == 2 && j < n && is_op(&C[j], "silu_mul") &&
+	    C[j].head == head) {
+		const struct belt_cmd *sm = &C[j], *m1 = &C[g->mv[1]];
+		uint64_t bytes = (uint64_t)sm->param[0].i * 4;
+		if (same_bind(&sm->bind[0], &m0->bind[2]) &&
+		    same_bind(&sm->bind[1], &m1->bind[2]) &&
+		    sm->param[0].i == m0->param[1].i &&
+		    sm->param[0].i == m1->param[1].i &&
+		    dead_after(t, writes, i, j, &sm->bind[1], bytes) &&
+		    (same_bind(&sm->bind[2], &sm->bind[0]) ||
+		     dead_after(t, writes, i, j, &sm->bind[0], bytes))) {
+			g->tail = (int)j;
+			g->flags |= F_SWIGLU;
+			g->last = j;
+		}
+	} else if (g->nmv == 1 && j < n && is_op(&C[j], "add") &&
+		   C[j].head == head) {
+		const struct belt_cmd *a = &C[j];
+		const struct belt_binding *y = &m0->bind[2];
+		int r = same_bind(&a->bind[1], y)   ? 0
+			: same_bind(&a->bind[0], y) ? 1
+						    : -1;
+		if (r >= 0 && same_bind(&a->bind[2], &a->bind[r]) &&
+		    !bind_overlap(&a->bind[r], y) &&
+		    a->param[0].i == m0->param[1].i &&
+		    dead_after(t, writes, i, j, y,
+			       (uint64_t)a->param[0].i * 4)) {
+			g->tail = (int)j;
+			g->flags |= F_ADD;
+			g->res = r;
+			g->last = j;
+		}
+	}
+	/* what the fused dispatch writes never overlaps what it reads */
+	const struct belt_binding *in[6], *out[3];
+	int nin = 0, nout = 0;
+	in[nin++] = &m0->bind[1];
+	for (int s = 0; s < g->nmv; s++)
+		in[nin++] = &C[g->mv[s]].bind[0];
+	if (g->norm >= 0) {
+		in[nin++] = &C[i].bind[0];
+		in[nin++] = &C[i].bind[1];
+	}
+	if (g->flags & F_SWIGLU)
+		out[nout++] = &C[g->tail].bind[2];
+	else if (g->flags & F_ADD)
+		out[nout++] = &C[g->tail].bind[g->res];
+	else
+		for (int s = 0; s < g->nmv; s++)
+			out[nout++] = &C[g->mv[s]].bind[2];
+	for (int a = 0; a < nout; a++) {
+		for (int b = 0; b < nin; b++)
+			if (bind_overlap(out[a], in[b]))
+				return false;
+		for (int b = a + 1; b < nout; b++)
+			if (bind_overlap(out[a], out[b]))
+				return false;
+	}
+	if (g->norm >= 0) {
+		/* its output must be dead after the group; else the caller
+		 * keeps the rmsnorm and tries again from the matvecs */
+		if (!dead_after(t, writes, i, g->last, &C[i].bind[2],
+				(uint64_t)C[i].param[0].i * 4))
+			return false;
+		g->flags |= F_NORM;
+	}
+	return g->flags || g->nmv > 1;
+}
+
+/* The fused command for group g: descriptors from the originals'. */
+static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
+		     const struct vk_cmd *oc,
+		     VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 1],
+		     const struct fgroup *g, struct vk_cmd *c,
+		     VkDescriptorBufferInfo *bi, char *err, size_t errsz)
+{
+	const struct belt_cmd *C = t->cmds;
+	uint32_t m0 = g->mv[0];
+	const struct vk_op *op = C[m0].kernel->impl;
+	enum vk_shader sh;
+	switch (op->wtype) {
+	case BELT_TYPE_F32: sh = VK_SH_FMV_F32; break;
+	case BELT_TYPE_F16: sh = VK_SH_FMV_F16; break;
+	case BELT_TYPE_BF16: sh = VK_SH_FMV_BF16; break;
+	case BELT_TYPE_Q8_0: sh = VK_SH_FMV_Q8_0; break;
+	default: sh = VK_SH_FMV_Q4_0; break;
+	}
+	memset(c, 0, sizeof *c);
+	if (g->norm >= 0) {
+		bi[0] = obi[g->norm][0];
+		c->pc.o[0] = oc[g->norm].pc.o[0];
+		bi[1] = obi[g->norm][1];
+		c->pc.o[1] = oc[g->norm].pc.o[1];
+		memcpy(&c->pc.p[5], &C[g->norm].param[1], 4);
+	} else {
+		bi[0] = obi[m0][1];
+		c->pc.o[0] = oc[m0].pc.o[1];
+		bi[1] = bi[0];
+	}
+	uint32_t groups = 0;
+	for (int s = 0; s < 3; s++) {
+		uint32_t mi = g->mv[s < g->nmv ? s : 0];
+		bi[2 + s] = obi[mi][0];
+		c->pc.o[2 + s] = s < g->nmv ? oc[mi].pc.o[0] : 0;
+		bi[5 + s] = obi[mi][2];
+		c->pc.o[5 + s] = s < g->nmv ? oc[mi].pc.o[2] : 0;
+		c->pc.p[2 + s] = s < g->nmv ? (uint32_t)C[mi].param[1].i : 0;
+		if (s < g->nmv)
+			groups += ((uint32_t)C[mi].param[1].i + 1) / 2;
+	}
+	if (g->flags & F_SWIGLU) {
+		bi[5] = bi[6] = bi[7] = obi[g->tail][2];
+		c->pc.o[5] = oc[g->tail].pc.o[2];
+		groups = ((uint32_t)C[m0].param[1].i + 1) / 2;
+	} else if (g->flags & F_ADD) {
+		bi[5] = bi[6] = bi[7] = obi[g->tail][g->res];
+		c->pc.o[5] = oc[g->tail].pc.o[g->res];
+	}
+	c->pc.p[0] = (uint32_t)C[m0].param[0].i;
+	c->pc.p[1] = (uint32_t)g->nmv;
+	c->pc.p[6] = g->flags;
+	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
+	c->gx = groups < maxx ? groups : maxx;
+	c->gy = (groups + c->gx - 1) / c->gx;
+	c->head = C[m0].head;
+	c->n_bind = BELT_MAX_BINDINGS;
+	const char *what = g->flags & F_SWIGLU ? "swiglu"
+			   : g->flags & F_ADD	? "matvec+add"
+			   : g->nmv == 3	? "matvec3"
+			   : g->nmv == 2	? "matvec2"
+						: "matvec";
+	snprintf(c->kind, sizeof c->kind, "%s%s %s%s",
+		 g->flags & F_NORM ? "norm+" : "", what,
+		 belt_type_name(op->wtype), c->head ? " head" : "");
+	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, &c->pipe, err,
+			   errsz))
+		return -1;
+	c->layout = ctx->pl[BELT_MAX_BINDINGS];
+	return 0;
+}
+
+static bool fuse_enabled(void)
+{
+	const char *e = getenv("BELT_VK_FUSE");
+	return !(e && !strcmp(e, "0"));
+}
+
+static bool profile_enabled(void)
+{
+	const char *e = getenv("BELT_VK_PROFILE");
+	return e && *e && strcmp(e, "0");
+}
+
+/* ---- profile ---- */
+
+static void profile_print(const struct plan *pl)
+{
+	if (!pl->runs)
+		return;
+	char (*kind)[40] = calloc(pl->n_cmds, sizeof *kind);
+	uint64_t *tk = calloc(pl->n_cmds, sizeof *tk);
+	uint64_t *cl = calloc(pl->n_cmds, sizeof *cl);
+	uint32_t nk = 0;
+	if (!kind || !tk || !cl)
+		goto out;
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < pl->n_cmds; i++) {
+		uint32_t k = 0;
+		while (k < nk && strcmp(kind[k], pl->cmds[i].kind))
+			k++;
+		if (k == nk)
+			memcpy(kind[nk++], pl->cmds[i].kind, sizeof kind[0]);
+		tk[k] += pl->ticks[i];
+		cl[k] += pl->calls[i];
+		total += pl->ticks[i];
+	}
+	/* by time, largest first */
+	for (uint32_t a = 0; a < nk; a++)
+		for (uint32_t b = a + 1; b < nk; b++)
+			if (tk[b] > tk[a]) {
+				char kk[40];
+				memcpy(kk, kind[a], 40);
+				memcpy(kind[a], kind[b], 40);
+				memcpy(kind[b], kk, 40);
+				uint64_t x = tk[a];
+				tk[a] = tk[b];
+				tk[b] = x;
+				x = cl[a];
+				cl[a] = cl[b];
+				cl[b] = x;
+			}
+	double tok = pl->tokens ? (double)pl->tokens : 1;
+	double us = pl->ns_per_tick / 1000.0;
+	fprintf(stderr,
+		"belt vulkan profile: %" PRIu64 " runs, %" PRIu64
+		" tokens, %u dispatches per token (%u commands in the core's "
+		"table)\n",
+		pl->runs, pl->tokens, pl->n_cmds, pl->n_orig);
+	fprintf(stderr, "%-32s %10s %12s %10s %6s\n", "kind", "calls",
+		"total us", "us/token", "%");
+	for (uint32_t k = 0; k < nk; k++)
+		fprintf(stderr, "%-32s %10" PRIu64 " %12.1f %10.2f %5.1f%%\n",
+			kind[k], cl[k], tk[k] * us, tk[k] * us / tok,
+			total ? 100.0 * (double)tk[k] / (double)total : 0.0);
+	fprintf(stderr,
+		"GPU time per token %.2f us (dispatches %.2f us, slot total "
+		"%.2f us); host wall per run %.1f us, per token %.2f us\n",
+		total * us / tok, total * us / tok, pl->slot_ticks * us / tok,
+		pl->wall_ns / 1000.0 / (double)pl->runs,
+		pl->wall_ns / 1000.0 / tok);
+out:
+	free(kind);
+	free(tk);
+	free(cl);
+}
+
+static int profile_setup(struct vk_ctx *ctx, struct plan *pl, char *err,
+			 size_t errsz)
+{
+	uint32_t nq = 0;
+	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, NULL);
+	VkQueueFamilyProperties qf[32];
+	if (nq > 32)
+		nq = 32;
+	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, qf);
+	uint32_t bits = ctx->qfamily < nq ? qf[ctx->qfamily].timestampValidBits
+					  : 0;
+	if (!bits || !(ctx->props.limits.timestampComputeAndGraphics ||
+		       ctx->props.limits.timestampPeriod > 0)) {
+		fprintf(stderr, "belt vulkan: BELT_VK_PROFILE: the queue has no "
+				"timestamps; not profiling\n");
+		return 0;
+	}
+	pl->ts_mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+	pl->ns_per_tick = ctx->props.limits.timestampPeriod;
+	pl->qbuf = calloc(pl->n_cmds + 1, sizeof *pl->qbuf);
+	pl->ticks = calloc(pl->n_cmds + 1, sizeof *pl->ticks);
+	pl->calls = calloc(pl->n_cmds + 1, sizeof *pl->calls);
+	if (!pl->qbuf || !pl->ticks || !pl->calls)
+		return belt_errf(err, errsz, "vulkan: out of memory");
+	VkQueryPoolCreateInfo qci = {
+		.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+		.queryType = VK_QUERY_TYPE_TIMESTAMP,
+		.queryCount = 2 * pl->max_run * (pl->n_cmds + 1),
+	};
+	VKCHECK(vkCreateQueryPool(ctx->dev, &qci, NULL, &pl->qpool),
+		"vkCreateQueryPool");
+	return 0;
+}
+
+/* After a run: add the slots' timestamps up. */
+static void profile_collect(struct vk_ctx *ctx, struct plan *pl, uint32_t n,
+			    uint32_t flags)
+{
+	uint32_t nq = pl->n_cmds + 1;
+	for (uint32_t s = 0; s < n; s++) {
+		bool nohead = pl->submit[s + 1] != pl->full[s];
+		uint32_t base = ((nohead ? pl->max_run : 0) + s) * nq;
+		if (vkGetQueryPoolResults(ctx->dev, pl->qpool, base, nq,
+					  nq * sizeof *pl->qbuf, pl->qbuf,
+					  sizeof *pl->qbuf,
+					  VK_QUERY_RESULT_64_BIT |
+						  VK_QUERY_RESULT_WAIT_BIT) !=
+		    VK_SUCCESS)
+			continue;
+		for (uint32_t i = 0; i < pl->n_cmds; i++) {
+			if (nohead && pl->cmds[i].head)
+				continue;
+			pl->ticks[i] +=
+				(pl->qbuf[i + 1] - pl->qbuf[i]) & pl->ts_mask;
+			pl->calls[i]++;
+		}
+		pl->slot_ticks += (pl->qbuf[nq - 1] - pl->qbuf[0]) & pl->ts_mask;
+	}
+	(void)flags;
+	pl->runs++;
+	pl->tokens += n;
+}
+
+/* ranges for the barrier analysis: a command's bindings */
+static int ranges_of(const struct belt_cmd *cmd, uint8_t writes,
+		     struct range *r)
+{
+	int nr = 0;
+	for (int b = 0; b < cmd->n_bind; b++) {
+		if (!cmd->bind[b].size)
+			continue;
+		r[nr++] = (struct range){
+			.buf = cmd->bind[b].buf,
+			.lo = cmd->bind[b].offset,
+			.hi = cmd->bind[b].offset + cmd->bind[b].size,
+			.write = writes & (1u << b)};
+	}
+	return nr;
+}
+
 static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			struct plan *pl, char *err, size_t errsz)
 {
 	uint32_t n = t->n_cmds;
 	pl->max_run = t->max_run ? t->max_run : DEFAULT_MAX_RUN;
 	pl->max_pos = t->n_ctx ? t->n_ctx : UINT64_MAX;
+	pl->n_orig = n;
 	pl->cmds = calloc(n ? n : 1, sizeof *pl->cmds);
+	struct vk_cmd *oc = calloc(n ? n : 1, sizeof *oc);
 	struct vk_prep *preps = calloc(n ? n : 1, sizeof *preps);
+	uint8_t *writes = calloc(n ? n : 1, 1);
+	VkDescriptorBufferInfo(*obi)[BELT_MAX_BINDINGS + 1] =
+		calloc(n ? n : 1, sizeof *obi);
 	VkDescriptorBufferInfo(*bis)[BELT_MAX_BINDINGS + 1] =
 		calloc(n ? n : 1, sizeof *bis);
+	struct range(*rs)[GROUP_MAX] = calloc(n ? n : 1, sizeof *rs);
+	int *nrs = calloc(n ? n : 1, sizeof *nrs);
 	struct group *g = calloc(1, sizeof *g);
 	pl->full = calloc(pl->max_run, sizeof *pl->full);
 	pl->nohead = calloc(pl->max_run, sizeof *pl->nohead);
 	pl->submit = calloc(pl->max_run + 2, sizeof *pl->submit);
 	int rc = -1;
-	if (!pl->cmds || !preps || !bis || !g || !pl->full || !pl->nohead ||
-	    !pl->submit) {
+	if (!pl->cmds || !oc || !preps || !writes || !obi || !bis || !rs ||
+	    !nrs || !g || !pl->full || !pl->nohead || !pl->submit) {
 		belt_errf(err, errsz,
 			  "vulkan: table_prepare: out of memory for %u "
 			  "commands",
 			  n);
 		goto out;
 	}
-	pl->n_cmds = n;
 	uint64_t meta_floats = 0;
-	uint32_t n_desc = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct belt_cmd *cmd = &t->cmds[i];
-		struct vk_cmd *c = &pl->cmds[i];
-		if (prepare_cmd(ctx, cmd, i, c, &preps[i], bis[i], err, errsz))
+		if (prepare_cmd(ctx, &t->cmds[i], i, &oc[i], &preps[i], obi[i],
+				err, errsz))
 			goto out;
 		if (preps[i].max_pos < pl->max_pos)
 			pl->max_pos = preps[i].max_pos;
 		if (preps[i].n_freq) {
-			c->pc.aux[0] = (uint32_t)meta_floats;
+			oc[i].pc.aux[0] = (uint32_t)meta_floats;
 			meta_floats += preps[i].n_freq;
 		}
-		n_desc += cmd->n_bind + 1u;
+		writes[i] = preps[i].writes;
+	}
 
-		struct range r[BELT_MAX_BINDINGS];
-		int nr = 0;
-		for (int b = 0; b < cmd->n_bind; b++) {
-			if (!cmd->bind[b].size)
-				continue;
-			r[nr++] = (struct range){
-				.buf = cmd->bind[b].buf,
-				.lo = cmd->bind[b].offset,
-				.hi = cmd->bind[b].offset + cmd->bind[b].size,
-				.write = preps[i].writes & (1u << b)};
+	/* the commands to record: fused groups, or the core's commands */
+	bool fuse = fuse_enabled();
+	uint32_t np = 0;
+	for (uint32_t i = 0; i < n;) {
+		struct fgroup fg;
+		struct vk_cmd *c = &pl->cmds[np];
+		if (fuse && fuse_find(t, oc, writes, i, &fg)) {
+			if (fuse_make(ctx, t, oc, obi, &fg, c, bis[np], err,
+				      errsz))
+				goto out;
+			const struct belt_binding *in[6];
+			int nin = 0;
+			const struct belt_cmd *m0 = &t->cmds[fg.mv[0]];
+			if (fg.norm >= 0) {
+				in[nin++] = &t->cmds[fg.norm].bind[0];
+				in[nin++] = &t->cmds[fg.norm].bind[1];
+			} else {
+				in[nin++] = &m0->bind[1];
+			}
+			for (int s = 0; s < fg.nmv; s++)
+				in[nin++] = &t->cmds[fg.mv[s]].bind[0];
+			int nr = 0;
+			for (int a = 0; a < nin; a++)
+				if (in[a]->size)
+					rs[np][nr++] = (struct range){
+						.buf = in[a]->buf,
+						.lo = in[a]->offset,
+						.hi = in[a]->offset +
+						      in[a]->size};
+			const struct belt_binding *out[3];
+			int nout = 0;
+			if (fg.flags & F_SWIGLU)
+				out[nout++] = &t->cmds[fg.tail].bind[2];
+			else if (fg.flags & F_ADD)
+				out[nout++] = &t->cmds[fg.tail].bind[fg.res];
+			else
+				for (int s = 0; s < fg.nmv; s++)
+					out[nout++] = &t->cmds[fg.mv[s]].bind[2];
+			for (int a = 0; a < nout; a++)
+				rs[np][nr++] = (struct range){
+					.buf = out[a]->buf,
+					.lo = out[a]->offset,
+					.hi = out[a]->offset + out[a]->size,
+					.write = true};
+			nrs[np] = nr;
+			i = fg.last + 1;
+		} else {
+			*c = oc[i];
+			memcpy(bis[np], obi[i], sizeof bis[np]);
+			nrs[np] = ranges_of(&t->cmds[i], writes[i], rs[np]);
+			i++;
 		}
-		if (i > 0 && (g->n + nr > GROUP_MAX || conflicts(g, r, nr))) {
+		np++;
+	}
+	pl->n_cmds = np;
+
+	/* barriers, as the CPU backend places them */
+	uint32_t n_desc = 0;
+	for (uint32_t i = 0; i < np; i++) {
+		n_desc += pl->cmds[i].n_bind + 1u;
+		if (i > 0 && (g->n + nrs[i] > GROUP_MAX ||
+			      conflicts(g, rs[i], nrs[i]))) {
 			pl->cmds[i - 1].barrier = true;
 			g->n = 0;
 		}
-		memcpy(g->r + g->n, r, (size_t)nr * sizeof *r);
-		g->n += nr;
+		memcpy(g->r + g->n, rs[i], (size_t)nrs[i] * sizeof *rs[i]);
+		g->n += nrs[i];
 	}
-	if (n)
-		pl->cmds[n - 1].barrier = true; /* the next token needs all */
+	if (np)
+		pl->cmds[np - 1].barrier = true; /* the next token needs all */
 
 	/* meta: the run's base position, then rope frequencies */
 	pl->meta = malloc(sizeof *pl->meta);
@@ -1187,17 +1818,17 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vk_op *op = t->cmds[i].kernel->impl;
 		if (op->fill_meta)
-			op->fill_meta(&t->cmds[i], freq + pl->cmds[i].pc.aux[0]);
+			op->fill_meta(&t->cmds[i], freq + oc[i].pc.aux[0]);
 	}
 
 	/* one descriptor set per command, written once */
-	if (n) {
+	if (np) {
 		VkDescriptorPoolSize ps = {
 			.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.descriptorCount = n_desc};
 		VkDescriptorPoolCreateInfo dpi = {
 			.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-			.maxSets = n,
+			.maxSets = np,
 			.poolSizeCount = 1,
 			.pPoolSizes = &ps,
 		};
@@ -1207,17 +1838,17 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			belt_errf(err, errsz,
 				  "vulkan: vkCreateDescriptorPool for %u "
 				  "commands: %s",
-				  n, vk_result(r));
+				  np, vk_result(r));
 			goto out;
 		}
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct belt_cmd *cmd = &t->cmds[i];
+	for (uint32_t i = 0; i < np; i++) {
+		uint32_t nb = pl->cmds[i].n_bind;
 		VkDescriptorSetAllocateInfo dai = {
 			.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
 			.descriptorPool = pl->dpool,
 			.descriptorSetCount = 1,
-			.pSetLayouts = &ctx->dsl[cmd->n_bind],
+			.pSetLayouts = &ctx->dsl[nb],
 		};
 		VkResult r = vkAllocateDescriptorSets(ctx->dev, &dai,
 						      &pl->cmds[i].set);
@@ -1227,27 +1858,29 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				  vk_result(r));
 			goto out;
 		}
-		bis[i][cmd->n_bind] = (VkDescriptorBufferInfo){
+		bis[i][nb] = (VkDescriptorBufferInfo){
 			.buffer = pl->meta->buf, .offset = 0,
 			.range = VK_WHOLE_SIZE};
 		VkWriteDescriptorSet w[BELT_MAX_BINDINGS + 1];
-		for (int b = 0; b <= cmd->n_bind; b++)
+		for (uint32_t b = 0; b <= nb; b++)
 			w[b] = (VkWriteDescriptorSet){
 				.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
 				.dstSet = pl->cmds[i].set,
-				.dstBinding = b < cmd->n_bind ? (uint32_t)b
-							      : VK_META_BINDING,
+				.dstBinding = b < nb ? b : VK_META_BINDING,
 				.descriptorCount = 1,
 				.descriptorType =
 					VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 				.pBufferInfo = &bis[i][b],
 			};
-		vkUpdateDescriptorSets(ctx->dev, cmd->n_bind + 1u, w, 0, NULL);
+		vkUpdateDescriptorSets(ctx->dev, nb + 1u, w, 0, NULL);
 	}
+
+	if (profile_enabled() && np && profile_setup(ctx, pl, err, errsz))
+		goto out;
 
 	/* the command buffers: start, a slot per token (twice), tail */
 	bool any_head = false;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < np; i++)
 		any_head |= pl->cmds[i].head;
 	if (alloc_cbs(ctx, &pl->start, 1, err, errsz) ||
 	    alloc_cbs(ctx, &pl->tail, 1, err, errsz) ||
@@ -1264,8 +1897,13 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			goto out;
 	rc = check_messages(ctx, "table_prepare", err, errsz);
 out:
+	free(oc);
 	free(preps);
+	free(writes);
+	free(obi);
 	free(bis);
+	free(rs);
+	free(nrs);
 	free(g);
 	return rc;
 }
@@ -1317,6 +1955,9 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 				 " exceed the %" PRIu64
 				 " the table's buffers hold",
 				 pos, (uint64_t)pos + n - 1, pl->max_pos);
+	struct timespec t0, t1;
+	if (pl->qpool)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 	*(volatile uint32_t *)pl->meta->map = pos;
 	bool head_last = flags & BELT_RUN_HEAD_LAST_ONLY;
 	bool no_head = flags & BELT_RUN_SKIP_HEAD;
@@ -1336,6 +1977,12 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 	VKCHECK(vkWaitForFences(ctx->dev, 1, &ctx->fence, VK_TRUE, UINT64_MAX),
 		"vkWaitForFences");
 	VKCHECK(vkResetFences(ctx->dev, 1, &ctx->fence), "vkResetFences");
+	if (pl->qpool) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		pl->wall_ns += (double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+			       (double)(t1.tv_nsec - t0.tv_nsec);
+		profile_collect(ctx, pl, n, flags);
+	}
 	return check_messages(ctx, "table_run", err, errsz);
 }
 

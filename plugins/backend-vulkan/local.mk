@@ -30,7 +30,12 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/attention.spv.h \
 	plugins/backend-vulkan/spv/silu_mul.spv.h \
 	plugins/backend-vulkan/spv/add.spv.h \
-	plugins/backend-vulkan/spv/argmax.spv.h
+	plugins/backend-vulkan/spv/argmax.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_f32.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_f16.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h
 
 # shaders.c includes the generated headers (Makefile.am has no
 # BUILT_SOURCES, so the objects name them)
@@ -86,6 +91,21 @@ plugins/backend-vulkan/spv/add.spv.h: $(srcdir)/shaders/add.comp $(srcdir)/shade
 plugins/backend-vulkan/spv/argmax.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/argmax.comp
 
+plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_f16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
 
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
@@ -102,6 +122,7 @@ EXTRA_DIST += \
 	shaders/attention.comp \
 	shaders/embed.comp \
 	shaders/matvec.comp \
+	shaders/matvec_fused.comp \
 	shaders/rmsnorm.comp \
 	shaders/rope_kv.comp \
 	shaders/silu_mul.comp

@@ -50,6 +50,21 @@ static const uint32_t spv_add[] =
 static const uint32_t spv_argmax[] =
 #include "spv/argmax.spv.h"
 	;
+static const uint32_t spv_matvec_fused_f32[] =
+#include "spv/matvec_fused_f32.spv.h"
+	;
+static const uint32_t spv_matvec_fused_f16[] =
+#include "spv/matvec_fused_f16.spv.h"
+	;
+static const uint32_t spv_matvec_fused_bf16[] =
+#include "spv/matvec_fused_bf16.spv.h"
+	;
+static const uint32_t spv_matvec_fused_q8_0[] =
+#include "spv/matvec_fused_q8_0.spv.h"
+	;
+static const uint32_t spv_matvec_fused_q4_0[] =
+#include "spv/matvec_fused_q4_0.spv.h"
+	;
 
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
@@ -70,4 +85,9 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_SILU_MUL, spv_silu_mul),
 	ENTRY(VK_SH_ADD, spv_add),
 	ENTRY(VK_SH_ARGMAX, spv_argmax),
+	ENTRY(VK_SH_FMV_F32, spv_matvec_fused_f32),
+	ENTRY(VK_SH_FMV_F16, spv_matvec_fused_f16),
+	ENTRY(VK_SH_FMV_BF16, spv_matvec_fused_bf16),
+	ENTRY(VK_SH_FMV_Q8_0, spv_matvec_fused_q8_0),
+	ENTRY(VK_SH_FMV_Q4_0, spv_matvec_fused_q4_0),
 };

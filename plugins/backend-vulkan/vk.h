@@ -50,6 +50,12 @@ enum vk_shader {
 	VK_SH_SILU_MUL,
 	VK_SH_ADD,
 	VK_SH_ARGMAX,
+	/* internal: fused matvecs (backend.c), by weight type */
+	VK_SH_FMV_F32,
+	VK_SH_FMV_F16,
+	VK_SH_FMV_BF16,
+	VK_SH_FMV_Q8_0,
+	VK_SH_FMV_Q4_0,
 	VK_SH_COUNT
 };
 

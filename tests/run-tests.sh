@@ -21,7 +21,7 @@ export CK_FORK=no
 export BELT_PLUGIN_PATH="$build/plugins" BELT_ARCH_PATH="$top/conf/arch"
 export BELT_SHARED_DIR="${BELT_SHARED_DIR:-$top/../shared}" BELT_BIN="$build/belt"
 export BELT_TEST_PLUGINS="$build/tests/plugins"
-vg="libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+vg="./libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
 for t in tests/check_gguf tests/check_tokenizer tests/check_backend_cpu; do
 	echo "valgrind: $t"
 	$vg ./$t >/dev/null

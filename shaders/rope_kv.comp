@@ -4,7 +4,7 @@
 // rope_kv: rotate q and k in place, pairs (2i, 2i+1) for 2i < rope_dim, by
 // angle pos * freq[i] (freqs from the host, as the CPU backend computes
 // them, at meta.freq[aux[0]]); then copy k and v to row pos of the caches.
-// One workgroup; each thread owns whole pairs, so no barrier is needed.
+// One thread per pair of a q or k head, over as many workgroups as needed.
 #define WG 128
 layout(local_size_x = WG) in;
 layout(binding = 0) buffer Q { float q[]; };
@@ -32,41 +32,51 @@ vec2 sincos_f(float a)
 	return vec2(-c, s);
 }
 
+// Rotate (and for k, store) the pair starting at element i of a head;
+// an odd head_dim leaves a last single element, which rope never touches.
 void main()
 {
 	uint n_head = pc.p[0], n_head_kv = pc.p[1], head_dim = pc.p[2];
 	uint rope_dim = pc.p[3];
 	uint pos = cur_pos();
-	uint tid = gl_LocalInvocationID.x;
 	uint kv_dim = n_head_kv * head_dim;
-	uint fo = pc.aux[0];
-	// q: each thread rotates whole pairs
-	for (uint e = tid; e < n_head * head_dim; e += WG) {
-		uint i = e % head_dim;
-		if (i >= rope_dim || (i & 1u) != 0)
-			continue;
-		precise float ang = float(pos) * meta.freq[fo + i / 2];
-		vec2 sc = sincos_f(ang);
-		float x0 = q[pc.o[0] + e], x1 = q[pc.o[0] + e + 1];
-		q[pc.o[0] + e] = x0 * sc.y - x1 * sc.x;
-		q[pc.o[0] + e + 1] = x0 * sc.x + x1 * sc.y;
+	uint hp = (head_dim + 1u) / 2u; /* pairs per head */
+	uint g = gl_GlobalInvocationID.x;
+	bool is_q = g < n_head * hp;
+	if (!is_q)
+		g -= n_head * hp;
+	if (g >= (is_q ? n_head : n_head_kv) * hp)
+		return;
+	uint i = (g % hp) * 2u;
+	uint e = (g / hp) * head_dim + i;
+	bool two = i + 1u < head_dim;
+	vec2 sc = vec2(0.0, 1.0);
+	if (i < rope_dim) {
+		precise float ang = float(pos) * meta.freq[pc.aux[0] + i / 2u];
+		sc = sincos_f(ang);
+	}
+	if (is_q) {
+		if (i < rope_dim) {
+			float x0 = q[pc.o[0] + e], x1 = q[pc.o[0] + e + 1u];
+			q[pc.o[0] + e] = x0 * sc.y - x1 * sc.x;
+			q[pc.o[0] + e + 1u] = x0 * sc.x + x1 * sc.y;
+		}
+		return;
 	}
 	uint row = pos * kv_dim;
-	for (uint e = tid; e < kv_dim; e += WG) {
-		uint i = e % head_dim;
-		vc[pc.o[4] + row + e] = v[pc.o[2] + e];
-		if (i >= rope_dim) {
-			kc[pc.o[3] + row + e] = k[pc.o[1] + e];
-		} else if ((i & 1u) == 0) {
-			precise float ang = float(pos) * meta.freq[fo + i / 2];
-			vec2 sc = sincos_f(ang);
-			float x0 = k[pc.o[1] + e], x1 = k[pc.o[1] + e + 1];
-			float y0 = x0 * sc.y - x1 * sc.x;
-			float y1 = x0 * sc.x + x1 * sc.y;
-			k[pc.o[1] + e] = y0;
-			k[pc.o[1] + e + 1] = y1;
-			kc[pc.o[3] + row + e] = y0;
-			kc[pc.o[3] + row + e + 1] = y1;
-		}
+	float x0 = k[pc.o[1] + e], x1 = two ? k[pc.o[1] + e + 1u] : 0.0;
+	if (i < rope_dim) {
+		float y0 = x0 * sc.y - x1 * sc.x;
+		float y1 = x0 * sc.x + x1 * sc.y;
+		x0 = y0;
+		x1 = y1;
+		k[pc.o[1] + e] = x0;
+		k[pc.o[1] + e + 1u] = x1;
+	}
+	kc[pc.o[3] + row + e] = x0;
+	vc[pc.o[4] + row + e] = v[pc.o[2] + e];
+	if (two) {
+		kc[pc.o[3] + row + e + 1u] = x1;
+		vc[pc.o[4] + row + e + 1u] = v[pc.o[2] + e + 1u];
 	}
 }

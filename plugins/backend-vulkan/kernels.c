@@ -159,6 +159,8 @@ static int prep_matvec(const struct belt_cmd *cmd, struct vk_prep *pr,
 
 /* ---- rope_kv ---- */
 
+#define ROPE_WG 128 /* local size of shaders/rope_kv.comp */
+
 static int prep_heads(const struct belt_cmd *cmd, char *err, size_t errsz)
 {
 	if (need_int(cmd, 0, "n_head", 1, err, errsz) ||
@@ -203,7 +205,9 @@ static int prep_rope_kv(const struct belt_cmd *cmd, struct vk_prep *pr,
 	pr->n_freq = (uint32_t)(rope_dim / 2);
 	pr->max_pos = min_u64(cmd->bind[3].size, cmd->bind[4].size) / kv_bytes;
 	pr->writes = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4);
-	pr->groups = 1;
+	/* one thread per pair of each q and k head (shaders/rope_kv.comp) */
+	uint64_t pairs = (uint64_t)(cmd->param[0].i + cmd->param[1].i) * ((head_dim + 1) / 2);
+	pr->groups = (uint32_t)ceil_div(pairs, ROPE_WG);
 	return 0;
 }
 

@@ -1498,12 +1498,12 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.o[5 + s] = s < g->nmv ? oc[mi].pc.o[2] : 0;
 		c->pc.p[2 + s] = s < g->nmv ? (uint32_t)C[mi].param[1].i : 0;
 		if (s < g->nmv)
-			groups += ((uint32_t)C[mi].param[1].i + 1) / 2;
+			groups += ((uint32_t)C[mi].param[1].i + VK_MATVEC_ROWS - 1) / VK_MATVEC_ROWS;
 	}
 	if (g->flags & F_SWIGLU) {
 		bi[5] = bi[6] = bi[7] = obi[g->tail][2];
 		c->pc.o[5] = oc[g->tail].pc.o[2];
-		groups = ((uint32_t)C[m0].param[1].i + 1) / 2;
+		groups = ((uint32_t)C[m0].param[1].i + VK_MATVEC_ROWS - 1) / VK_MATVEC_ROWS;
 	} else if (g->flags & F_ADD) {
 		bi[5] = bi[6] = bi[7] = obi[g->tail][g->res];
 		c->pc.o[5] = oc[g->tail].pc.o[g->res];

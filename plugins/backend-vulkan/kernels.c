@@ -13,7 +13,7 @@
 
 /* Workgroup sizes and rows per workgroup: must match the shaders. */
 #define WG_ELEM 128	 /* embed, silu_mul, add: elements per workgroup */
-#define MATVEC_ROWS 2	 /* shaders/matvec.comp NR */
+#define MATVEC_ROWS VK_MATVEC_ROWS
 #define ROPE_MAX_PAIRS 512
 #define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
 

@@ -18,6 +18,10 @@
 
 #include "belt/backend.h"
 
+/* Rows per workgroup of shaders/matvec.comp and matvec_fused.comp (NR):
+ * more rows share each load of x. */
+#define VK_MATVEC_ROWS 8
+
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */
 #define VK_META_BINDING 8

@@ -6,7 +6,7 @@
 // subgroup add and one shared-memory pass across subgroups. Built once per
 // weight type (-DTYPE_F32 ...).
 #define WG 128
-#define NR 8 // rows per workgroup: VK_MATVEC_ROWS in plugins/backend-vulkan/vk.h
+#define NR 2 // rows per workgroup: VK_MATVEC_ROWS in plugins/backend-vulkan/vk.h
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer WF { float wf[]; };
 layout(binding = 0) readonly buffer WF4 { vec4 wf4[]; };

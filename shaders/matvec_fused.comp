@@ -19,7 +19,7 @@
 // The host only fuses when k is a multiple of 8 and the W offsets allow
 // 16-byte loads (F32, F16, BF16).
 #define WG 128
-#define NR 8 // rows per workgroup: VK_MATVEC_ROWS in plugins/backend-vulkan/vk.h
+#define NR 2 // rows per workgroup: VK_MATVEC_ROWS in plugins/backend-vulkan/vk.h
 #define F_NORM 1u
 #define F_ADD 2u
 #define F_SWIGLU 4u

@@ -18,9 +18,10 @@
 
 #include "belt/backend.h"
 
-/* Rows per workgroup of shaders/matvec.comp and matvec_fused.comp (NR):
- * more rows share each load of x. */
-#define VK_MATVEC_ROWS 8
+/* Rows per workgroup of shaders/matvec.comp and matvec_fused.comp (NR).
+ * On the H100, 8 rows (fewer workgroups, fewer loads in flight) decoded a
+ * 1B Q4_0 model at 416 tokens/s against 679 with 2. */
+#define VK_MATVEC_ROWS 2
 
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */

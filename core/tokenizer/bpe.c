@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "belt/error.h"
+#include "tokenizer/mergeheap.h"
 #include "tokenizer/tokenizer_impl.h"
 
 #define MERGES "tokenizer.ggml.merges"
@@ -303,68 +304,18 @@ struct sym {
 	int32_t sid;	    /* -1: a string no merge knows */
 };
 
-struct bigram {
-	int32_t rank, left;
-	uint32_t size; /* bytes when queued; a mismatch later means stale */
-};
 
 struct bpe {
 	const struct belt_tokenizer *t;
 	struct tok_out *o;
 	struct sym *sym;
 	size_t cap_sym;
-	struct bigram *heap;
-	size_t n_heap, cap_heap;
+	struct tok_mergeheap heap; /* key: merge rank, lowest first */
 	char *enc;
 	size_t cap_enc;
 	char *err;
 	size_t errsz;
 };
-
-/* Merge order: lowest rank first; on a tie the leftmost pair. */
-static bool before(const struct bigram *a, const struct bigram *b)
-{
-	return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static int heap_push(struct bpe *s, struct bigram b)
-{
-	if (s->n_heap == s->cap_heap) {
-		size_t cap = s->cap_heap ? 2 * s->cap_heap : 64;
-		struct bigram *h = realloc(s->heap, cap * sizeof *h);
-		if (!h)
-			return -1;
-		s->heap = h;
-		s->cap_heap = cap;
-	}
-	size_t i = s->n_heap++;
-	while (i > 0 && before(&b, &s->heap[(i - 1) / 2])) {
-		s->heap[i] = s->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	s->heap[i] = b;
-	return 0;
-}
-
-static struct bigram heap_pop(struct bpe *s)
-{
-	struct bigram top = s->heap[0], last = s->heap[--s->n_heap];
-	size_t i = 0, n = s->n_heap;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(&s->heap[c + 1], &s->heap[c]))
-			c++;
-		if (!before(&s->heap[c], &last))
-			break;
-		s->heap[i] = s->heap[c];
-		i = c;
-	}
-	if (n > 0)
-		s->heap[i] = last;
-	return top;
-}
 
 /* Queue (left, its right neighbour) if the pair has a rank. */
 static int try_pair(struct bpe *s, int32_t left)
@@ -378,7 +329,7 @@ static int try_pair(struct bpe *s, int32_t left)
 	const struct tok_pair *p = pair_find(s->t, l->sid, r->sid);
 	if (!p)
 		return 0;
-	return heap_push(s, (struct bigram){ p->rank, left, l->n + r->n });
+	return tok_mergeheap_push(&s->heap, (struct tok_cand){ (float)p->rank, left, -1, l->n + r->n });
 }
 
 static int merge_word(struct bpe *s, const unsigned char *w, int32_t n)
@@ -386,12 +337,12 @@ static int merge_word(struct bpe *s, const unsigned char *w, int32_t n)
 	for (int32_t i = 0; i < n; i++)
 		s->sym[i] = (struct sym){ i - 1, i + 1 < n ? i + 1 : -1, 1,
 					  s->t->byte_sid[w[i]] };
-	s->n_heap = 0;
+	s->heap.n = 0;
 	for (int32_t i = 0; i + 1 < n; i++)
 		if (try_pair(s, i))
 			return -1;
-	while (s->n_heap > 0) {
-		struct bigram b = heap_pop(s);
+	while (s->heap.n > 0) {
+		struct tok_cand b = tok_mergeheap_pop(&s->heap);
 		struct sym *l = &s->sym[b.left];
 		if (l->n == 0 || l->next < 0)
 			continue;
@@ -479,7 +430,7 @@ int tok_bpe_encode(const struct belt_tokenizer *t, const char *text,
 	struct bpe s = { .t = t, .o = o, .err = err, .errsz = errsz };
 	int rc = tok_pretok_split(t->pre, text, len, on_word, &s, err, errsz);
 	free(s.sym);
-	free(s.heap);
+	free(s.heap.v);
 	free(s.enc);
 	return rc;
 }

@@ -9,8 +9,9 @@ libbelt_la_SOURCES += \
 	core/tokenizer/bpe.c \
 	core/tokenizer/pretok.c \
 	core/tokenizer/wpm.c \
-	core/tokenizer/detok.c
-noinst_HEADERS += core/tokenizer/tokenizer_impl.h
+	core/tokenizer/detok.c \
+	core/tokenizer/mergeheap.c
+noinst_HEADERS += core/tokenizer/tokenizer_impl.h core/tokenizer/mergeheap.h
 libbelt_la_CFLAGS += $(PCRE2_CFLAGS) $(UTF8PROC_CFLAGS)
 libbelt_la_LIBADD += $(PCRE2_LIBS) $(UTF8PROC_LIBS)
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "belt/error.h"
+#include "tokenizer/mergeheap.h"
 #include "tokenizer/tokenizer_impl.h"
 
 struct sym {
@@ -25,65 +26,13 @@ struct sym {
 	uint32_t off, n;    /* bytes of the escaped text; n == 0: merged away */
 };
 
-struct bigram {
-	float score;
-	int32_t left, right;
-	uint32_t size; /* bytes when queued; a mismatch later means stale */
-};
 
 struct spm {
 	const struct belt_tokenizer *t;
 	const char *text; /* escaped text */
 	struct sym *sym;
-	struct bigram *heap; /* binary max-heap, see before() */
-	size_t n_heap, cap_heap;
+	struct tok_mergeheap heap; /* key -score: highest score first */
 };
-
-/* Merge order: highest score first; on a tie the leftmost pair. */
-static bool before(const struct bigram *a, const struct bigram *b)
-{
-	return a->score > b->score ||
-	       (a->score == b->score && a->left < b->left);
-}
-
-static int heap_push(struct spm *s, struct bigram b)
-{
-	if (s->n_heap == s->cap_heap) {
-		size_t cap = s->cap_heap ? 2 * s->cap_heap : 64;
-		struct bigram *h = realloc(s->heap, cap * sizeof *h);
-		if (!h)
-			return -1;
-		s->heap = h;
-		s->cap_heap = cap;
-	}
-	size_t i = s->n_heap++;
-	while (i > 0 && before(&b, &s->heap[(i - 1) / 2])) {
-		s->heap[i] = s->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	s->heap[i] = b;
-	return 0;
-}
-
-static struct bigram heap_pop(struct spm *s)
-{
-	struct bigram top = s->heap[0], last = s->heap[--s->n_heap];
-	size_t i = 0, n = s->n_heap;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(&s->heap[c + 1], &s->heap[c]))
-			c++;
-		if (!before(&s->heap[c], &last))
-			break;
-		s->heap[i] = s->heap[c];
-		i = c;
-	}
-	if (n > 0)
-		s->heap[i] = last;
-	return top;
-}
 
 /* Queue the pair (left, right) if its concatenation is a piece. */
 static int try_bigram(struct spm *s, int32_t left, int32_t right)
@@ -94,8 +43,8 @@ static int try_bigram(struct spm *s, int32_t left, int32_t right)
 	int32_t id = tok_find(s->t, s->text + s->sym[left].off, size);
 	if (id < 0)
 		return 0;
-	struct bigram b = { s->t->tok[id].score, left, right, size };
-	return heap_push(s, b);
+	struct tok_cand b = { -s->t->tok[id].score, left, right, size };
+	return tok_mergeheap_push(&s->heap, b);
 }
 
 static const uint8_t utf8_len[16] = { 1, 1, 1, 1, 1, 1, 1, 1,
@@ -121,8 +70,8 @@ static int merge_all(struct spm *s, int32_t n_sym)
 	for (int32_t i = 1; i < n_sym; i++)
 		if (try_bigram(s, i - 1, i))
 			return -1;
-	while (s->n_heap > 0) {
-		struct bigram b = heap_pop(s);
+	while (s->heap.n > 0) {
+		struct tok_cand b = tok_mergeheap_pop(&s->heap);
 		struct sym *l = &s->sym[b.left], *r = &s->sym[b.right];
 		if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
 			continue;
@@ -211,7 +160,7 @@ int tok_spm_encode(const struct belt_tokenizer *t, const char *text,
 		belt_errf(err, errsz, "tokenizer: out of memory");
 	else
 		rc = n > 0 ? emit_symbols(&s, o, err, errsz) : 0;
-	free(s.heap);
+	free(s.heap.v);
 	free(s.sym);
 	free(esc);
 	return rc;

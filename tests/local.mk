@@ -37,4 +37,4 @@ tests_check_noalloc_LDADD = $(TEST_LIBS)
 if HAVE_VULKAN
 TESTS += tests/golden-vulkan.sh
 endif
-EXTRA_DIST += tests/golden-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh
+EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh

@@ -19,7 +19,9 @@ static void note(void)
 }
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+/* from the ASan runtime (its header is not shipped with Debian's gcc) */
+int __sanitizer_install_malloc_and_free_hooks(void (*m)(const volatile void *, size_t),
+					      void (*f)(const volatile void *));
 static void on_malloc(const volatile void *p, size_t n)
 {
 	(void)p;

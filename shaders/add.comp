@@ -9,6 +9,7 @@ layout(binding = 2) writeonly buffer O { float o[]; };
 
 void main()
 {
+	STOP_CHECK();
 	uint i = wg_id() * 128 + gl_LocalInvocationID.x;
 	if (i >= pc.p[0])
 		return;

@@ -2,31 +2,25 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 // argmax: token_ids[pos + 1] = the index of the largest logit, the lowest
-// on ties; one workgroup.
-#define WG 512
+// on ties. Two stages in one dispatch: each workgroup reduces CHUNK logits
+// and leaves (value, index) in the work buffer; the last workgroup to
+// finish (a counter, reset by it) reduces those. With early exit on (meta
+// stop_on), an end-of-generation token (p7 ids in p8..p15) sets the stop
+// word, and the commands of the run's later tokens return at once.
+#define WG 256
+#define PER 8
+#define CHUNK (WG * PER) // ARGMAX_CHUNK in plugins/backend-vulkan/kernels.c
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer L { float l[]; };
 layout(binding = 1) buffer I { int ids[]; };
 
 shared float best_v[WG];
 shared uint best_i[WG];
+shared bool last_sh;
 
-void main()
+// the better of (v, i) and the shared slot tid + s, into slot tid
+void reduce_sh(uint tid)
 {
-	uint n = pc.p[0];
-	uint tid = gl_LocalInvocationID.x;
-	float bv = 0.0;
-	uint bi = 0xffffffffu;
-	for (uint i = tid; i < n; i += WG) {
-		float v = l[pc.o[0] + i];
-		if (bi == 0xffffffffu || v > bv) {
-			bv = v;
-			bi = i;
-		}
-	}
-	best_v[tid] = bv;
-	best_i[tid] = bi;
-	barrier();
 	[[unroll]] for (uint s = WG / 2; s > 0; s >>= 1) {
 		if (tid < s) {
 			float ov = best_v[tid + s];
@@ -41,6 +35,67 @@ void main()
 		}
 		barrier();
 	}
+}
+
+void main()
+{
+	STOP_CHECK();
+	uint n = pc.p[0];
+	uint tid = gl_LocalInvocationID.x;
+	uint g = wg_id(), nwg = (n + CHUNK - 1) / CHUNK;
+	if (g >= nwg)
+		return;
+	float bv = 0.0;
+	uint bi = 0xffffffffu;
+	// increasing i, so that a strict > keeps the lowest index
+	[[unroll]] for (uint j = 0; j < PER; j++) {
+		uint i = g * CHUNK + j * WG + tid;
+		if (i < n) {
+			float v = l[pc.o[0] + i];
+			if (bi == 0xffffffffu || v > bv) {
+				bv = v;
+				bi = i;
+			}
+		}
+	}
+	best_v[tid] = bv;
+	best_i[tid] = bi;
+	barrier();
+	reduce_sh(tid);
+	uint wb = pc.aux[2];
+	if (tid == 0) {
+		workf[wb + 2 * g] = best_v[0];
+		worku[wb + 2 * g + 1] = best_i[0];
+	}
+	memoryBarrierBuffer();
+	barrier();
 	if (tid == 0)
-		ids[pc.o[1] + cur_pos() + 1] = int(best_i[0]);
+		last_sh = atomicAdd(worku[wb + 2 * nwg], 1u) == nwg - 1;
+	barrier();
+	if (!last_sh)
+		return;
+	memoryBarrierBuffer();
+	bv = 0.0;
+	bi = 0xffffffffu;
+	for (uint k = tid; k < nwg; k += WG) {
+		float v = workf[wb + 2 * k];
+		uint i = worku[wb + 2 * k + 1];
+		if (bi == 0xffffffffu || v > bv || (v == bv && i < bi)) {
+			bv = v;
+			bi = i;
+		}
+	}
+	best_v[tid] = bv;
+	best_i[tid] = bi;
+	barrier();
+	reduce_sh(tid);
+	if (tid == 0) {
+		uint tok = best_i[0];
+		ids[pc.o[1] + cur_pos() + 1] = int(tok);
+		worku[wb + 2 * nwg] = 0u;
+		if (meta.stop_on != 0u)
+			for (uint e = 0; e < min(pc.p[7], 8u); e++)
+				if (tok == pc.p[8 + e])
+					worku[0] = 1u;
+	}
 }

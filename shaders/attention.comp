@@ -1,52 +1,89 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-// attention: one workgroup per head h (kv head h / (n_head / n_head_kv)):
-// s_t = scale * q_h . k_t for t <= pos into att, softmax with the max
-// subtracted, out_h = sum_t p_t v_t. Threads split t for the scores; for
-// the weighted sum, groups of head_dim threads split t and add up after.
+// attention for one token: for query head h (kv head h / (n_head /
+// n_head_kv)), s_t = scale * q_h . k_t for t <= pos, softmax with the max
+// subtracted, out_h = sum_t p_t v_t.
+//
+// Default (one workgroup per head): a thread per position computes s_t
+// with 16-byte loads of k_t into att; then groups of head_dim / 4 threads
+// (a vec4 of the output each) split the positions for the weighted sum of
+// v, two positions per step, and add up through shared memory.
+//
+// -DSPLIT (variant split_kv, for long contexts): n_head * ceil(n_ctx / CH)
+// workgroups; workgroup (h, c) does positions [c CH, c CH + CH) as above
+// and leaves (max, sum, unnormalized out) in the work buffer; the last
+// workgroup of a head to finish (a counter per head, reset by it) merges
+// the chunks' results. Workgroups past the token's last position return.
+//
+// bindings: 0 q, 1 k_cache, 2 v_cache, 3 out, 4 att (n_head * n_ctx)
+// params: n_head, n_head_kv, head_dim (a multiple of 4, <= 512), n_ctx,
+// scale; aux2: the command's words of the work buffer
 #define WG 128
 #define MAX_HD 512
+#define CH 128 // positions per chunk (split): ATT_SPLIT_CHUNK in kernels.c
 layout(local_size_x = WG) in;
-layout(binding = 0) readonly buffer Q { float q[]; };
-layout(binding = 1) readonly buffer KC { float kc[]; };
-layout(binding = 2) readonly buffer VC { float vc[]; };
-layout(binding = 3) writeonly buffer O { float o[]; };
+layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
+layout(binding = 1) readonly buffer KC4 { vec4 kc4[]; };
+layout(binding = 2) readonly buffer VC4 { vec4 vc4[]; };
+layout(binding = 3) writeonly buffer O4 { vec4 o4[]; };
 layout(binding = 4) coherent buffer Att { float att[]; };
 
-shared float qs[MAX_HD];
-shared float acc_sh[WG];
+shared vec4 qs[MAX_HD / 4];
+shared vec4 acc_sh[WG];
+shared bool last_sh;
 
 void main()
 {
+	STOP_CHECK();
 	uint n_head = pc.p[0], n_head_kv = pc.p[1], head_dim = pc.p[2];
 	uint n_ctx = pc.p[3];
 	float scale = pflt(4);
-	uint h = wg_id();
 	uint tid = gl_LocalInvocationID.x;
-	uint kv_dim = n_head_kv * head_dim;
-	uint kh = h / (n_head / n_head_kv);
 	uint n_kv = cur_pos() + 1;
-	uint ko = pc.o[1] + kh * head_dim, vo = pc.o[2] + kh * head_dim;
+#ifdef SPLIT
+	uint h = wg_id() % n_head, c = wg_id() / n_head;
+	uint t0 = c * CH, t1 = min(n_kv, t0 + CH);
+	if (t0 >= n_kv)
+		return;
+#else
+	uint h = wg_id(), t0 = 0, t1 = n_kv;
+#endif
+	uint hd4 = head_dim / 4;
+	uint kv4 = n_head_kv * hd4;
+	uint kh = h / (n_head / n_head_kv);
+	// bindings 0..3 are bound in vec4s (the host checks their offsets)
+	uint ko = pc.o[1] + kh * hd4, vo = pc.o[2] + kh * hd4;
 	uint ao = pc.o[4] + h * n_ctx;
 
-	for (uint i = tid; i < head_dim; i += WG)
-		qs[i] = q[pc.o[0] + h * head_dim + i];
+	for (uint i = tid; i < hd4; i += WG)
+		qs[i] = q4[pc.o[0] + h * hd4 + i] * scale;
 	barrier();
 
 	float mx = -1.0 / 0.0;
-	for (uint t = tid; t < n_kv; t += WG) {
-		float d = 0.0;
-		uint kb = ko + t * kv_dim;
-		for (uint i = 0; i < head_dim; i++)
-			d += qs[i] * kc[kb + i];
-		float s = scale * d;
+	for (uint t = t0 + tid; t < t1; t += WG) {
+		uint kb = ko + t * kv4;
+		// eight loads in flight (head_dim a multiple of 32), then the rest
+		vec4 d4 = vec4(0.0), e4 = vec4(0.0);
+		uint i = 0;
+		for (; i + 8 <= hd4; i += 8) {
+			vec4 k0 = kc4[kb + i], k1 = kc4[kb + i + 1];
+			vec4 k2 = kc4[kb + i + 2], k3 = kc4[kb + i + 3];
+			vec4 k4 = kc4[kb + i + 4], k5 = kc4[kb + i + 5];
+			vec4 k6 = kc4[kb + i + 6], k7 = kc4[kb + i + 7];
+			d4 += qs[i] * k0 + qs[i + 1] * k1 + qs[i + 2] * k2 + qs[i + 3] * k3;
+			e4 += qs[i + 4] * k4 + qs[i + 5] * k5 + qs[i + 6] * k6 + qs[i + 7] * k7;
+		}
+		for (; i < hd4; i++)
+			d4 += qs[i] * kc4[kb + i];
+		d4 += e4;
+		float s = (d4.x + d4.y) + (d4.z + d4.w);
 		att[ao + t] = s;
 		mx = max(mx, s);
 	}
 	mx = wg_max(mx);
 	float sum = 0.0;
-	for (uint t = tid; t < n_kv; t += WG) {
+	for (uint t = t0 + tid; t < t1; t += WG) {
 		float e = exp(att[ao + t] - mx);
 		att[ao + t] = e;
 		sum += e;
@@ -55,27 +92,70 @@ void main()
 	memoryBarrierBuffer();
 	barrier();
 
-	if (head_dim <= WG) {
-		uint groups = WG / head_dim;
-		uint g = tid / head_dim, i = tid % head_dim;
-		float a = 0.0;
-		if (g < groups)
-			for (uint t = g; t < n_kv; t += groups)
-				a += att[ao + t] * vc[vo + t * kv_dim + i];
-		acc_sh[tid] = a;
-		barrier();
-		if (tid < head_dim) {
-			float s = 0.0;
-			for (uint gg = 0; gg < groups; gg++)
-				s += acc_sh[gg * head_dim + tid];
-			o[pc.o[3] + h * head_dim + tid] = s / sum;
+	// hd4 threads per group, each a vec4 of the output
+	uint groups = WG / hd4;
+	uint g = tid / hd4, i = tid % hd4;
+	vec4 a = vec4(0.0), b = vec4(0.0);
+	if (g < groups) {
+		// four positions per step, their loads first
+		uint t = t0 + g;
+		for (; t + 3 * groups < t1; t += 4 * groups) {
+			vec4 v0 = vc4[vo + t * kv4 + i];
+			vec4 v1 = vc4[vo + (t + groups) * kv4 + i];
+			vec4 v2 = vc4[vo + (t + 2 * groups) * kv4 + i];
+			vec4 v3 = vc4[vo + (t + 3 * groups) * kv4 + i];
+			a += att[ao + t] * v0 + att[ao + t + groups] * v1;
+			b += att[ao + t + 2 * groups] * v2 + att[ao + t + 3 * groups] * v3;
 		}
-	} else {
-		for (uint i = tid; i < head_dim; i += WG) {
-			float a = 0.0;
-			for (uint t = 0; t < n_kv; t++)
-				a += att[ao + t] * vc[vo + t * kv_dim + i];
-			o[pc.o[3] + h * head_dim + i] = a / sum;
-		}
+		for (; t < t1; t += groups)
+			a += att[ao + t] * vc4[vo + t * kv4 + i];
 	}
+	acc_sh[tid] = a + b;
+	barrier();
+	vec4 out4 = vec4(0.0);
+	if (tid < hd4)
+		for (uint gg = 0; gg < groups; gg++)
+			out4 += acc_sh[gg * hd4 + tid];
+#ifndef SPLIT
+	if (tid < hd4)
+		o4[pc.o[3] + h * hd4 + tid] = out4 / sum;
+#else
+	// this chunk's result: [max, sum, out (head_dim)] per (head, chunk);
+	// after them one counter per head
+	uint nch = (n_ctx + CH - 1) / CH;
+	uint rec = 4 + head_dim;
+	uint wb = pc.aux[2] + (h * nch + c) * rec;
+	if (tid < hd4)
+		work4[wb / 4 + 1 + tid] = out4;
+	if (tid == 0) {
+		workf[wb] = mx;
+		workf[wb + 1] = sum;
+	}
+	memoryBarrierBuffer();
+	barrier();
+	uint nact = (n_kv + CH - 1) / CH;
+	uint cnt = pc.aux[2] + n_head * nch * rec + h;
+	if (tid == 0)
+		last_sh = atomicAdd(worku[cnt], 1u) == nact - 1;
+	barrier();
+	if (!last_sh)
+		return;
+	memoryBarrierBuffer();
+	uint hb = pc.aux[2] + h * nch * rec;
+	float m = -1.0 / 0.0;
+	for (uint cc = 0; cc < nact; cc++)
+		m = max(m, workf[hb + cc * rec]);
+	if (tid < hd4) {
+		float l = 0.0;
+		vec4 o = vec4(0.0);
+		for (uint cc = 0; cc < nact; cc++) {
+			float w = exp(workf[hb + cc * rec] - m);
+			l += w * workf[hb + cc * rec + 1];
+			o += w * work4[(hb + cc * rec) / 4 + 1 + tid];
+		}
+		o4[pc.o[3] + h * hd4 + tid] = o / l;
+	}
+	if (tid == 0)
+		worku[cnt] = 0u;
+#endif
 }

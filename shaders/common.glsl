@@ -1,5 +1,6 @@
 // Shared by every shader: push constants, the meta buffer, helpers.
-// Must match struct vk_pc and VK_META_BINDING in plugins/backend-vulkan/vk.h.
+// Must match struct vk_pc, VK_META_BINDING and VK_WORK_BINDING in
+// plugins/backend-vulkan/vk.h.
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -14,9 +15,23 @@ layout(push_constant, std430) uniform PC {
 
 layout(set = 0, binding = 8, std430) readonly buffer Meta {
 	uint base_pos;
-	uint spare[3];
+	uint stop_on; // early exit after an end-of-generation token
+	uint spare[2];
 	float freq[];
 } meta;
+
+// The plan's work buffer: per-command scratch (partial results, counters
+// that the last workgroup resets); a command's words start at aux[2].
+layout(set = 0, binding = 9, std430) coherent buffer WorkF { float workf[]; };
+layout(set = 0, binding = 9, std430) coherent buffer WorkU { uint worku[]; };
+layout(set = 0, binding = 9, std430) coherent buffer Work4 { vec4 work4[]; };
+
+// Work word 0 is the run's stop word: set by argmax after an
+// end-of-generation token, cleared before each run. Every shader starts
+// with STOP_CHECK(), so the rest of the run costs only empty dispatches.
+#define STOP_CHECK()               \
+	if (worku[0] != 0u)        \
+		return
 
 uint cur_pos() { return meta.base_pos + pc.t; }
 uint wg_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }

@@ -4,6 +4,8 @@
 // embed: out = dequant(W row token_ids[pos]); an id outside [0, rows)
 // gives zeros. Built once per weight type (-DTYPE_F32 ...). Values are
 // exactly the CPU backend's: d * q in float, halves converted exactly.
+// With -DREPACK, Q8_0/Q4_0 weights are in the GPU layout (repack.comp):
+// block b's quants at b * 16 (or 8) words, its scale at aux1 + b.
 layout(local_size_x = 128) in;
 layout(binding = 0) readonly buffer W32 { uint w32[]; };
 layout(binding = 0) readonly buffer W16 { uint16_t w16[]; };
@@ -13,6 +15,7 @@ layout(binding = 2) writeonly buffer OU { uint ou[]; };
 
 void main()
 {
+	STOP_CHECK();
 	uint n = pc.p[0];
 	uint j = wg_id() * 128 + gl_LocalInvocationID.x;
 	if (j >= n)
@@ -30,6 +33,18 @@ void main()
 	o[pc.o[2] + j] = half_f(uint(w16[wo + row * n + j]));
 #elif defined(TYPE_BF16)
 	o[pc.o[2] + j] = bf16_f(uint(w16[wo + row * n + j]));
+#elif defined(TYPE_Q8_0) && defined(REPACK)
+	uint b = row * (n / 32) + j / 32, e = j % 32;
+	uint u = uint(w16[wo + b * 16 + e / 2]);
+	int q = (e & 1) != 0 ? int(u << 16) >> 24 : int(u << 24) >> 24;
+	o[pc.o[2] + j] = half_f(uint(w16[wo + pc.aux[1] + b])) * float(q);
+#elif defined(TYPE_Q4_0) && defined(REPACK)
+	uint b = row * (n / 32) + j / 32;
+	uint e = j % 32, c = e & 15;
+	uint u = uint(w16[wo + b * 8 + c / 2]);
+	uint byte = (c & 1) != 0 ? u >> 8 : u & 255u;
+	int q = int(e < 16 ? byte & 15u : byte >> 4) - 8;
+	o[pc.o[2] + j] = half_f(uint(w16[wo + pc.aux[1] + b])) * float(q);
 #elif defined(TYPE_Q8_0)
 	uint b = wo + (row * (n / 32) + j / 32) * 17;
 	uint e = j % 32;

@@ -32,6 +32,7 @@ float w1(uint i) { return bf16_f(uint(w16[i])); }
 
 void main()
 {
+	STOP_CHECK();
 	uint k = pc.p[0], m = pc.p[1];
 	uint r0 = wg_id() * NR;
 	if (r0 >= m)

@@ -1,31 +1,40 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-// matvec_fused: the backend's internal fusion of a run of matvecs that read
-// the same x (plugins/backend-vulkan/backend.c, fuse_*), never in the public
-// kernel table. Built once per weight type (-DTYPE_F32 ...).
+// matvec_fused: every matvec whose weights allow 16-byte loads, alone or as
+// the backend's fusion of a run of matvecs that read the same x
+// (plugins/backend-vulkan/backend.c, fuse_*), never in the public kernel
+// table. Built once per weight type (-DTYPE_F32 ...). Q8_0 and Q4_0
+// weights are in the backend's GPU layout (doc/vulkan.md): a tensor's
+// block quants first, 16 or 32 bytes per block, then its block scales.
 //
 // bindings: 0 x, 1 rmsnorm weight (flag NORM), 2..4 W of segments 0..2,
 //           5..7 y of segments 0..2
-// params:   p0 k, p2..p4 rows of each segment, p5 eps (float)
+// params:   p0 k, p2..p4 rows of each segment, p5 eps (float), p7..p9
+//           Q8_0/Q4_0: where segment s's scales start, in 16-bit words
+// aux0:     rows per workgroup (NR times the subgroups the host expects)
 // specialization constants (one pipeline each, so that the compiler drops
-// what a dispatch does not do): 0 flags, 1 segments
-// flags:    1 NORM    x is the rmsnorm's input: every workgroup computes
-//                     sum(x^2) itself and loads w[j] * (scale * x[j])
+// what a dispatch does not do): 0 flags, 1 segments, 2 NR
+// flags:    1 NORM    x is the rmsnorm's input: every subgroup computes
+//                     sum(x^2) itself and loads w[j] * x[j]; the scale
+//                     1/sqrt(mean(x^2) + eps) multiplies the reduced dots
 //           2 ADD     y0[r] = y0[r] + W0[r] . x (matvec then add)
 //           4 SWIGLU  y0[r] = silu(W0[r] . x) * (W1[r] . x) (gate, up,
 //                     silu_mul)
 // Otherwise segment s's rows go to y_s, the workgroups of segment 0 first.
-// The host only fuses when k is a multiple of 8 and the W offsets allow
-// 16-byte loads (F32, F16, BF16).
+//
+// Work split: each subgroup owns NR rows and strides over them in units of
+// 16 weight bytes (one 128-bit load per row per unit), so that no
+// workgroup-wide reduction or barrier is needed and a short row (k = 2048)
+// still keeps every lane busy.
 #define WG 128
-#define NR 2 // rows per workgroup: VK_MATVEC_ROWS in plugins/backend-vulkan/vk.h
 #define F_NORM 1u
 #define F_ADD 2u
 #define F_SWIGLU 4u
 layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
+layout(constant_id = 2) const uint NR = 2;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 1) readonly buffer NW { float nw[]; };
@@ -42,8 +51,19 @@ DECL_W(0, 2)
 DECL_W(1, 3)
 DECL_W(2, 4)
 
-#define PS (2 * NR + 1)
-shared float part[PS * 256];
+// elements per unit of 16 weight bytes
+#if defined(TYPE_F32)
+#define UE 4
+#elif defined(TYPE_F16) || defined(TYPE_BF16)
+#define UE 8
+#elif defined(TYPE_Q8_0)
+#define UE 16
+#elif defined(TYPE_Q4_0)
+#define UE 32
+#else
+#error "matvec_fused.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
+#endif
+#define NX (UE / 4)
 
 #if defined(TYPE_F16)
 vec4 lo4(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }
@@ -53,12 +73,29 @@ vec4 lo4(uvec2 u)
 	return vec4(uintBitsToFloat(u.x << 16), uintBitsToFloat(u.x & 0xffff0000u),
 		    uintBitsToFloat(u.y << 16), uintBitsToFloat(u.y & 0xffff0000u));
 }
+#elif defined(TYPE_Q8_0)
+// four int8 to float, exactly: 2^23 + (b ^ 0x80) is a float whose low
+// mantissa bits are the byte, so one OR and one subtraction per value
+vec4 s8(uint v)
+{
+	uint b = v ^ 0x80808080u;
+	return uintBitsToFloat(uvec4(b & 0xffu, (b >> 8) & 0xffu,
+				     (b >> 16) & 0xffu, b >> 24) |
+			       0x4b000000u) -
+	       8388736.0;
+}
+#elif defined(TYPE_Q4_0)
+// the low nibbles of four bytes, minus 8, exactly (as s8)
+vec4 n4(uint v)
+{
+	return uintBitsToFloat(uvec4(v & 15u, (v >> 8) & 15u, (v >> 16) & 15u,
+				     (v >> 24) & 15u) |
+			       0x4b000000u) -
+	       8388616.0;
+}
 #endif
 
-// how x is loaded; passed by value (private globals are slow on lavapipe).
-// With NORM, ld4 returns w[j] * x[j] and adds x[j]^2 to ss: the scale
-// 1/sqrt(mean(x^2) + eps) is one number per workgroup, applied to the
-// reduced dot products, so that no extra pass or barrier is needed.
+// how x is loaded; passed by value (private globals are slow on lavapipe)
 struct XS {
 	uint xo, no;
 	bool xal, nal;
@@ -78,187 +115,180 @@ vec4 ld4(XS s, uint j, inout float ss)
 	return v;
 }
 
-// Units of work along a row: the x elements of unit i are xa (4) and xb (4).
-#if defined(TYPE_Q8_0) || defined(TYPE_Q4_0)
-uint n_units(uint k) { return k / 8; } // four threads per block of 32
-void load_x(XS s, uint i, out vec4 xa, out vec4 xb, inout float ss)
-{
-	uint b = i / 4, part = i % 4;
-#if defined(TYPE_Q8_0)
-	xa = ld4(s, b * 32 + part * 8, ss);
-	xb = ld4(s, b * 32 + part * 8 + 4, ss);
-#else
-	xa = ld4(s, b * 32 + part * 4, ss);
-	xb = ld4(s, b * 32 + part * 4 + 16, ss);
-#endif
-}
-#else
-uint n_units(uint k) { return k / 8; }
-void load_x(XS s, uint i, out vec4 xa, out vec4 xb, inout float ss)
-{
-	xa = ld4(s, 8 * i, ss);
-	xb = ld4(s, 8 * i + 4, ss);
-}
-#endif
-
-// W[row] . x over unit i of segment S (wo: its offset in elements of the
-// binding's word size: floats for F32, 16-bit words otherwise).
+// One unit of row `row` of segment S: its raw 16 bytes (LOADW) and its
+// scale (LOADD); wo is W's offset in 16-bit words (floats for F32), so its
+// scales' offset. wdot: the unit's dot product with its x values xv.
 #if defined(TYPE_F32)
-#define WDOT(S, wo, row, k, i, xa, xb)                                      \
-	(dot(wf4_##S[(wo + (row) * k) / 4 + 2 * (i)], xa) +                 \
-	 dot(wf4_##S[(wo + (row) * k) / 4 + 2 * (i) + 1], xb))
+#define WT vec4
+#define LOADW(S, wo, row, k, u) wf4_##S[(wo + (row) * k) / 4 + (u)]
+#define LOADD(S, so, row, k, u) 1.0
+float wdot(WT q, float d, vec4 xv[NX]) { return dot(q, xv[0]); }
 #elif defined(TYPE_F16) || defined(TYPE_BF16)
-#define WDOT(S, wo, row, k, i, xa, xb) wdot16_##S(wo, row, k, i, xa, xb)
-#define DEF_WDOT(S)                                                         \
-	float wdot16_##S(uint wo, uint row, uint k, uint i, vec4 xa, vec4 xb) \
-	{                                                                   \
-		uvec4 u = w4_##S[(wo + row * k) / 8 + i];                   \
-		return dot(lo4(u.xy), xa) + dot(lo4(u.zw), xb);             \
-	}
-DEF_WDOT(0)
-DEF_WDOT(1)
-DEF_WDOT(2)
+#define WT uvec4
+#define LOADW(S, wo, row, k, u) w4_##S[(wo + (row) * k) / 8 + (u)]
+#define LOADD(S, so, row, k, u) 1.0
+float wdot(WT q, float d, vec4 xv[NX])
+{
+	return dot(lo4(q.xy), xv[0]) + dot(lo4(q.zw), xv[1]);
+}
 #elif defined(TYPE_Q8_0)
-#define WDOT(S, wo, row, k, i, xa, xb) wdotq_##S(wo, row, k, i, xa, xb)
-#define DEF_WDOT(S)                                                         \
-	float wdotq_##S(uint wo, uint row, uint k, uint i, vec4 xa, vec4 xb)  \
-	{                                                                   \
-		uint nb = k / 32, b = i / 4, part = i % 4;                  \
-		uint base = wo + (row * nb + b) * 17;                       \
-		uint q = base + 1 + part * 4;                               \
-		uint u0 = uint(w16_##S[q]), u1 = uint(w16_##S[q + 1]);      \
-		uint u2 = uint(w16_##S[q + 2]), u3 = uint(w16_##S[q + 3]);  \
-		vec4 wa = vec4(int(u0 << 24) >> 24, int(u0 << 16) >> 24,     \
-			       int(u1 << 24) >> 24, int(u1 << 16) >> 24);    \
-		vec4 wb = vec4(int(u2 << 24) >> 24, int(u2 << 16) >> 24,     \
-			       int(u3 << 24) >> 24, int(u3 << 16) >> 24);    \
-		return half_f(uint(w16_##S[base])) * (dot(wa, xa) + dot(wb, xb)); \
-	}
-DEF_WDOT(0)
-DEF_WDOT(1)
-DEF_WDOT(2)
-#elif defined(TYPE_Q4_0)
-#define WDOT(S, wo, row, k, i, xa, xb) wdotq_##S(wo, row, k, i, xa, xb)
-#define DEF_WDOT(S)                                                         \
-	float wdotq_##S(uint wo, uint row, uint k, uint i, vec4 xa, vec4 xb)  \
-	{                                                                   \
-		uint nb = k / 32, b = i / 4, part = i % 4;                  \
-		uint base = wo + (row * nb + b) * 9;                        \
-		uint q = base + 1 + part * 2;                               \
-		uint u0 = uint(w16_##S[q]), u1 = uint(w16_##S[q + 1]);      \
-		vec4 wa = vec4(int(u0 & 15u), int((u0 >> 8) & 15u),         \
-			       int(u1 & 15u), int((u1 >> 8) & 15u)) - 8.0;   \
-		vec4 wb = vec4(int((u0 >> 4) & 15u), int((u0 >> 12) & 15u), \
-			       int((u1 >> 4) & 15u), int((u1 >> 12) & 15u)) - 8.0; \
-		return half_f(uint(w16_##S[base])) * (dot(wa, xa) + dot(wb, xb)); \
-	}
-DEF_WDOT(0)
-DEF_WDOT(1)
-DEF_WDOT(2)
+#define WT uvec4
+#define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 16) + (u)]
+#define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u) / 2]))
+float wdot(WT q, float d, vec4 xv[NX])
+{
+	return d * (dot(s8(q.x), xv[0]) + dot(s8(q.y), xv[1]) +
+		    dot(s8(q.z), xv[2]) + dot(s8(q.w), xv[3]));
+}
 #else
-#error "matvec_fused.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
+#define WT uvec4
+#define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 32) + (u)]
+#define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u)]))
+float wdot(WT q, float d, vec4 xv[NX])
+{
+	return d * (dot(n4(q.x), xv[0]) + dot(n4(q.y), xv[1]) +
+		    dot(n4(q.z), xv[2]) + dot(n4(q.w), xv[3]) +
+		    dot(n4(q.x >> 4), xv[4]) + dot(n4(q.y >> 4), xv[5]) +
+		    dot(n4(q.z >> 4), xv[6]) + dot(n4(q.w >> 4), xv[7]));
+}
 #endif
 
-// acc[r] += W_S[r0 + r] . x for the rows this workgroup owns
-#define LOOP(S, ACC)                                                        \
-	for (uint i = tid; i < nu; i += WG) {                               \
-		vec4 xa, xb;                                                \
-		load_x(xs, i, xa, xb, ss);                                          \
-		[[unroll]] for (uint r = 0; r < NR; r++)                    \
-			if (r < nr)                                         \
-				ACC[r] += WDOT(S, pc.o[2 + S], r0 + r, k, i, xa, xb); \
+// x (times the norm weight, with NORM) is staged in shared memory a tile at
+// a time, so that the weights streaming through L1 cannot evict it.
+#define TILE 2048
+shared vec4 xs[TILE / 4];
+
+void load_x(uint u, uint t0, out vec4 xv[NX])
+{
+	[[unroll]] for (uint j = 0; j < NX; j++)
+		xv[j] = xs[(u * UE - t0) / 4 + j];
+}
+
+#define STEP(S, U)                                                          \
+	{                                                                   \
+		WT q[U][NR], q2[U][NR];                                     \
+		float d[U][NR], d2[U][NR];                                  \
+		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
+			[[unroll]] for (uint r = 0; r < NR; r++) {          \
+				uint row = min(r0 + r, m - 1), un = u + uu * ns; \
+				q[uu][r] = LOADW(S, pc.o[2 + S], row, k, un); \
+				d[uu][r] = LOADD(S, pc.p[7 + S], row, k, un); \
+				if ((FLAGS & F_SWIGLU) != 0) {              \
+					q2[uu][r] = LOADW(1, pc.o[3], row, k, un); \
+					d2[uu][r] = LOADD(1, pc.p[8], row, k, un); \
+				}                                           \
+			}                                                   \
+		vec4 xv[U][NX];                                             \
+		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
+			load_x(u + uu * ns, t0, xv[uu]);                    \
+		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
+			[[unroll]] for (uint r = 0; r < NR; r++) {          \
+				acc[r] += wdot(q[uu][r], d[uu][r], xv[uu]); \
+				if ((FLAGS & F_SWIGLU) != 0)                \
+					acc2[r] += wdot(q2[uu][r], d2[uu][r], xv[uu]); \
+			}                                                   \
+	}
+#define LOOP(S)                                                             \
+	{                                                                   \
+		uint u = t0 / UE + lane;                                    \
+		for (; u + ns < u1; u += 2 * ns)                            \
+			STEP(S, 2)                                          \
+		if (u < u1)                                                 \
+			STEP(S, 1)                                          \
 	}
 
 void main()
 {
-	uint k = pc.p[0], nseg = NSEG, flags = FLAGS;
-	uint tid = gl_LocalInvocationID.x;
-	XS xs;
-	xs.xo = pc.o[0];
-	xs.no = pc.o[1];
-	xs.xal = (xs.xo & 3u) == 0;
-	xs.nal = (xs.no & 3u) == 0;
-	float ss = 0.0;
+	STOP_CHECK();
+	uint k = pc.p[0], rpw = pc.aux[0];
+	uint lane = gl_SubgroupInvocationID, ns = gl_SubgroupSize;
+	XS xs_;
+	xs_.xo = pc.o[0];
+	xs_.no = pc.o[1];
+	xs_.xal = (xs_.xo & 3u) == 0;
+	xs_.nal = (xs_.no & 3u) == 0;
 
 	// which segment and rows
 	uint g = wg_id(), seg = 0, m = pc.p[2];
-	uint g0 = (pc.p[2] + NR - 1) / NR, g1 = (pc.p[3] + NR - 1) / NR;
-	if ((flags & F_SWIGLU) == 0 && nseg > 1 && g >= g0) {
+	uint g0 = (pc.p[2] + rpw - 1) / rpw, g1 = (pc.p[3] + rpw - 1) / rpw;
+	if ((FLAGS & F_SWIGLU) == 0 && NSEG > 1 && g >= g0) {
 		g -= g0;
 		seg = 1;
 		m = pc.p[3];
-		if (nseg > 2 && g >= g1) {
+		if (NSEG > 2 && g >= g1) {
 			g -= g1;
 			seg = 2;
 			m = pc.p[4];
 		}
 	}
-	uint r0 = g * NR;
-	if (r0 >= m)
-		return;
-	uint nr = min(NR, m - r0);
-	uint nu = n_units(k);
-	float acc[NR], acc2[NR];
-	[[unroll]] for (uint r = 0; r < NR; r++) {
-		acc[r] = 0.0;
-		acc2[r] = 0.0;
-	}
-	if ((flags & F_SWIGLU) != 0) {
-		for (uint i = tid; i < nu; i += WG) {
-			vec4 xa, xb;
-			load_x(xs, i, xa, xb, ss);
-			[[unroll]] for (uint r = 0; r < NR; r++)
-				if (r < nr) {
-					acc[r] += WDOT(0, pc.o[2], r0 + r, k, i, xa, xb);
-					acc2[r] += WDOT(1, pc.o[3], r0 + r, k, i, xa, xb);
-				}
+	// a subgroup's rows: r0 of row group rg (normally one per subgroup;
+	// up to MAXRG where the subgroups are fewer than the host expected)
+#define MAXRG 4
+	float acc[MAXRG][NR], acc2[MAXRG][NR], ss = 0.0;
+	[[unroll]] for (uint j = 0; j < MAXRG; j++)
+		[[unroll]] for (uint r = 0; r < NR; r++) {
+			acc[j][r] = 0.0;
+			acc2[j][r] = 0.0;
 		}
-	} else if (seg == 0) {
-		LOOP(0, acc)
-	} else if (seg == 1) {
-		LOOP(1, acc)
-	} else {
-		LOOP(2, acc)
+	uint nsg = gl_NumSubgroups, sg = gl_SubgroupID, tid = gl_LocalInvocationID.x;
+	for (uint t0 = 0; t0 < k; t0 += TILE) {
+		uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
+		barrier(); // the previous tile is used up
+		for (uint j = tid; j < tn / 4; j += WG)
+			xs[j] = ld4(xs_, t0 + 4 * j, ss);
+		barrier();
+		[[unroll]] for (uint j = 0; j < MAXRG; j++) {
+			uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
+			if (rg * NR >= rpw || r0 >= m)
+				continue;
+			float a_[NR], a2_[NR];
+			[[unroll]] for (uint r = 0; r < NR; r++) {
+				a_[r] = acc[j][r];
+				a2_[r] = acc2[j][r];
+			}
+#define acc a_
+#define acc2 a2_
+			if (seg == 0)
+				LOOP(0)
+			else if (seg == 1)
+				LOOP(1)
+			else
+				LOOP(2)
+#undef acc
+#undef acc2
+			[[unroll]] for (uint r = 0; r < NR; r++) {
+				acc[j][r] = a_[r];
+				acc2[j][r] = a2_[r];
+			}
+		}
 	}
 
-	[[unroll]] for (uint r = 0; r < NR; r++) {
-		acc[r] = subgroupAdd(acc[r]);
-		if ((flags & F_SWIGLU) != 0)
-			acc2[r] = subgroupAdd(acc2[r]);
-	}
-	if ((flags & F_NORM) != 0)
-		ss = subgroupAdd(ss);
-	if (subgroupElect()) {
+	float scale = 1.0;
+	if ((FLAGS & F_NORM) != 0)
+		scale = 1.0 / sqrt(wg_sum(ss) / float(k) + pflt(5));
+	[[unroll]] for (uint j = 0; j < MAXRG; j++) {
+		uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
+		if (rg * NR >= rpw || r0 >= m)
+			continue;
+		uint nr = min(NR, m - r0);
 		[[unroll]] for (uint r = 0; r < NR; r++) {
-			part[gl_SubgroupID * PS + r] = acc[r];
-			part[gl_SubgroupID * PS + NR + r] = acc2[r];
-		}
-		part[gl_SubgroupID * PS + 2 * NR] = ss;
-	}
-	barrier();
-	if (tid < nr) {
-		float s = 0.0, s2 = 0.0, sq = 0.0;
-		for (uint i = 0; i < gl_NumSubgroups; i++) {
-			s += part[i * PS + tid];
-			s2 += part[i * PS + NR + tid];
-			sq += part[i * PS + 2 * NR];
-		}
-		if ((flags & F_NORM) != 0) {
-			float scale = 1.0 / sqrt(sq / float(k) + pflt(5));
-			s *= scale;
-			s2 *= scale;
-		}
-		uint row = r0 + tid;
-		if ((flags & F_SWIGLU) != 0) {
-			y0[pc.o[5] + row] = s / (1.0 + exp(-s)) * s2;
-		} else if ((flags & F_ADD) != 0) {
-			y0[pc.o[5] + row] = y0[pc.o[5] + row] + s;
-		} else if (seg == 0) {
-			y0[pc.o[5] + row] = s;
-		} else if (seg == 1) {
-			y1[pc.o[6] + row] = s;
-		} else {
-			y2[pc.o[7] + row] = s;
+			float s = subgroupAdd(acc[j][r]) * scale;
+			float s2 = 0.0;
+			if ((FLAGS & F_SWIGLU) != 0)
+				s2 = subgroupAdd(acc2[j][r]) * scale;
+			if (lane != r || r >= nr)
+				continue;
+			uint row = r0 + r;
+			if ((FLAGS & F_SWIGLU) != 0)
+				y0[pc.o[5] + row] = s / (1.0 + exp(-s)) * s2;
+			else if ((FLAGS & F_ADD) != 0)
+				y0[pc.o[5] + row] = y0[pc.o[5] + row] + s;
+			else if (seg == 0)
+				y0[pc.o[5] + row] = s;
+			else if (seg == 1)
+				y1[pc.o[6] + row] = s;
+			else
+				y2[pc.o[7] + row] = s;
 		}
 	}
 }

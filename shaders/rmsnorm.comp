@@ -12,6 +12,7 @@ layout(binding = 2) writeonly buffer O { float o[]; };
 
 void main()
 {
+	STOP_CHECK();
 	uint n = pc.p[0];
 	uint tid = gl_LocalInvocationID.x;
 	float ss = 0.0;

@@ -36,6 +36,7 @@ vec2 sincos_f(float a)
 // an odd head_dim leaves a last single element, which rope never touches.
 void main()
 {
+	STOP_CHECK();
 	uint n_head = pc.p[0], n_head_kv = pc.p[1], head_dim = pc.p[2];
 	uint rope_dim = pc.p[3];
 	uint pos = cur_pos();

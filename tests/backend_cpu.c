@@ -1513,11 +1513,43 @@ START_TEST(test_errors)
 	ck_assert_msg(strstr(err, "avx9000"), "%s", err);
 	unsetenv("BELT_CPU_ISA");
 
+	/* one device: index 1 is an error naming it, 0 is the host */
+	opt.device = 1;
+	ck_assert_int_eq(B->create(&opt, &bad, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "device 1") && strstr(err, "one device"), "%s", err);
+	opt.device = 0;
+	ck_assert_int_eq(B->create(&opt, &bad, err, sizeof err), 0);
+	B->destroy(bad);
+
 	B->buffer_destroy(ctx, b);
 	B->buffer_destroy(ctx, bids);
 	B->buffer_destroy(ctx, NULL);
 	B->destroy(ctx);
 	B->destroy(NULL);
+}
+END_TEST
+
+/* list_devices without create(): the host, with the ISA path create()
+ * takes; a count when there is no buffer. */
+START_TEST(test_list_devices)
+{
+	char buf[512];
+	ck_assert_ptr_nonnull(B->list_devices);
+	ck_assert_int_eq(B->list_devices(NULL, 0, err, sizeof err), 1);
+	ck_assert_int_eq(B->list_devices(buf, sizeof buf, err, sizeof err), 1);
+	ck_assert_msg(!strncmp(buf, "0: ", 3) && strstr(buf, "cores, ISA path ") &&
+			      strstr(buf, " (default)\n"),
+		      "%s", buf);
+	setenv("BELT_CPU_ISA", "generic", 1);
+	ck_assert_int_eq(B->list_devices(buf, sizeof buf, err, sizeof err), 1);
+	ck_assert_msg(strstr(buf, "ISA path generic from BELT_CPU_ISA"), "%s", buf);
+	/* cut to the buffer, still NUL-terminated */
+	ck_assert_int_eq(B->list_devices(buf, 8, err, sizeof err), 1);
+	ck_assert_uint_eq(strlen(buf), 7);
+	setenv("BELT_CPU_ISA", "avx9000", 1);
+	ck_assert_int_eq(B->list_devices(buf, sizeof buf, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "avx9000"), "%s", err);
+	unsetenv("BELT_CPU_ISA");
 }
 END_TEST
 
@@ -1603,6 +1635,7 @@ static Suite *suite(void)
 	tcase_add_test(te, test_kernel_find);
 	tcase_add_test(te, test_errors);
 	tcase_add_test(te, test_create_default);
+	tcase_add_test(te, test_list_devices);
 	suite_add_tcase(s, te);
 	return s;
 }

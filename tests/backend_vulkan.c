@@ -135,6 +135,20 @@ static void buf_free(struct be *b, struct belt_buffer *buf)
 	b->B->buffer_destroy(b->ctx, buf);
 }
 
+static struct belt_cmd cmd_variant(struct be *b, const char *op,
+				   const char *variant, int wtype,
+				   const char *label)
+{
+	struct belt_cmd c;
+	memset(&c, 0, sizeof c);
+	c.kernel = b->B->kernel_find(b->ctx, op, variant, wtype);
+	ck_assert_msg(c.kernel != NULL, "%s: no kernel %s/%s for type %d",
+		      b->B->name, op, variant, wtype);
+	c.label = label;
+	c.layer = -1;
+	return c;
+}
+
 static struct belt_cmd cmd_new(struct be *b, const char *op, int wtype,
 			       const char *label)
 {
@@ -625,15 +639,18 @@ static void attention_ref(const float *q, const float *kc, const float *vc,
 	free(s);
 }
 
+/* Both variants (_i: default, split_kv, whose chunks are 128 positions). */
 START_TEST(test_attention_gqa)
 {
 	struct be vk = open_vk();
+	static const char *const variants[] = {"default", "split_kv"};
+	const char *variant = variants[_i];
 	rng_seed(10);
 	const int n_head = 8;
 	static const int kv_heads[] = {8, 4, 2, 1};
 	static const int dims[][2] = {{8, 40}, {64, 300}, {80, 20}, {256, 9},
-				      {5, 17}};
-	for (int g = 0; g < 4 * 5; g++) {
+				      {12, 17}, {128, 520}};
+	for (int g = 0; g < 4 * 6; g++) {
 		int n_head_kv = kv_heads[g % 4];
 		int head_dim = dims[g / 4][0], n_ctx = dims[g / 4][1];
 		int q_n = n_head * head_dim, kv_dim = n_head_kv * head_dim;
@@ -652,7 +669,8 @@ START_TEST(test_attention_gqa)
 		struct belt_buffer *bv = buf_from(&vk, vc, (uint64_t)n_ctx * kv_dim * 4);
 		struct belt_buffer *bo = buf_new(&vk, (uint64_t)q_n * 4);
 		struct belt_buffer *ba = buf_new(&vk, (uint64_t)n_head * n_ctx * 4);
-		struct belt_cmd c = cmd_new(&vk, "attention", BELT_TYPE_ANY, "attn");
+		struct belt_cmd c = cmd_variant(&vk, "attention", variant,
+						BELT_TYPE_ANY, "attn");
 		c.patch = BELT_PATCH_KV_LEN;
 		bind(&c, bq, 0, (uint64_t)q_n * 4, BELT_TYPE_F32);
 		bind(&c, bk, 0, (uint64_t)n_ctx * kv_dim * 4, BELT_TYPE_F32);
@@ -683,9 +701,9 @@ START_TEST(test_attention_gqa)
 			for (int i = 0; i < q_n; i++)
 				ck_assert_msg(fabs(o[i] - ref[i]) <=
 						      1e-5 * fabs(ref[i]) + 1e-6,
-					      "attention hd %d kv %d pos %d "
+					      "attention %s hd %d kv %d pos %d "
 					      "[%d]: %.9g vs %.9g",
-					      head_dim, n_head_kv, pos, i, o[i],
+					      variant, head_dim, n_head_kv, pos, i, o[i],
 					      ref[i]);
 		}
 		vk.B->table_release(vk.ctx, &tab);
@@ -771,6 +789,57 @@ static struct belt_cmd add1(struct be *b, struct belt_buffer *buf, int out,
 	c.head = head;
 	return c;
 }
+
+/* Early exit: with BELT_RUN_STOP_AT_EOG, the tokens of a run after one
+ * whose argmax is an end-of-generation id do nothing. */
+START_TEST(test_stop_at_eog)
+{
+	struct be vk = open_vk();
+	float logits[9] = {0, 1, 2, 3, 4, 9, 5, 6, 7}; /* argmax 5 */
+	for (int c = 0; c < 4; c++) {
+		bool stop = c != 1;	    /* 1: the flag off */
+		int32_t eog = c == 2 ? 7 : 5; /* 2: argmax is not an eog */
+		float init[9] = {0, 0, 0, 0, 0, 0, 0, 0, 1};
+		struct belt_buffer *buf = buf_from(&vk, init, sizeof init);
+		struct belt_buffer *bl = buf_from(&vk, logits, sizeof logits);
+		int32_t ids[6] = {0};
+		struct belt_buffer *bids = buf_from(&vk, ids, sizeof ids);
+		struct belt_cmd cmds[2] = {add1(&vk, buf, 0, false),
+					   cmd_new(&vk, "argmax", BELT_TYPE_ANY,
+						   "argmax")};
+		cmds[1].patch = BELT_PATCH_ARGMAX_OUTPUT;
+		bind(&cmds[1], bl, 0, sizeof logits, BELT_TYPE_F32);
+		bind(&cmds[1], bids, 0, sizeof ids, BELT_TYPE_I32);
+		pi(&cmds[1], 9);
+		struct belt_table tab;
+		table_init(&tab, cmds, 2, 5, bids, 4);
+		tab.eog[0] = 3;
+		tab.eog[1] = eog;
+		tab.n_eog = 2;
+		prepare(&vk, &tab);
+		uint32_t flags = stop ? BELT_RUN_STOP_AT_EOG : 0;
+		run(&vk, &tab, 0, 4, flags);
+		float out;
+		buf_get(&vk, buf, 0, &out, 4);
+		buf_get(&vk, bids, 0, ids, sizeof ids);
+		bool early = stop && eog == 5;
+		ck_assert_msg(out == (early ? 1.0f : 4.0f),
+			      "case %d: the body ran %g times", c, out);
+		ck_assert_int_eq(ids[1], 5);
+		ck_assert_int_eq(ids[4], early ? 0 : 5);
+		if (c == 3) { /* the next run starts afresh */
+			run(&vk, &tab, 1, 2, flags);
+			buf_get(&vk, buf, 0, &out, 4);
+			ck_assert_msg(out == 2.0f, "second run: %g", out);
+		}
+		vk.B->table_release(vk.ctx, &tab);
+		buf_free(&vk, buf);
+		buf_free(&vk, bl);
+		buf_free(&vk, bids);
+	}
+	be_close(&vk);
+}
+END_TEST
 
 START_TEST(test_head_last_only)
 {
@@ -1412,7 +1481,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_embed);
 	tcase_add_test(tc, test_elementwise);
 	tcase_add_test(tc, test_rope_kv);
-	tcase_add_test(tc, test_attention_gqa);
+	tcase_add_loop_test(tc, test_attention_gqa, 0, 2);
+	tcase_add_test(tc, test_stop_at_eog);
 	tcase_add_test(tc, test_argmax);
 	tcase_add_test(tc, test_head_last_only);
 	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES);

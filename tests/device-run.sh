@@ -4,6 +4,10 @@
 # Vulkan kernel tests, the golden end-to-end suite on the GPU, and belt
 # bench on synthetic models. Results go to $OUT; a summary is printed last.
 #   usage: sh tests/device-run.sh BUILD_DIR SHARED_COPY "SHAPES" "TYPES"
+# Env: SKIPCHECK=1 skips the tests; GOLDEN_ONLY filters the golden models;
+# PROFILE=1 adds a BELT_VK_PROFILE run per file; VARIANTS="A=1,B=2 C=3"
+# adds a decode-only bench per file for each comma-separated env setting;
+# PP, REPS as in belt bench.
 B=$(cd "$1" && pwd)
 S=$(cd "$2" && pwd)
 SHAPES=${3:-1b}
@@ -30,8 +34,14 @@ for shape in $SHAPES; do
 		[ -s "$f" ] || "$B/tests/.libs/belt-synth" --preset "$shape" --type "$t" -o "$f" || exit 1
 		"$B/.libs/belt" bench -m "$f" --backend vulkan -p "${PP:-512}" -n 128 -r "${REPS:-3}" > "$OUT/bench-$shape-$t.txt" 2>&1
 		[ -n "$PROFILE" ] && BELT_VK_PROFILE=1 "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 64 -r 1 > "$OUT/profile-$shape-$t.txt" 2>&1
+		for v in $VARIANTS; do
+			echo "== $shape $t $v" >> "$OUT/variants.txt"
+			env $(echo "$v" | tr , ' ') "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 128 -r "${REPS:-3}" >> "$OUT/variants.txt" 2>&1
+		done
 		rm -f "$f"
 	done
 done
 echo "== summary"
 cat "$OUT"/bench-*.txt | grep -E "^\| synth|^decode"
+[ -f "$OUT/variants.txt" ] && grep -E "^==|tg" "$OUT/variants.txt"
+exit 0

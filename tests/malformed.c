@@ -320,7 +320,18 @@ START_TEST(usage_faults)
 	expect_error(2, "-n: expected an integer", "%s run -m x -n lots", belt_bin());
 	expect_error(2, "needs a value", "%s tokenize -m", belt_bin());
 	expect_error(2, "unknown option", "%s info --bogus", belt_bin());
+	expect_error(2, "--tensors needs -m MODEL", "%s info --tensors", belt_bin());
+	/* a device the backend lacks: the flag, the value and the count */
+	expect_error(2, "--device 5: the cpu backend has 1 device, index 0", "%s run -m x --device 5",
+		     belt_bin());
+	expect_error(2, "--device 1: the cpu backend has 1 device", "%s bench -m x --device 1", belt_bin());
+	expect_error(2, "--device: expected an integer", "%s run -m x --device -2", belt_bin());
 	char text[8192];
+	/* without a model, info lists every backend's devices */
+	ck_assert_int_eq(run(text, sizeof text, "%s info", belt_bin()), 0);
+	ck_assert_int_eq(run(text, sizeof text,
+			     "%s info --backend cpu | grep -q '^    0: .*cores, ISA path .*(default)$'",
+			     belt_bin()), 0);
 	ck_assert_int_eq(run(text, sizeof text, "%s run --help", belt_bin()), 0);
 	ck_assert_int_eq(run(text, sizeof text, "%s 2>&1 | grep -q usage", belt_bin()), 0);
 }

@@ -19,22 +19,27 @@ static const char help[] =
 	"  -r, --repetitions N  runs of each test (default 3)\n"
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
+	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
+	"      --profile        per-kernel times on stderr at the end (vulkan backend)\n"
 	"      --chunk N        tokens per backend submission (default 16)\n"
 	"      --kernel OP=VARIANT[,OP=VARIANT]  kernel choices\n";
 
 struct bench_opts {
 	const char *model, *backend, *kernels;
-	long n_prompt, n_gen, reps, threads, chunk;
+	long n_prompt, n_gen, reps, threads, chunk, device;
+	bool profile;
 };
 
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
-	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL };
+	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
 		{"repetitions", 1, 0, 'r'}, {"threads", 1, 0, 't'}, {"backend", 1, 0, O_BACKEND},
-		{"chunk", 1, 0, O_CHUNK}, {"kernel", 1, 0, O_KERNEL}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-	*o = (struct bench_opts){.backend = "cpu", .n_prompt = 512, .n_gen = 128, .reps = 3, .chunk = 16};
+		{"chunk", 1, 0, O_CHUNK}, {"kernel", 1, 0, O_KERNEL}, {"device", 1, 0, O_DEVICE},
+		{"profile", 0, 0, O_PROFILE}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	*o = (struct bench_opts){.backend = "cpu", .n_prompt = 512, .n_gen = 128, .reps = 3, .chunk = 16,
+				 .device = -1};
 	opterr = 0;
 	optind = 1;
 	int c;
@@ -46,6 +51,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'r': if (!cli_int("bench", "-r", optarg, 1, 1000, &o->reps)) return CLI_USAGE; break;
 		case 't': if (!cli_int("bench", "-t", optarg, 1, 1024, &o->threads)) return CLI_USAGE; break;
 		case O_CHUNK: if (!cli_int("bench", "--chunk", optarg, 1, 4096, &o->chunk)) return CLI_USAGE; break;
+		case O_DEVICE: if (!cli_int("bench", "--device", optarg, 0, 1023, &o->device)) return CLI_USAGE; break;
+		case O_PROFILE: o->profile = true; break;
 		case O_BACKEND: o->backend = optarg; break;
 		case O_KERNEL: o->kernels = optarg; break;
 		case 'h': fputs(help, stdout); return -1;
@@ -57,6 +64,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return cli_usage_error("bench", "-m MODEL is required");
+	if (o->device >= 0)
+		return cli_check_device("bench", o->backend, o->device);
 	return 0;
 }
 
@@ -174,6 +183,8 @@ int cmd_bench(int argc, char **argv)
 	mp.backend = o.backend;
 	mp.n_threads = (int)o.threads;
 	mp.kernels = o.kernels;
+	mp.device = (int)o.device;
+	mp.profile = o.profile;
 	char err[BELT_ERR_SIZE];
 	struct belt_model *m;
 	rc = belt_model_load(&mp, &m, err, sizeof err) || bench(m, &o, err);

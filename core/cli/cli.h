@@ -24,5 +24,12 @@ bool cli_int(const char *cmd, const char *opt, const char *s, long min,
 	     long max, long *out);
 /* Read a whole file into a NUL-terminated buffer (caller frees). */
 char *cli_read_file(const char *path, size_t *len);
+/* Describe backend's devices into buf, one line each (see list_devices in
+ * belt/backend.h); returns how many there are, or -1 with err. */
+int cli_devices(const char *backend, char *buf, size_t bufsz, char *err,
+		size_t errsz);
+/* For `cmd --device N`: 0 if backend has device N, else say why on stderr
+ * and return CLI_USAGE (CLI_FAIL if its devices cannot be listed). */
+int cli_check_device(const char *cmd, const char *backend, long device);
 
 #endif

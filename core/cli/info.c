@@ -9,10 +9,22 @@
 #include "cli/cli.h"
 
 static const char help[] =
-	"usage: belt info -m MODEL [--tensors] [--backend NAME]\n"
+	"usage: belt info [-m MODEL [--tensors]] [--backend NAME]\n"
 	"\n"
-	"Show the metadata, the hyperparameters belt resolves, a summary of the\n"
-	"tensors (--tensors lists them all) and the plugins found.\n";
+	"Show the plugins found and the devices of each backend: index, name,\n"
+	"type, memory and limits, and the one used when run and bench get no\n"
+	"--device. --backend NAME lists that backend's devices only.\n"
+	"With -m, first the model's metadata, the hyperparameters belt resolves\n"
+	"loading it on --backend (default cpu) and a summary of the tensors\n"
+	"(--tensors lists them all); then the devices of that backend only.\n";
+
+#define MAX_BACKENDS 16
+
+/* The backends the plugin scan found, by name. */
+struct backends {
+	char name[MAX_BACKENDS][64];
+	int n;
+};
 
 static void print_value(const struct belt_gguf_kv *kv)
 {
@@ -88,14 +100,65 @@ static void print_hparams(const char *path, const char *backend)
 	belt_model_free(m);
 }
 
+/* Keep the names sorted, each once. */
+static void add_backend(struct backends *b, const char *name)
+{
+	int i = 0;
+	while (i < b->n && strcmp(b->name[i], name) < 0)
+		i++;
+	if ((i < b->n && !strcmp(b->name[i], name)) || b->n == MAX_BACKENDS ||
+	    strlen(name) >= sizeof b->name[0])
+		return;
+	memmove(b->name[i + 1], b->name[i], (size_t)(b->n - i) * sizeof b->name[0]);
+	strcpy(b->name[i], name);
+	b->n++;
+}
+
 static int print_plugin(void *ud, const char *file, const struct belt_plugin *p,
 			const char *error)
 {
-	(void)ud;
+	if (p && !strncmp(p->name, "backend-", 8))
+		add_backend(ud, p->name + 8);
 	if (p)
 		printf("  %-16s %s (%s)\n", p->name, p->description ? p->description : "", file);
 	else
 		printf("  error: %s\n", error);
+	return 0;
+}
+
+static void print_devices(const char *backend)
+{
+	char buf[16384], err[BELT_ERR_SIZE];
+	int n = cli_devices(backend, buf, sizeof buf, err, sizeof err);
+	if (n < 0) {
+		printf("  %s: error: %s\n", backend, err);
+		return;
+	}
+	printf("  %s: %d device%s\n", backend, n, n == 1 ? "" : "s");
+	for (const char *line = buf; *line;) {
+		size_t len = strcspn(line, "\n");
+		printf("    %.*s\n", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+}
+
+static int print_model(const char *model, const char *backend, bool all)
+{
+	char err[BELT_ERR_SIZE];
+	struct belt_gguf *g = belt_gguf_open(model, err, sizeof err);
+	if (!g)
+		return cli_fail(err);
+	printf("file: %s\nGGUF version %u, %" PRIu64 " metadata keys, alignment %" PRIu64 "\n",
+	       model, g->version, g->n_kv, g->alignment);
+	for (uint64_t i = 0; i < g->n_kv; i++) {
+		printf("  %-44s ", g->kv[i].key);
+		print_value(&g->kv[i]);
+		putchar('\n');
+	}
+	print_tensors(g, all);
+	if (g->n_tensors)
+		print_hparams(model, backend);
+	belt_gguf_close(g);
 	return 0;
 }
 
@@ -106,7 +169,7 @@ int cmd_info(int argc, char **argv)
 		{"model", required_argument, 0, 'm'}, {"tensors", no_argument, 0, O_TENSORS},
 		{"backend", required_argument, 0, O_BACKEND}, {"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
-	const char *model = NULL, *backend = "cpu";
+	const char *model = NULL, *backend = NULL;
 	bool all = false;
 	opterr = 0;
 	optind = 1;
@@ -123,24 +186,19 @@ int cmd_info(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
-	if (!model)
-		return cli_usage_error("info", "-m MODEL is required");
-	char err[BELT_ERR_SIZE];
-	struct belt_gguf *g = belt_gguf_open(model, err, sizeof err);
-	if (!g)
-		return cli_fail(err);
-	printf("file: %s\nGGUF version %u, %" PRIu64 " metadata keys, alignment %" PRIu64 "\n",
-	       model, g->version, g->n_kv, g->alignment);
-	for (uint64_t i = 0; i < g->n_kv; i++) {
-		printf("  %-44s ", g->kv[i].key);
-		print_value(&g->kv[i]);
-		putchar('\n');
-	}
-	print_tensors(g, all);
-	if (g->n_tensors)
-		print_hparams(model, backend);
-	belt_gguf_close(g);
+	if (all && !model)
+		return cli_usage_error("info", "--tensors needs -m MODEL");
+	if (model && print_model(model, backend ? backend : "cpu", all))
+		return CLI_FAIL;
+	struct backends found = {.n = 0};
 	printf("plugins (search path %s):\n", belt_plugin_path());
-	belt_plugin_scan(print_plugin, NULL);
+	belt_plugin_scan(print_plugin, &found);
+	/* with a model, only the backend it was loaded on */
+	const char *only = backend ? backend : model ? "cpu" : NULL;
+	printf("devices:\n");
+	if (only)
+		print_devices(only);
+	for (int i = 0; i < found.n && !only; i++)
+		print_devices(found.name[i]);
 	return 0;
 }

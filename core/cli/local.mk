@@ -5,6 +5,7 @@ belt_SOURCES = \
 	core/cli/run.c \
 	core/cli/info.c \
 	core/cli/tokenize.c \
-	core/cli/bench.c
+	core/cli/bench.c \
+	core/cli/devices.c
 noinst_HEADERS += core/cli/cli.h
 belt_LDADD = libbelt.la

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "arch/config.h"
 #include "belt/plugin.h"
@@ -219,7 +221,51 @@ static int cmp_offset(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static int add_piece(struct belt_model *m, uint64_t start, uint64_t end, char *err, size_t errsz)
+/* Weight upload progress on stderr, when it is a terminal: at most ten
+ * lines a second, none for an upload that takes less than 0.1 s, and the
+ * line erased at the end (tests capture stderr, which is then no tty). */
+struct progress {
+	uint64_t done, total;
+	double next;	/* time of the next update */
+	bool tty, shown;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress_start(struct progress *pg, uint64_t total)
+{
+	*pg = (struct progress){.total = total, .tty = isatty(2) == 1};
+	pg->next = pg->tty ? now_s() + 0.1 : 0;
+}
+
+static void progress_add(struct progress *pg, uint64_t n)
+{
+	pg->done += n;
+	if (!pg->tty || now_s() < pg->next)
+		return;
+	fprintf(stderr, "\rbelt: uploading weights %3.0f%%  %.1f / %.1f MiB\033[K",
+		100.0 * (double)pg->done / (double)pg->total, pg->done / 1048576.0,
+		pg->total / 1048576.0);
+	fflush(stderr);
+	pg->shown = true;
+	pg->next = now_s() + 0.1;
+}
+
+static void progress_end(struct progress *pg)
+{
+	if (pg->shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+}
+
+static int add_piece(struct belt_model *m, uint64_t start, uint64_t end,
+		     struct progress *pg, char *err, size_t errsz)
 {
 	const uint8_t *data = m->g->base + m->g->data_offset;
 	struct weight_piece *p = &m->pieces[m->n_pieces];
@@ -232,6 +278,7 @@ static int add_piece(struct belt_model *m, uint64_t start, uint64_t end, char *e
 		uint64_t n = end - off < step ? end - off : step;
 		if (m->be->buffer_write(m->be_ctx, p->buf, off - start, data + off, n, err, errsz))
 			return belt_err_prefix(err, errsz, "weights");
+		progress_add(pg, n);
 	}
 	return 0;
 }
@@ -256,18 +303,25 @@ static int load_weights(struct belt_model *m, char *err, size_t errsz)
 		for (uint64_t i = 0; i < n; i++)
 			order[i] = &m->g->tensors[i];
 		qsort(order, n, sizeof *order, cmp_offset);
-		uint64_t start = 0, end = 0, cap = piece_max();
+		uint64_t start = 0, end = 0, cap = piece_max(), last = 0;
+		for (uint64_t i = 0; i < n; i++)
+			if (order[i]->offset + order[i]->size > last)
+				last = order[i]->offset + order[i]->size;
+		/* the span of the data: what the pieces copy, but for padding */
+		struct progress pg;
+		progress_start(&pg, n ? last - order[0]->offset : 0);
 		for (uint64_t i = 0; i < n && rc == 0; i++) {
 			uint64_t t0 = order[i]->offset, t1 = t0 + order[i]->size;
 			if (end > start && t1 - start > cap) {
-				rc = add_piece(m, start, end, err, errsz);
+				rc = add_piece(m, start, end, &pg, err, errsz);
 				start = t0;
 			} else if (end == start)
 				start = t0;
 			end = t1 > end ? t1 : end;
 		}
 		if (rc == 0 && end > start)
-			rc = add_piece(m, start, end, err, errsz);
+			rc = add_piece(m, start, end, &pg, err, errsz);
+		progress_end(&pg);
 	}
 	free(order);
 	return rc;
@@ -375,9 +429,15 @@ static int load(struct belt_model *m, const struct belt_model_params *p,
 	m->be = belt_backend_get(p->backend ? p->backend : "cpu", err, errsz);
 	if (!m->be)
 		return -1;
-	struct belt_backend_options bo = {.n_threads = p->n_threads, .device = p->device};
-	if (m->be->create(&bo, &m->be_ctx, err, errsz))
+	struct belt_backend_options bo = {.n_threads = p->n_threads, .device = p->device,
+					  .flags = p->profile ? BELT_BACKEND_PROFILE : 0};
+	if (m->be->create(&bo, &m->be_ctx, err, errsz)) {
+		/* backends name themselves ("vulkan: ..."); say it once */
+		size_t n = strlen(m->be->name);
+		if (err && !strncmp(err, m->be->name, n) && err[n] == ':')
+			return -1;
 		return belt_err_prefix(err, errsz, m->be->name);
+	}
 	return load_weights(m, err, errsz);
 }
 

@@ -83,6 +83,10 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 	if (belt_dispatch_build(s, err, errsz))
 		return -1;
 	s->table.max_run = s->chunk;
+	/* the ids early exit (BELT_RUN_STOP_AT_EOG) watches for */
+	for (int32_t id = 0; id < m->n_vocab && s->table.n_eog < BELT_MAX_EOG; id++)
+		if (belt_tok_is_eog(m->tok, id))
+			s->table.eog[s->table.n_eog++] = id;
 	if (m->be->table_prepare(m->be_ctx, &s->table, err, errsz)) {
 		s->table.priv = NULL;
 		return belt_err_prefix(err, errsz, m->be->name);
@@ -129,6 +133,8 @@ void belt_session_free(struct belt_session *s)
 	if (s->token_ids)
 		m->be->buffer_destroy(m->be_ctx, s->token_ids);
 	free(s->table.cmds);
+	free(s->logits_host);
+	free(s->sample_work);
 	free(s->labels);
 	free(s->bufs);
 	free(s->ids);

@@ -93,14 +93,65 @@ static int pick_isa(const char *want, struct cpu_isa *isa, char *err,
 	return 0;
 }
 
+static int online_cores(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return cores > 0 ? (int)cores : 1;
+}
+
+/* The CPU's name from /proc/cpuinfo, else "cpu". */
+static void cpu_name(char *out, size_t outsz)
+{
+	snprintf(out, outsz, "cpu");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[256];
+	while (fgets(line, sizeof line, f)) {
+		char *colon = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		snprintf(out, outsz, "%.*s", (int)strcspn(colon, "\n"), colon);
+		break;
+	}
+	fclose(f);
+}
+
+/* One device: the host, with the code path create() would take. */
+static int cpu_list_devices(char *buf, size_t bufsz, char *err, size_t errsz)
+{
+	const struct cpu_isa *sets[3];
+	int n = usable_isas(sets);
+	struct cpu_isa isa;
+	const char *want = getenv("BELT_CPU_ISA");
+	if (pick_isa(want, &isa, err, errsz))
+		return -1;
+	char name[128], runs[64] = "";
+	cpu_name(name, sizeof name);
+	for (int i = 0; i < n; i++)
+		snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%s%s",
+			 i ? " " : "", sets[i]->name);
+	if (bufsz)
+		snprintf(buf, bufsz,
+			 "0: %s, %d cores, ISA path %s%s (this CPU runs %s) "
+			 "(default)\n",
+			 name, online_cores(), isa.name,
+			 want && *want ? " from BELT_CPU_ISA" : "", runs);
+	return 1;
+}
+
 static int cpu_create(const struct belt_backend_options *opt, void **out,
 		      char *err, size_t errsz)
 {
+	if (opt && opt->device > 0)
+		return belt_errf(err, errsz,
+				 "cpu: device %d requested, the CPU backend has "
+				 "one device (0)",
+				 opt->device);
 	int n = opt ? opt->n_threads : 0;
-	if (n <= 0) {
-		long cores = sysconf(_SC_NPROCESSORS_ONLN);
-		n = cores > 0 ? (int)cores : 1;
-	}
+	if (n <= 0)
+		n = online_cores();
 	if (n > MAX_THREADS)
 		n = MAX_THREADS;
 	struct cpu_ctx *ctx = calloc(1, sizeof *ctx);
@@ -563,4 +614,5 @@ const struct belt_backend_ops cpu_backend_ops = {
 	.table_prepare = cpu_table_prepare,
 	.table_release = cpu_table_release,
 	.table_run = cpu_table_run,
+	.list_devices = cpu_list_devices,
 };

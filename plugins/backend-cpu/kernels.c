@@ -513,6 +513,12 @@ OP(op_argmax, CPU_W_F32, run_argmax, prep_argmax);
 		.n_bind = n_bind_, .params = params_, .impl = &impl_    \
 	}
 
+#define KERNELV(op_, v_, w_, n_bind_, params_, impl_)                  \
+	{                                                               \
+		.op = op_, .variant = v_, .wtype = w_,                  \
+		.n_bind = n_bind_, .params = params_, .impl = &impl_    \
+	}
+
 const struct belt_kernel cpu_kernels[] = {
 	KERNEL("embed", BELT_TYPE_F32, 3, "n:i", op_embed_f32),
 	KERNEL("embed", BELT_TYPE_F16, 3, "n:i", op_embed_f16),
@@ -532,6 +538,11 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("rope_kv", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i rope_dim:i base:f", op_rope_kv),
 	KERNEL("attention", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
+	       op_attention),
+	/* the GPU's split-KV variant computes the same; here it is the same
+	 * kernel, so that a configuration naming it works on any backend */
+	KERNELV("attention", "split_kv", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
 	       op_attention),
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),

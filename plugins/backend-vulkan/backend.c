@@ -35,54 +35,14 @@
 #include "belt/error.h"
 #include "belt/types.h"
 #include "vk.h"
+#include "ctx.h"
 
 #define STAGING_BYTES (64ull << 20)
 #define BUF_ALIGN 256
 #define DEFAULT_MAX_RUN 16
 #define GROUP_MAX 64
 
-struct vk_ctx {
-	VkInstance inst;
-	VkDebugUtilsMessengerEXT messenger;
-	VkPhysicalDevice phys;
-	VkDevice dev;
-	VkQueue queue;
-	uint32_t qfamily;
-	VkCommandPool cmd_pool;
-	VkCommandBuffer xfer; /* one-shot copies and fills */
-	VkFence fence;
-	VkPipelineCache cache;
-	VkDescriptorSetLayout dsl[BELT_MAX_BINDINGS + 1]; /* by n_bind */
-	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
-	VkShaderModule module[VK_SH_COUNT];
-	VkPipeline pipe[VK_SH_COUNT];
-	/* fused matvecs: by weight type, flags (8) and segments (1..3) */
-	VkPipeline fpipe[5][8][4];
-	VkPhysicalDeviceProperties props;
-	VkPhysicalDeviceMemoryProperties mem;
-	uint64_t max_alloc;
-	bool no_map; /* BELT_VK_STAGING */
 
-	/* staging, allocated on first use */
-	VkBuffer stage;
-	VkDeviceMemory stage_mem;
-	void *stage_map;
-	uint64_t stage_size;
-
-	/* validation */
-	int validation; /* 0 off, 1 count, 2 fatal */
-	unsigned n_messages;
-	char first_message[256];
-};
-
-struct belt_buffer {
-	VkBuffer buf;
-	VkDeviceMemory mem;
-	void *map;	   /* persistently mapped, or NULL */
-	uint64_t size;	   /* as asked */
-	uint64_t alloc;	   /* the VkBuffer's size */
-	bool io;	   /* BELT_BUFFER_IO: the host may read it any time */
-};
 
 /* A prepared command. */
 struct vk_cmd {
@@ -105,6 +65,7 @@ struct plan {
 	uint64_t max_pos;
 	VkDescriptorPool dpool;
 	struct belt_buffer *meta;
+	struct belt_buffer *work; /* per-command scratch, VK_WORK_BINDING */
 	VkCommandBuffer start, tail; /* barrier in; barrier out to the host */
 	VkCommandBuffer *full;	     /* [max_run]: token slot t, all commands */
 	VkCommandBuffer *nohead;     /* [max_run]: without head commands */
@@ -123,7 +84,7 @@ struct plan {
 	double wall_ns;
 };
 
-static const char *vk_result(VkResult r)
+const char *vk_result(VkResult r)
 {
 	switch (r) {
 	case VK_SUCCESS: return "VK_SUCCESS";
@@ -148,13 +109,6 @@ static const char *vk_result(VkResult r)
 	}
 }
 
-#define VKCHECK(call, what)                                                  \
-	do {                                                                 \
-		VkResult r_ = (call);                                        \
-		if (r_ != VK_SUCCESS)                                        \
-			return belt_errf(err, errsz, "vulkan: %s: %s (%d)",  \
-					 what, vk_result(r_), (int)r_);      \
-	} while (0)
 
 /* In validation mode, anything the layer said fails the current call. */
 static int check_messages(struct vk_ctx *ctx, const char *what, char *err,
@@ -346,6 +300,13 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		.pNext = &m3};
 	vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
 	ctx->max_alloc = m3.maxMemoryAllocationSize;
+	ctx->subgroup = sg.subgroupSize ? sg.subgroupSize : 32;
+	/* matvec_fused: rows per subgroup (BELT_VK_MV_ROWS, 1..8), and so
+	 * per 128-thread workgroup */
+	const char *mr = getenv("BELT_VK_MV_ROWS");
+	ctx->mv_nr = mr && atoi(mr) >= 1 && atoi(mr) <= 8 ? (uint32_t)atoi(mr)
+							  : VK_MVF_ROWS;
+	ctx->mv_rpw = ctx->mv_nr * (ctx->subgroup < 128 ? 128 / ctx->subgroup : 1);
 	VkSubgroupFeatureFlags need_sg = VK_SUBGROUP_FEATURE_BASIC_BIT |
 					 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
 	if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
@@ -449,6 +410,7 @@ static int vk_create(const struct belt_backend_options *opt, void **out,
 		ctx->validation = strcmp(v, "fatal") ? 1 : 2;
 	const char *s = getenv("BELT_VK_STAGING");
 	ctx->no_map = s && *s && strcmp(s, "0");
+	ctx->profile = opt && (opt->flags & BELT_BACKEND_PROFILE);
 	if (make_instance(ctx, err, errsz) ||
 	    pick_device(ctx, opt ? opt->device : -1, err, errsz) ||
 	    make_device(ctx, err, errsz) ||
@@ -461,7 +423,6 @@ static int vk_create(const struct belt_backend_options *opt, void **out,
 	return 0;
 }
 
-static void buffer_free(struct vk_ctx *ctx, struct belt_buffer *b);
 
 static void vk_destroy(void *vctx)
 {
@@ -473,7 +434,7 @@ static void vk_destroy(void *vctx)
 		if (ctx->stage) {
 			struct belt_buffer st = {.buf = ctx->stage,
 						 .mem = ctx->stage_mem};
-			buffer_free(ctx, &st);
+			vk_buf_free(ctx, &st);
 		}
 		for (int i = 0; i < VK_SH_COUNT; i++) {
 			if (ctx->pipe[i])
@@ -547,7 +508,7 @@ static int find_memory(const struct vk_ctx *ctx, uint32_t bits,
 	return -1;
 }
 
-static void buffer_free(struct vk_ctx *ctx, struct belt_buffer *b)
+void vk_buf_free(struct vk_ctx *ctx, struct belt_buffer *b)
 {
 	if (b->buf)
 		vkDestroyBuffer(ctx->dev, b->buf, NULL);
@@ -556,7 +517,7 @@ static void buffer_free(struct vk_ctx *ctx, struct belt_buffer *b)
 }
 
 /* host: the buffer must be mappable (IO, staging, meta). */
-static int buffer_make(struct vk_ctx *ctx, const char *what, bool host,
+int vk_buf_make(struct vk_ctx *ctx, const char *what, bool host,
 		       uint64_t size, struct belt_buffer *b, char *err,
 		       size_t errsz)
 {
@@ -595,7 +556,7 @@ static int buffer_make(struct vk_ctx *ctx, const char *what, bool host,
 	int type = host ? find_memory(ctx, req.memoryTypeBits, host_prefs, 3)
 			: find_memory(ctx, req.memoryTypeBits, dev_prefs, 2);
 	if (type < 0) {
-		buffer_free(ctx, b);
+		vk_buf_free(ctx, b);
 		return belt_errf(err, errsz,
 				 "vulkan: no memory type for a %s buffer of "
 				 "%" PRIu64 " bytes",
@@ -608,7 +569,7 @@ static int buffer_make(struct vk_ctx *ctx, const char *what, bool host,
 	};
 	r = vkAllocateMemory(ctx->dev, &mai, NULL, &b->mem);
 	if (r != VK_SUCCESS) {
-		buffer_free(ctx, b);
+		vk_buf_free(ctx, b);
 		return belt_errf(err, errsz,
 				 "vulkan: cannot allocate a %s buffer of "
 				 "%" PRIu64 " bytes: %s",
@@ -619,7 +580,7 @@ static int buffer_make(struct vk_ctx *ctx, const char *what, bool host,
 	if (r == VK_SUCCESS && (fl & hv) == hv && (host || !ctx->no_map))
 		r = vkMapMemory(ctx->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
 	if (r != VK_SUCCESS) {
-		buffer_free(ctx, b);
+		vk_buf_free(ctx, b);
 		return belt_errf(err, errsz,
 				 "vulkan: cannot bind or map a %s buffer of "
 				 "%" PRIu64 " bytes: %s",
@@ -670,7 +631,7 @@ static void barrier_all(VkCommandBuffer cb)
 			     0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-static int xfer_begin(struct vk_ctx *ctx, char *err, size_t errsz)
+int vk_xfer_begin(struct vk_ctx *ctx, char *err, size_t errsz)
 {
 	VKCHECK(vkResetCommandBuffer(ctx->xfer, 0), "vkResetCommandBuffer");
 	VkCommandBufferBeginInfo bi = {
@@ -682,7 +643,7 @@ static int xfer_begin(struct vk_ctx *ctx, char *err, size_t errsz)
 	return 0;
 }
 
-static int xfer_end(struct vk_ctx *ctx, char *err, size_t errsz)
+int vk_xfer_end(struct vk_ctx *ctx, char *err, size_t errsz)
 {
 	barrier_all(ctx->xfer);
 	VKCHECK(vkEndCommandBuffer(ctx->xfer), "vkEndCommandBuffer");
@@ -697,7 +658,7 @@ static int vk_buffer_create(void *vctx, enum belt_buffer_usage usage,
 	struct belt_buffer *b = malloc(sizeof *b);
 	if (!b)
 		return belt_errf(err, errsz, "vulkan: out of memory");
-	if (buffer_make(ctx, usage_name(usage), usage == BELT_BUFFER_IO, size,
+	if (vk_buf_make(ctx, usage_name(usage), usage == BELT_BUFFER_IO, size,
 			b, err, errsz)) {
 		free(b);
 		return -1;
@@ -708,14 +669,14 @@ static int vk_buffer_create(void *vctx, enum belt_buffer_usage usage,
 	if (b->map) {
 		memset(b->map, 0, (size_t)b->alloc);
 	} else {
-		rc = xfer_begin(ctx, err, errsz);
+		rc = vk_xfer_begin(ctx, err, errsz);
 		if (!rc) {
 			vkCmdFillBuffer(ctx->xfer, b->buf, 0, VK_WHOLE_SIZE, 0);
-			rc = xfer_end(ctx, err, errsz);
+			rc = vk_xfer_end(ctx, err, errsz);
 		}
 	}
 	if (rc) {
-		buffer_free(ctx, b);
+		vk_buf_free(ctx, b);
 		free(b);
 		return -1;
 	}
@@ -728,7 +689,8 @@ static void vk_buffer_destroy(void *vctx, struct belt_buffer *b)
 	struct vk_ctx *ctx = vctx;
 	if (!b)
 		return;
-	buffer_free(ctx, b);
+	vk_buf_free(ctx, b);
+	free(b->rp);
 	free(b);
 }
 
@@ -755,7 +717,7 @@ static int staging(struct vk_ctx *ctx, char *err, size_t errsz)
 	if (ctx->max_alloc && size > ctx->max_alloc)
 		size = ctx->max_alloc / BUF_ALIGN * BUF_ALIGN;
 	struct belt_buffer st;
-	if (buffer_make(ctx, "staging", true, size, &st, err, errsz))
+	if (vk_buf_make(ctx, "staging", true, size, &st, err, errsz))
 		return -1;
 	ctx->stage = st.buf;
 	ctx->stage_mem = st.mem;
@@ -778,14 +740,14 @@ static int staged(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,
 		if (write)
 			memcpy(ctx->stage_map, (const char *)host + done,
 			       (size_t)n);
-		if (xfer_begin(ctx, err, errsz))
+		if (vk_xfer_begin(ctx, err, errsz))
 			return -1;
 		VkBufferCopy bc = {.srcOffset = write ? 0 : offset + done,
 				   .dstOffset = write ? offset + done : 0,
 				   .size = n};
 		vkCmdCopyBuffer(ctx->xfer, write ? ctx->stage : b->buf,
 				write ? b->buf : ctx->stage, 1, &bc);
-		if (xfer_end(ctx, err, errsz))
+		if (vk_xfer_end(ctx, err, errsz))
 			return -1;
 		if (!write)
 			memcpy((char *)host + done, ctx->stage_map, (size_t)n);
@@ -803,6 +765,14 @@ static int vk_buffer_write(void *vctx, struct belt_buffer *b, uint64_t offset,
 		return -1;
 	if (!size)
 		return 0;
+	if (vk_repacked_overlaps(b, offset, size))
+		return belt_errf(err, errsz,
+				 "vulkan: buffer_write of %" PRIu64
+				 " bytes at offset %" PRIu64
+				 ": these weights were already converted to "
+				 "the GPU layout by table_prepare; write "
+				 "weights before preparing a table",
+				 size, offset);
 	if (b->map) {
 		memcpy((char *)b->map + offset, src, (size_t)size);
 		return 0;
@@ -845,22 +815,25 @@ static const struct belt_kernel *vk_kernel_find(void *ctx, const char *op,
 	return NULL;
 }
 
-/* The set layout and pipeline layout for n command bindings plus meta. */
+/* The set layout and pipeline layout for n command bindings plus meta and
+ * work. */
 static int layout_for(struct vk_ctx *ctx, int n, char *err, size_t errsz)
 {
 	if (ctx->pl[n])
 		return 0;
-	VkDescriptorSetLayoutBinding lb[BELT_MAX_BINDINGS + 1];
-	for (int i = 0; i <= n; i++)
+	VkDescriptorSetLayoutBinding lb[BELT_MAX_BINDINGS + 2];
+	for (int i = 0; i <= n + 1; i++)
 		lb[i] = (VkDescriptorSetLayoutBinding){
-			.binding = i < n ? (uint32_t)i : VK_META_BINDING,
+			.binding = i < n	    ? (uint32_t)i
+				   : i == n ? VK_META_BINDING
+					    : VK_WORK_BINDING,
 			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.descriptorCount = 1,
 			.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
 		};
 	VkDescriptorSetLayoutCreateInfo dci = {
 		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-		.bindingCount = (uint32_t)n + 1,
+		.bindingCount = (uint32_t)n + 2,
 		.pBindings = lb,
 	};
 	VKCHECK(vkCreateDescriptorSetLayout(ctx->dev, &dci, NULL, &ctx->dsl[n]),
@@ -908,11 +881,12 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	if (!*p) {
 		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 			return -1;
-		uint32_t data[2] = {flags, nseg};
-		VkSpecializationMapEntry me[2] = {
+		uint32_t data[3] = {flags, nseg, ctx->mv_nr};
+		VkSpecializationMapEntry me[3] = {
 			{.constantID = 0, .offset = 0, .size = 4},
-			{.constantID = 1, .offset = 4, .size = 4}};
-		VkSpecializationInfo spi = {.mapEntryCount = 2,
+			{.constantID = 1, .offset = 4, .size = 4},
+			{.constantID = 2, .offset = 8, .size = 4}};
+		VkSpecializationInfo spi = {.mapEntryCount = 3,
 					    .pMapEntries = me,
 					    .dataSize = sizeof data,
 					    .pData = data};
@@ -935,7 +909,7 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	return 0;
 }
 
-static int pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 			char *err, size_t errsz)
 {
 	if (ctx->pipe[sh])
@@ -1025,6 +999,7 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	if (pl->dpool)
 		vkDestroyDescriptorPool(ctx->dev, pl->dpool, NULL);
 	vk_buffer_destroy(ctx, pl->meta);
+	vk_buffer_destroy(ctx, pl->work);
 	free(pl->full);
 	free(pl->nohead);
 	free(pl->submit);
@@ -1131,7 +1106,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	else
 		snprintf(c->kind, sizeof c->kind, "%s%s", k->op,
 			 c->head ? " head" : "");
-	if (pipeline_for(ctx, op->shader, cmd->n_bind, err, errsz))
+	if (vk_pipeline_for(ctx, op->shader, cmd->n_bind, err, errsz))
 		return -1;
 	c->pipe = ctx->pipe[op->shader];
 	c->layout = ctx->pl[cmd->n_bind];
@@ -1195,11 +1170,17 @@ static int record_slot(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 	return 0;
 }
 
-static int record_barrier(VkCommandBuffer cb, char *err, size_t errsz)
+/* A barrier; with work, first a barrier and clearing the stop word. */
+static int record_barrier(VkCommandBuffer cb, struct belt_buffer *work,
+			  char *err, size_t errsz)
 {
 	VkCommandBufferBeginInfo bi = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
 	VKCHECK(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+	if (work) {
+		barrier_all(cb);
+		vkCmdFillBuffer(cb, work->buf, 0, 4 * VK_WORK_RESERVED, 0);
+	}
 	barrier_all(cb);
 	VKCHECK(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
 	return 0;
@@ -1337,7 +1318,10 @@ static bool dead_after(const struct belt_table *t, const uint8_t *writes,
 }
 
 /* The fused shader's loads: k a multiple of 8; 16-byte W rows. */
-static bool fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc)
+/* Whether matvec_fused can compute m: 16-byte loads of every row (and
+ * Q8_0/Q4_0 weights in the GPU layout, rp). */
+static bool fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
+			   bool rp)
 {
 	const struct vk_op *op = m->kernel->impl;
 	int k = m->param[0].i;
@@ -1348,13 +1332,14 @@ static bool fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc)
 	case BELT_TYPE_F16:
 	case BELT_TYPE_BF16: return oc->pc.o[0] % 8 == 0;
 	case BELT_TYPE_Q8_0:
-	case BELT_TYPE_Q4_0: return true;
+	case BELT_TYPE_Q4_0: return rp;
 	default: return false;
 	}
 }
 
 static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
-		      const uint8_t *writes, uint32_t i, struct fgroup *g)
+		      const bool *rp, const uint8_t *writes, uint32_t i,
+		      struct fgroup *g)
 {
 	const struct belt_cmd *C = t->cmds;
 	uint32_t n = t->n_cmds, j = i;
@@ -1371,7 +1356,7 @@ static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
 	const struct belt_cmd *first = NULL;
 	for (; j < n && g->nmv < 3 && is_op(&C[j], "matvec"); j++) {
 		const struct belt_cmd *m = &C[j];
-		if (m->head != head || !fusable_matvec(m, &oc[j]))
+		if (m->head != head || !fusable_matvec(m, &oc[j], rp[j]))
 			break;
 		if (!first) {
 			if (g->norm >= 0 &&
@@ -1462,7 +1447,7 @@ static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
 /* The fused command for group g: descriptors from the originals'. */
 static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		     const struct vk_cmd *oc,
-		     VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 1],
+		     VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
 		     const struct fgroup *g, struct vk_cmd *c,
 		     VkDescriptorBufferInfo *bi, char *err, size_t errsz)
 {
@@ -1489,7 +1474,7 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.o[0] = oc[m0].pc.o[1];
 		bi[1] = bi[0];
 	}
-	uint32_t groups = 0;
+	uint32_t groups = 0, rpw = ctx->mv_rpw;
 	for (int s = 0; s < 3; s++) {
 		uint32_t mi = g->mv[s < g->nmv ? s : 0];
 		bi[2 + s] = obi[mi][0];
@@ -1497,13 +1482,20 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		bi[5 + s] = obi[mi][2];
 		c->pc.o[5 + s] = s < g->nmv ? oc[mi].pc.o[2] : 0;
 		c->pc.p[2 + s] = s < g->nmv ? (uint32_t)C[mi].param[1].i : 0;
+		/* Q8_0/Q4_0: the scales follow the range's quants */
+		uint64_t bb = belt_type_block_bytes(op->wtype);
+		if (s < g->nmv && (op->wtype == BELT_TYPE_Q8_0 ||
+				   op->wtype == BELT_TYPE_Q4_0))
+			c->pc.p[7 + s] = c->pc.o[2 + s] +
+					 (uint32_t)(C[mi].bind[0].size / bb *
+						    (bb - 2) / 2);
 		if (s < g->nmv)
-			groups += ((uint32_t)C[mi].param[1].i + VK_MATVEC_ROWS - 1) / VK_MATVEC_ROWS;
+			groups += ((uint32_t)C[mi].param[1].i + rpw - 1) / rpw;
 	}
 	if (g->flags & F_SWIGLU) {
 		bi[5] = bi[6] = bi[7] = obi[g->tail][2];
 		c->pc.o[5] = oc[g->tail].pc.o[2];
-		groups = ((uint32_t)C[m0].param[1].i + VK_MATVEC_ROWS - 1) / VK_MATVEC_ROWS;
+		groups = ((uint32_t)C[m0].param[1].i + rpw - 1) / rpw;
 	} else if (g->flags & F_ADD) {
 		bi[5] = bi[6] = bi[7] = obi[g->tail][g->res];
 		c->pc.o[5] = oc[g->tail].pc.o[g->res];
@@ -1511,6 +1503,7 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	c->pc.p[0] = (uint32_t)C[m0].param[0].i;
 	c->pc.p[1] = (uint32_t)g->nmv;
 	c->pc.p[6] = g->flags;
+	c->pc.aux[0] = rpw;
 	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
 	c->gx = groups < maxx ? groups : maxx;
 	c->gy = (groups + c->gx - 1) / c->gx;
@@ -1537,10 +1530,10 @@ static bool fuse_enabled(void)
 	return !(e && !strcmp(e, "0"));
 }
 
-static bool profile_enabled(void)
+static bool profile_enabled(const struct vk_ctx *ctx)
 {
 	const char *e = getenv("BELT_VK_PROFILE");
-	return e && *e && strcmp(e, "0");
+	return ctx->profile || (e && *e && strcmp(e, "0"));
 }
 
 /* ---- profile ---- */
@@ -1686,6 +1679,36 @@ static int ranges_of(const struct belt_cmd *cmd, uint8_t writes,
 	return nr;
 }
 
+/* Q8_0/Q4_0 weights of a matvec or embed go to the GPU layout (repack.c)
+ * where 16-byte loads of them are aligned; *rp says they did. */
+static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
+			   struct vk_cmd *c, bool *rp, char *err, size_t errsz)
+{
+	const struct vk_op *op = cmd->kernel->impl;
+	bool embed = is_op(cmd, "embed");
+	*rp = false;
+	if ((op->wtype != BELT_TYPE_Q8_0 && op->wtype != BELT_TYPE_Q4_0) ||
+	    (!embed && !is_op(cmd, "matvec")))
+		return 0;
+	const struct belt_binding *w = &cmd->bind[0];
+	uint64_t bb = belt_type_block_bytes(op->wtype);
+	if (c->pc.o[0] % 8 || w->size % bb || !w->size)
+		return 0; /* the GGUF layout, read by the plain kernels */
+	if (vk_repack(ctx, w->buf, w->offset, w->size, op->wtype, err, errsz))
+		return -1;
+	*rp = true;
+	if (embed) {
+		enum vk_shader sh = op->wtype == BELT_TYPE_Q8_0
+					    ? VK_SH_EMBED_Q8_0R
+					    : VK_SH_EMBED_Q4_0R;
+		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
+			return -1;
+		c->pipe = ctx->pipe[sh];
+		c->pc.aux[1] = (uint32_t)(w->size / bb * (bb - 2) / 2);
+	}
+	return 0;
+}
+
 static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			struct plan *pl, char *err, size_t errsz)
 {
@@ -1697,9 +1720,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	struct vk_cmd *oc = calloc(n ? n : 1, sizeof *oc);
 	struct vk_prep *preps = calloc(n ? n : 1, sizeof *preps);
 	uint8_t *writes = calloc(n ? n : 1, 1);
-	VkDescriptorBufferInfo(*obi)[BELT_MAX_BINDINGS + 1] =
+	bool *rp = calloc(n ? n : 1, sizeof *rp);
+	VkDescriptorBufferInfo(*obi)[BELT_MAX_BINDINGS + 2] =
 		calloc(n ? n : 1, sizeof *obi);
-	VkDescriptorBufferInfo(*bis)[BELT_MAX_BINDINGS + 1] =
+	VkDescriptorBufferInfo(*bis)[BELT_MAX_BINDINGS + 2] =
 		calloc(n ? n : 1, sizeof *bis);
 	struct range(*rs)[GROUP_MAX] = calloc(n ? n : 1, sizeof *rs);
 	int *nrs = calloc(n ? n : 1, sizeof *nrs);
@@ -1708,7 +1732,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	pl->nohead = calloc(pl->max_run, sizeof *pl->nohead);
 	pl->submit = calloc(pl->max_run + 2, sizeof *pl->submit);
 	int rc = -1;
-	if (!pl->cmds || !oc || !preps || !writes || !obi || !bis || !rs ||
+	if (!pl->cmds || !oc || !preps || !writes || !rp || !obi || !bis || !rs ||
 	    !nrs || !g || !pl->full || !pl->nohead || !pl->submit) {
 		belt_errf(err, errsz,
 			  "vulkan: table_prepare: out of memory for %u "
@@ -1717,6 +1741,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		goto out;
 	}
 	uint64_t meta_floats = 0;
+	uint64_t work_words = VK_WORK_RESERVED;
 	for (uint32_t i = 0; i < n; i++) {
 		if (prepare_cmd(ctx, &t->cmds[i], i, &oc[i], &preps[i], obi[i],
 				err, errsz))
@@ -1727,7 +1752,28 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			oc[i].pc.aux[0] = (uint32_t)meta_floats;
 			meta_floats += preps[i].n_freq;
 		}
+		if (preps[i].work_words) {
+			/* 16-byte aligned, for vec4 access */
+			oc[i].pc.aux[2] = (uint32_t)work_words;
+			work_words += (preps[i].work_words + 3) / 4 * 4;
+			if (work_words > UINT32_MAX / 4) {
+				belt_errf(err, errsz,
+					  "vulkan: table_prepare: the "
+					  "commands' work areas exceed 4 GiB");
+				goto out;
+			}
+		}
 		writes[i] = preps[i].writes;
+		if (convert_weights(ctx, &t->cmds[i], &oc[i], &rp[i], err,
+				    errsz))
+			goto out;
+		if (is_op(&t->cmds[i], "argmax")) {
+			/* the ids that end a run early (shaders/argmax.comp) */
+			uint32_t ne = t->n_eog < 8 ? t->n_eog : 8;
+			oc[i].pc.p[7] = ne;
+			for (uint32_t e = 0; e < ne; e++)
+				oc[i].pc.p[8 + e] = (uint32_t)t->eog[e];
+		}
 	}
 
 	/* the commands to record: fused groups, or the core's commands */
@@ -1736,7 +1782,17 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
 		struct vk_cmd *c = &pl->cmds[np];
-		if (fuse && fuse_find(t, oc, writes, i, &fg)) {
+		bool found = fuse && fuse_find(t, oc, rp, writes, i, &fg);
+		if (!found && is_op(&t->cmds[i], "matvec") &&
+		    fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
+			/* alone: matvec_fused is the faster kernel */
+			memset(&fg, 0, sizeof fg);
+			fg.norm = fg.tail = -1;
+			fg.mv[0] = fg.last = i;
+			fg.nmv = 1;
+			found = true;
+		}
+		if (found) {
 			if (fuse_make(ctx, t, oc, obi, &fg, c, bis[np], err,
 				      errsz))
 				goto out;
@@ -1789,7 +1845,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	/* barriers, as the CPU backend places them */
 	uint32_t n_desc = 0;
 	for (uint32_t i = 0; i < np; i++) {
-		n_desc += pl->cmds[i].n_bind + 1u;
+		n_desc += pl->cmds[i].n_bind + 2u;
 		if (i > 0 && (g->n + nrs[i] > GROUP_MAX ||
 			      conflicts(g, rs[i], nrs[i]))) {
 			pl->cmds[i - 1].barrier = true;
@@ -1807,13 +1863,16 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		belt_errf(err, errsz, "vulkan: out of memory");
 		goto out;
 	}
-	if (buffer_make(ctx, "meta", true, VK_META_HEADER + 4 * meta_floats,
+	if (vk_buf_make(ctx, "meta", true, VK_META_HEADER + 4 * meta_floats,
 			pl->meta, err, errsz)) {
 		free(pl->meta);
 		pl->meta = NULL;
 		goto out;
 	}
 	memset(pl->meta->map, 0, (size_t)pl->meta->alloc);
+	if (vk_buffer_create(ctx, BELT_BUFFER_SCRATCH, 4 * work_words,
+			     &pl->work, err, errsz))
+		goto out; /* zeroed: the counters start at 0 */
 	float *freq = (float *)((char *)pl->meta->map + VK_META_HEADER);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vk_op *op = t->cmds[i].kernel->impl;
@@ -1861,21 +1920,26 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		bis[i][nb] = (VkDescriptorBufferInfo){
 			.buffer = pl->meta->buf, .offset = 0,
 			.range = VK_WHOLE_SIZE};
-		VkWriteDescriptorSet w[BELT_MAX_BINDINGS + 1];
-		for (uint32_t b = 0; b <= nb; b++)
+		bis[i][nb + 1] = (VkDescriptorBufferInfo){
+			.buffer = pl->work->buf, .offset = 0,
+			.range = VK_WHOLE_SIZE};
+		VkWriteDescriptorSet w[BELT_MAX_BINDINGS + 2];
+		for (uint32_t b = 0; b <= nb + 1; b++)
 			w[b] = (VkWriteDescriptorSet){
 				.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
 				.dstSet = pl->cmds[i].set,
-				.dstBinding = b < nb ? b : VK_META_BINDING,
+				.dstBinding = b < nb	 ? b
+					      : b == nb ? VK_META_BINDING
+							: VK_WORK_BINDING,
 				.descriptorCount = 1,
 				.descriptorType =
 					VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 				.pBufferInfo = &bis[i][b],
 			};
-		vkUpdateDescriptorSets(ctx->dev, nb + 1u, w, 0, NULL);
+		vkUpdateDescriptorSets(ctx->dev, nb + 2u, w, 0, NULL);
 	}
 
-	if (profile_enabled() && np && profile_setup(ctx, pl, err, errsz))
+	if (profile_enabled(ctx) && np && profile_setup(ctx, pl, err, errsz))
 		goto out;
 
 	/* the command buffers: start, a slot per token (twice), tail */
@@ -1887,8 +1951,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	    alloc_cbs(ctx, pl->full, pl->max_run, err, errsz) ||
 	    (any_head &&
 	     alloc_cbs(ctx, pl->nohead, pl->max_run, err, errsz)) ||
-	    record_barrier(pl->start, err, errsz) ||
-	    record_barrier(pl->tail, err, errsz))
+	    record_barrier(pl->start, pl->work, err, errsz) ||
+	    record_barrier(pl->tail, NULL, err, errsz))
 		goto out;
 	for (uint32_t s = 0; s < pl->max_run; s++)
 		if (record_slot(pl, pl->full[s], s, false, err, errsz) ||
@@ -1900,6 +1964,7 @@ out:
 	free(oc);
 	free(preps);
 	free(writes);
+	free(rp);
 	free(obi);
 	free(bis);
 	free(rs);
@@ -1959,6 +2024,7 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 	if (pl->qpool)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 	*(volatile uint32_t *)pl->meta->map = pos;
+	((volatile uint32_t *)pl->meta->map)[1] = !!(flags & BELT_RUN_STOP_AT_EOG);
 	bool head_last = flags & BELT_RUN_HEAD_LAST_ONLY;
 	bool no_head = flags & BELT_RUN_SKIP_HEAD;
 	uint32_t k = 0;
@@ -2002,4 +2068,5 @@ const struct belt_backend_ops vk_backend_ops = {
 	.table_prepare = vk_table_prepare,
 	.table_release = vk_table_release,
 	.table_run = vk_table_run,
+	.list_devices = vk_list_devices,
 };

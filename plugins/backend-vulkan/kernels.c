@@ -16,6 +16,8 @@
 #define MATVEC_ROWS VK_MATVEC_ROWS
 #define ROPE_MAX_PAIRS 512
 #define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
+#define ATT_SPLIT_CHUNK 128  /* shaders/attention.comp CH */
+#define ARGMAX_CHUNK 2048    /* shaders/argmax.comp CHUNK */
 
 static const char *label(const struct belt_cmd *cmd)
 {
@@ -230,11 +232,14 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 	    need_int(cmd, 3, "n_ctx", 1, err, errsz))
 		return -1;
 	int n_head = cmd->param[0].i, head_dim = cmd->param[2].i;
-	if (head_dim > ATT_MAX_HEAD_DIM)
+	if (head_dim > ATT_MAX_HEAD_DIM || head_dim % 4)
 		return belt_errf(err, errsz,
 				 "%s: attention head_dim %d: this backend "
-				 "takes at most %d",
+				 "takes multiples of 4 up to %d",
 				 label(cmd), head_dim, ATT_MAX_HEAD_DIM);
+	/* q, the caches and out are read as vec4s */
+	for (int i = 0; i < 4; i++)
+		pr->esize[i] = 16;
 	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
 	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
 	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
@@ -251,6 +256,27 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 	return 0;
 }
 
+/* split_kv: a workgroup per head and chunk of positions; per (head, chunk)
+ * a record of 4 + head_dim words, then a counter per head. */
+static int prep_attention_split(const struct belt_cmd *cmd,
+				struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (prep_attention(cmd, pr, err, errsz))
+		return -1;
+	uint64_t n_head = (uint64_t)cmd->param[0].i;
+	uint64_t chunks = ceil_div((uint64_t)cmd->param[3].i, ATT_SPLIT_CHUNK);
+	uint64_t words = n_head * chunks * (4 + (uint64_t)cmd->param[2].i) +
+			 n_head;
+	if (n_head * chunks > UINT32_MAX || words > UINT32_MAX / 8)
+		return belt_errf(err, errsz,
+				 "%s: attention split_kv: n_ctx %d is too "
+				 "large",
+				 label(cmd), cmd->param[3].i);
+	pr->groups = (uint32_t)(n_head * chunks);
+	pr->work_words = (uint32_t)words;
+	return 0;
+}
+
 /* ---- argmax ---- */
 
 static int prep_argmax(const struct belt_cmd *cmd, struct vk_prep *pr,
@@ -262,7 +288,9 @@ static int prep_argmax(const struct belt_cmd *cmd, struct vk_prep *pr,
 	uint64_t slots = cmd->bind[1].size / 4;
 	pr->max_pos = slots ? slots - 1 : 0;
 	pr->writes = 1u << 1;
-	pr->groups = 1;
+	/* a workgroup per chunk; (value, index) each, then a counter */
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, ARGMAX_CHUNK);
+	pr->work_words = 2 * pr->groups + 1;
 	return 0;
 }
 
@@ -287,6 +315,8 @@ OP(op_matvec_q4_0, VK_SH_MATVEC_Q4_0, BELT_TYPE_Q4_0, prep_matvec, NULL);
 OP(op_rmsnorm, VK_SH_RMSNORM, BELT_TYPE_ANY, prep_rmsnorm, NULL);
 OP(op_rope_kv, VK_SH_ROPE_KV, BELT_TYPE_ANY, prep_rope_kv, fill_rope);
 OP(op_attention, VK_SH_ATTENTION, BELT_TYPE_ANY, prep_attention, NULL);
+OP(op_attention_split, VK_SH_ATTENTION_SPLIT, BELT_TYPE_ANY,
+   prep_attention_split, NULL);
 OP(op_silu_mul, VK_SH_SILU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_add, VK_SH_ADD, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_argmax, VK_SH_ARGMAX, BELT_TYPE_ANY, prep_argmax, NULL);
@@ -294,6 +324,12 @@ OP(op_argmax, VK_SH_ARGMAX, BELT_TYPE_ANY, prep_argmax, NULL);
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
 		.op = op_, .variant = "default", .wtype = w_,           \
+		.n_bind = n_bind_, .params = params_, .impl = &impl_    \
+	}
+
+#define KERNELV(op_, v_, w_, n_bind_, params_, impl_)                  \
+	{                                                               \
+		.op = op_, .variant = v_, .wtype = w_,                  \
 		.n_bind = n_bind_, .params = params_, .impl = &impl_    \
 	}
 
@@ -314,6 +350,9 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("attention", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
 	       op_attention),
+	KERNELV("attention", "split_kv", BELT_TYPE_ANY, 5,
+		"n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
+		op_attention_split),
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
 	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
 	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),

@@ -7,8 +7,11 @@ plugin_LTLIBRARIES += plugins/backend-vulkan.la
 plugins_backend_vulkan_la_SOURCES = \
 	plugins/backend-vulkan/vk.h \
 	plugins/backend-vulkan/backend.c \
+	plugins/backend-vulkan/devices.c \
 	plugins/backend-vulkan/kernels.c \
 	plugins/backend-vulkan/plugin.c \
+	plugins/backend-vulkan/ctx.h \
+	plugins/backend-vulkan/repack.c \
 	plugins/backend-vulkan/shaders.c
 plugins_backend_vulkan_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/plugins/backend-vulkan
 plugins_backend_vulkan_la_CFLAGS = $(AM_CFLAGS) $(VULKAN_CFLAGS)
@@ -35,7 +38,12 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_f16.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h \
-	plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h
+	plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h \
+	plugins/backend-vulkan/spv/embed_q8_0r.spv.h \
+	plugins/backend-vulkan/spv/embed_q4_0r.spv.h \
+	plugins/backend-vulkan/spv/repack_q8_0.spv.h \
+	plugins/backend-vulkan/spv/repack_q4_0.spv.h \
+	plugins/backend-vulkan/spv/attention_split.spv.h
 
 # shaders.c includes the generated headers (Makefile.am has no
 # BUILT_SOURCES, so the objects name them)
@@ -107,6 +115,21 @@ plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fus
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
 
+plugins/backend-vulkan/spv/embed_q8_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DREPACK -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q4_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DREPACK -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/repack_q8_0.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/repack.comp
+
+plugins/backend-vulkan/spv/repack_q4_0.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/repack.comp
+
+plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSPLIT -o $@ $(srcdir)/shaders/attention.comp
+
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
 TESTS += tests/check_backend_vulkan
@@ -117,6 +140,7 @@ endif
 
 EXTRA_DIST += \
 	shaders/common.glsl \
+	shaders/repack.comp \
 	shaders/add.comp \
 	shaders/argmax.comp \
 	shaders/attention.comp \

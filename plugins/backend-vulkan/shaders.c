@@ -65,6 +65,21 @@ static const uint32_t spv_matvec_fused_q8_0[] =
 static const uint32_t spv_matvec_fused_q4_0[] =
 #include "spv/matvec_fused_q4_0.spv.h"
 	;
+static const uint32_t spv_embed_q8_0r[] =
+#include "spv/embed_q8_0r.spv.h"
+	;
+static const uint32_t spv_embed_q4_0r[] =
+#include "spv/embed_q4_0r.spv.h"
+	;
+static const uint32_t spv_repack_q8_0[] =
+#include "spv/repack_q8_0.spv.h"
+	;
+static const uint32_t spv_repack_q4_0[] =
+#include "spv/repack_q4_0.spv.h"
+	;
+static const uint32_t spv_attention_split[] =
+#include "spv/attention_split.spv.h"
+	;
 
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
@@ -90,4 +105,9 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_FMV_BF16, spv_matvec_fused_bf16),
 	ENTRY(VK_SH_FMV_Q8_0, spv_matvec_fused_q8_0),
 	ENTRY(VK_SH_FMV_Q4_0, spv_matvec_fused_q4_0),
+	ENTRY(VK_SH_EMBED_Q8_0R, spv_embed_q8_0r),
+	ENTRY(VK_SH_EMBED_Q4_0R, spv_embed_q4_0r),
+	ENTRY(VK_SH_REPACK_Q8_0, spv_repack_q8_0),
+	ENTRY(VK_SH_REPACK_Q4_0, spv_repack_q4_0),
+	ENTRY(VK_SH_ATTENTION_SPLIT, spv_attention_split),
 };

@@ -3,6 +3,7 @@
  * backend.c  instance/device, buffers, table prepare (descriptor sets and
  *            pre-recorded command buffers) and run (one submit per run)
  * kernels.c  the kernel table: per op its shader, checks and grid
+ * devices.c  list_devices: each physical device and its limits
  * plugin.c   the module's one export
  * shaders/   GLSL compute shaders, built by glslc into embedded SPIR-V
  *
@@ -18,21 +19,31 @@
 
 #include "belt/backend.h"
 
-/* Rows per workgroup of shaders/matvec.comp and matvec_fused.comp (NR).
- * On the H100, 8 rows (fewer workgroups, fewer loads in flight) decoded a
- * 1B Q4_0 model at 416 tokens/s against 679 with 2. */
+/* Rows per workgroup of shaders/matvec.comp (NR), the kernel for weights
+ * whose rows do not allow 16-byte loads. On the H100, 8 rows decoded a 1B
+ * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
+/* Rows per subgroup of shaders/matvec_fused.comp (its NR; the env
+ * BELT_VK_MV_ROWS overrides it). */
+#define VK_MVF_ROWS 2
 
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */
 #define VK_META_BINDING 8
+/* The plan's work buffer (per-command scratch): a command's words start at
+ * push constant aux[2]; the first VK_WORK_RESERVED words are the plan's
+ * own. */
+#define VK_WORK_BINDING 9
+#define VK_WORK_RESERVED 4
 /* Meta buffer: uint base_pos, 3 spare words, then floats (rope freqs). */
 #define VK_META_HEADER 16
 
 /* Push constants of every shader: must match shaders/common.glsl. */
 struct vk_pc {
 	uint32_t t;	   /* token index within the run */
-	uint32_t aux[3];   /* op-specific (embed: rows; rope: freq offset) */
+	uint32_t aux[3];   /* op-specific (embed: rows, scales; rope: freq
+			    * offset; matvec_fused: rows per workgroup);
+			    * aux[2]: the command's work words */
 	uint32_t o[BELT_MAX_BINDINGS]; /* binding offsets, in elements */
 	uint32_t p[BELT_MAX_PARAMS];   /* the command's params */
 };
@@ -61,6 +72,11 @@ enum vk_shader {
 	VK_SH_FMV_BF16,
 	VK_SH_FMV_Q8_0,
 	VK_SH_FMV_Q4_0,
+	VK_SH_EMBED_Q8_0R,
+	VK_SH_EMBED_Q4_0R,
+	VK_SH_REPACK_Q8_0,
+	VK_SH_REPACK_Q4_0,
+	VK_SH_ATTENTION_SPLIT,
 	VK_SH_COUNT
 };
 
@@ -77,6 +93,7 @@ struct vk_prep {
 	uint32_t groups;   /* workgroups to dispatch */
 	uint32_t aux[3];   /* into the push constants */
 	uint32_t n_freq;   /* rope: floats of meta it needs (freqs) */
+	uint32_t work_words; /* 32-bit words of the work buffer it needs */
 	uint8_t writes;	   /* bit mask of bindings the command writes */
 	uint8_t esize[BELT_MAX_BINDINGS]; /* element bytes per binding */
 };
@@ -95,5 +112,9 @@ struct vk_op {
 extern const struct belt_kernel vk_kernels[];
 extern const size_t vk_n_kernels;
 extern const struct belt_backend_ops vk_backend_ops;
+
+/* list_devices of the ops table (devices.c): its own instance, each
+ * physical device's type, version, memory and compute limits. */
+int vk_list_devices(char *buf, size_t bufsz, char *err, size_t errsz);
 
 #endif

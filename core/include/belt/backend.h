@@ -14,7 +14,8 @@
 
 #include "belt/types.h"
 
-#define BELT_BACKEND_ABI 1
+/* 2: belt_backend_options.flags and belt_backend_ops.list_devices */
+#define BELT_BACKEND_ABI 2
 
 /* What a command reads per token, beyond its fixed bindings and params.
  * For the token at position pos: token_offset reads token_ids[pos];
@@ -86,15 +87,27 @@ struct belt_table {
 	struct belt_buffer *token_ids; /* I32 [n_ctx + 1], BELT_BUFFER_IO */
 	void *priv;		      /* the backend's prepared state */
 	uint32_t max_run; /* no table_run call covers more positions than this */
+	/* end-of-generation ids (at most BELT_MAX_EOG) for BELT_RUN_STOP_AT_EOG */
+	int32_t eog[8];
+	uint8_t n_eog;
 };
+#define BELT_MAX_EOG 8
 
 /* run() flags */
 #define BELT_RUN_HEAD_LAST_ONLY 1u /* skip head commands but for the last token */
 #define BELT_RUN_SKIP_HEAD 2u	   /* skip head commands for every token */
+/* the backend may skip the work of the run's tokens after one whose argmax
+ * wrote an id of t->eog (the core reads no token after it) */
+#define BELT_RUN_STOP_AT_EOG 4u
+
+/* belt_backend_options.flags */
+#define BELT_BACKEND_PROFILE 1u /* time each command; the backend reports
+				 * per-kernel times on stderr at table_release */
 
 struct belt_backend_options {
 	int n_threads; /* CPU threads; <= 0 means one per core */
 	int device;    /* device index; < 0 means the backend's choice */
+	uint32_t flags; /* BELT_BACKEND_*; 0 for none */
 };
 
 /* A backend: one versioned table of functions, filled with designated
@@ -137,6 +150,13 @@ struct belt_backend_ops {
 	 * allocate. */
 	int (*table_run)(void *ctx, struct belt_table *t, uint32_t pos,
 			 uint32_t n, uint32_t flags, char *err, size_t errsz);
+
+	/* Describe the devices options.device can pick, without create(): one
+	 * line each, "INDEX: name, details", the one a negative device picks
+	 * ending in " (default)", into buf (NUL-terminated, cut to bufsz; buf
+	 * may be NULL if bufsz is 0). Returns the number of devices, or -1
+	 * with a message. May be NULL: one device. */
+	int (*list_devices)(char *buf, size_t bufsz, char *err, size_t errsz);
 };
 
 #endif

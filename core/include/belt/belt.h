@@ -22,11 +22,16 @@ struct belt_model_params {
 			       * $BELT_ARCH_PATH, installed, source tree */
 	const char *kernels; /* "op=variant,op=variant": kernel choices that
 			      * override the YAML's; NULL for none */
+	bool profile; /* time each kernel (BELT_BACKEND_PROFILE); backends
+		       * that can report per-kernel times on stderr when a
+		       * session is freed; off by default */
 };
 
-/* Fill p with the defaults (backend "cpu", all cores). */
+/* Fill p with the defaults (backend "cpu", all cores, its default
+ * device, no profile). */
 void belt_model_params_default(struct belt_model_params *p);
-/* Open, validate and load a model onto its backend. */
+/* Open, validate and load a model onto its backend. While the weights are
+ * copied to the device, progress goes to stderr if it is a terminal. */
 int belt_model_load(const struct belt_model_params *p,
 		    struct belt_model **out, char *err, size_t errsz);
 /* Free a model (after its sessions); NULL is allowed. */
@@ -62,15 +67,19 @@ uint32_t belt_session_n_ctx(const struct belt_session *s);
 typedef bool (*belt_token_fn)(void *ud, int32_t token, const char *text,
 			      size_t len);
 
+struct belt_sampling;
 struct belt_generate_params {
 	uint32_t n_predict; /* new tokens at most; 0: until context is full */
 	bool stop_at_eog;   /* stop at an end-of-generation token (default) */
+	/* NULL or greedy settings: the greedy chain; otherwise each token is
+	 * drawn by the "gumbel" sampler plugin (belt/sampler.h) */
+	const struct belt_sampling *sampling;
 };
 void belt_generate_params_default(struct belt_generate_params *p);
 
 /* Feed prompt (ids, BOS included if wanted) from position 0 and generate
- * greedily, calling fn per new token. The prompt must be non-empty and fit
- * the context. */
+ * (greedily, or sampled per gp->sampling), calling fn per new token. The
+ * prompt must be non-empty and fit the context. */
 int belt_generate(struct belt_session *s, const int32_t *prompt,
 		  size_t n_prompt, const struct belt_generate_params *gp,
 		  belt_token_fn fn, void *ud, char *err, size_t errsz);

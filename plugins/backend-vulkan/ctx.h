@@ -1,0 +1,96 @@
+/* plugins/backend-vulkan/ctx.h: the backend's device context and buffers,
+ * shared by backend.c and repack.c. */
+#ifndef BELT_VK_CTX_H
+#define BELT_VK_CTX_H
+
+#include "belt/error.h"
+#include "vk.h"
+
+#define VKCHECK(call, what)                                                  \
+	do {                                                                 \
+		VkResult r_ = (call);                                        \
+		if (r_ != VK_SUCCESS)                                        \
+			return belt_errf(err, errsz, "vulkan: %s: %s (%d)",  \
+					 what, vk_result(r_), (int)r_);      \
+	} while (0)
+
+struct vk_ctx {
+	VkInstance inst;
+	VkDebugUtilsMessengerEXT messenger;
+	VkPhysicalDevice phys;
+	VkDevice dev;
+	VkQueue queue;
+	uint32_t qfamily;
+	VkCommandPool cmd_pool;
+	VkCommandBuffer xfer; /* one-shot copies and fills */
+	VkFence fence;
+	VkPipelineCache cache;
+	VkDescriptorSetLayout dsl[BELT_MAX_BINDINGS + 1]; /* by n_bind */
+	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
+	VkShaderModule module[VK_SH_COUNT];
+	VkPipeline pipe[VK_SH_COUNT];
+	/* fused matvecs: by weight type, flags (8) and segments (1..3) */
+	VkPipeline fpipe[5][8][4];
+	VkPhysicalDeviceProperties props;
+	VkPhysicalDeviceMemoryProperties mem;
+	uint64_t max_alloc;
+	uint32_t subgroup; /* subgroupSize */
+	uint32_t mv_nr;	   /* matvec_fused: rows per subgroup (NR) */
+	uint32_t mv_rpw;   /* and per workgroup */
+	bool no_map; /* BELT_VK_STAGING */
+	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
+
+	/* staging, allocated on first use */
+	VkBuffer stage;
+	VkDeviceMemory stage_mem;
+	void *stage_map;
+	uint64_t stage_size;
+
+	/* validation */
+	int validation; /* 0 off, 1 count, 2 fatal */
+	unsigned n_messages;
+	char first_message[256];
+};
+
+struct belt_buffer {
+	VkBuffer buf;
+	VkDeviceMemory mem;
+	void *map;	   /* persistently mapped, or NULL */
+	uint64_t size;	   /* as asked */
+	uint64_t alloc;	   /* the VkBuffer's size */
+	bool io;	   /* BELT_BUFFER_IO: the host may read it any time */
+	/* ranges table_prepare converted to the GPU weight layout (repack.c) */
+	struct vk_repacked *rp;
+	uint32_t n_rp, cap_rp;
+};
+
+/* One range of a buffer in the GPU weight layout. */
+struct vk_repacked {
+	uint64_t lo, hi;
+	int type;
+};
+
+/* The name of a VkResult. */
+const char *vk_result(VkResult r);
+/* Make a buffer of size bytes (host: mappable); what names it in errors. */
+int vk_buf_make(struct vk_ctx *ctx, const char *what, bool host,
+		uint64_t size, struct belt_buffer *b, char *err, size_t errsz);
+/* Free what vk_buf_make made (not b itself). */
+void vk_buf_free(struct vk_ctx *ctx, struct belt_buffer *b);
+/* Begin recording ctx->xfer; vk_xfer_end submits it and waits. */
+int vk_xfer_begin(struct vk_ctx *ctx, char *err, size_t errsz);
+int vk_xfer_end(struct vk_ctx *ctx, char *err, size_t errsz);
+/* Create (once) the plain pipeline of shader sh with n_bind bindings. */
+int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+		    char *err, size_t errsz);
+
+/* Convert the Q8_0/Q4_0 weights at b[offset, offset + size), n_blocks
+ * blocks of type, to the GPU layout once (repack.c); an overlapping range
+ * converted with another extent is an error. */
+int vk_repack(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,
+	      uint64_t size, int type, char *err, size_t errsz);
+/* Whether b[offset, offset + size) overlaps a converted range. */
+bool vk_repacked_overlaps(const struct belt_buffer *b, uint64_t offset,
+			  uint64_t size);
+
+#endif

@@ -1,0 +1,157 @@
+/* list_devices: what each Vulkan physical device offers, for `belt info`,
+ * from an instance of its own (no create() needed). The default is the
+ * device create() picks for options.device < 0: $BELT_VK_DEVICE, else the
+ * first discrete GPU, else device 0. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "vk.h"
+
+#define MAX_DEVICES 64
+
+/* Append to buf at *len, cutting at bufsz. */
+__attribute__((format(printf, 4, 5)))
+static void put(char *buf, size_t bufsz, size_t *len, const char *fmt, ...)
+{
+	if (*len + 1 >= bufsz)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *len, bufsz - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len += (size_t)n < bufsz - *len ? (size_t)n : bufsz - *len - 1;
+}
+
+/* "48 KiB", "2048 MiB", "15.6 GiB" */
+static void put_bytes(char *buf, size_t bufsz, size_t *len, uint64_t v)
+{
+	if (v >= 1ull << 30)
+		put(buf, bufsz, len, "%.1f GiB", (double)v / (1ull << 30));
+	else if (v >= 1ull << 20)
+		put(buf, bufsz, len, "%.0f MiB", (double)v / (1ull << 20));
+	else
+		put(buf, bufsz, len, "%.0f KiB", (double)v / 1024);
+}
+
+static const char *type_name(VkPhysicalDeviceType t)
+{
+	switch (t) {
+	case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+	case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+	case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+	case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+	default: return "other";
+	}
+}
+
+/* The largest device-local heap: the VRAM of a discrete GPU. */
+static uint64_t local_heap(VkPhysicalDevice d)
+{
+	VkPhysicalDeviceMemoryProperties mem;
+	vkGetPhysicalDeviceMemoryProperties(d, &mem);
+	uint64_t best = 0;
+	for (uint32_t i = 0; i < mem.memoryHeapCount; i++)
+		if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT &&
+		    mem.memoryHeaps[i].size > best)
+			best = mem.memoryHeaps[i].size;
+	return best;
+}
+
+/* The index create() takes for options.device < 0; -1 when
+ * $BELT_VK_DEVICE names no device (create() then fails). */
+static int default_device(VkPhysicalDevice *devs, uint32_t n)
+{
+	const char *env = getenv("BELT_VK_DEVICE");
+	if (env && *env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		return !*end && v >= 0 && (uint32_t)v < n ? (int)v : -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		VkPhysicalDeviceProperties p;
+		vkGetPhysicalDeviceProperties(devs[i], &p);
+		if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)
+			return (int)i;
+	}
+	return 0;
+}
+
+static void describe(VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
+		     char *buf, size_t bufsz, size_t *len)
+{
+	VkPhysicalDeviceSubgroupProperties sg = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+	VkPhysicalDeviceProperties2 p2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &sg};
+	vkGetPhysicalDeviceProperties(d, &p2.properties);
+	const VkPhysicalDeviceProperties *p = &p2.properties;
+	/* properties2 needs an instance and a device of Vulkan 1.1 */
+	if (has_p2 && p->apiVersion >= VK_API_VERSION_1_1)
+		vkGetPhysicalDeviceProperties2(d, &p2);
+	const VkPhysicalDeviceLimits *l = &p->limits;
+	put(buf, bufsz, len, "%u: %s, %s, Vulkan %u.%u.%u, device-local ", i,
+	    p->deviceName, type_name(p->deviceType),
+	    VK_API_VERSION_MAJOR(p->apiVersion),
+	    VK_API_VERSION_MINOR(p->apiVersion),
+	    VK_API_VERSION_PATCH(p->apiVersion));
+	put_bytes(buf, bufsz, len, local_heap(d));
+	if (sg.subgroupSize)
+		put(buf, bufsz, len, ", subgroup %u", sg.subgroupSize);
+	put(buf, bufsz, len, ", maxStorageBufferRange ");
+	put_bytes(buf, bufsz, len, l->maxStorageBufferRange);
+	put(buf, bufsz, len, ", maxComputeSharedMemorySize ");
+	put_bytes(buf, bufsz, len, l->maxComputeSharedMemorySize);
+	put(buf, bufsz, len, ", maxComputeWorkGroupInvocations %u",
+	    l->maxComputeWorkGroupInvocations);
+	if (p->apiVersion < VK_API_VERSION_1_2)
+		put(buf, bufsz, len, ", unusable: belt needs Vulkan 1.2");
+	put(buf, bufsz, len, "%s\n", dflt ? " (default)" : "");
+}
+
+int vk_list_devices(char *buf, size_t bufsz, char *err, size_t errsz)
+{
+	size_t len = 0;
+	if (bufsz)
+		buf[0] = 0;
+	uint32_t ver = VK_API_VERSION_1_0;
+	PFN_vkEnumerateInstanceVersion eiv =
+		(PFN_vkEnumerateInstanceVersion)vkGetInstanceProcAddr(
+			NULL, "vkEnumerateInstanceVersion");
+	if (eiv)
+		eiv(&ver);
+	VkApplicationInfo app = {
+		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+		.pApplicationName = "belt",
+		.pEngineName = "belt",
+		.apiVersion = ver < VK_API_VERSION_1_2 ? ver : VK_API_VERSION_1_2,
+	};
+	VkInstanceCreateInfo ici = {
+		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+		.pApplicationInfo = &app,
+	};
+	VkInstance inst;
+	VkResult r = vkCreateInstance(&ici, NULL, &inst);
+	if (r != VK_SUCCESS)
+		return belt_errf(err, errsz, "vulkan: vkCreateInstance: error %d",
+				 (int)r);
+	VkPhysicalDevice devs[MAX_DEVICES];
+	uint32_t n = MAX_DEVICES;
+	r = vkEnumeratePhysicalDevices(inst, &n, devs);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+		vkDestroyInstance(inst, NULL);
+		return belt_errf(err, errsz,
+				 "vulkan: vkEnumeratePhysicalDevices: error %d",
+				 (int)r);
+	}
+	int dflt = default_device(devs, n);
+	for (uint32_t i = 0; i < n; i++)
+		describe(devs[i], i, (int)i == dflt,
+			 app.apiVersion >= VK_API_VERSION_1_1, buf, bufsz, &len);
+	vkDestroyInstance(inst, NULL);
+	return (int)n;
+}

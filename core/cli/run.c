@@ -1,17 +1,22 @@
 /* belt run: generate text (or ids) from a prompt; stats on stderr. */
+#include <errno.h>
 #include <getopt.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "belt/belt.h"
+#include "belt/sampler.h"
 #include "cli/cli.h"
 
 static const char help[] =
 	"usage: belt run -m MODEL [-p PROMPT | -f FILE] [OPTIONS]\n"
 	"\n"
-	"Generate text greedily; only the generated text goes to stdout.\n"
+	"Generate text, greedily unless --temp > 0; only the generated text goes to\n"
+	"stdout. Sampling is llama.cpp's: penalties, top-k, top-p, min-p, then a\n"
+	"draw at the temperature (doc/samplers.md).\n"
 	"\n"
 	"  -m, --model FILE     GGUF model\n"
 	"  -p, --prompt TEXT    prompt (default: empty, BOS only)\n"
@@ -20,11 +25,22 @@ static const char help[] =
 	"  -c, --ctx-size N     context length (default: the model's)\n"
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
+	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
+	"      --profile        per-kernel times on stderr at the end (vulkan backend)\n"
 	"      --chunk N        tokens per backend submission in decode (default 16)\n"
 	"      --kernel OP=VARIANT[,OP=VARIANT]  kernel choices (e.g. attention=split_kv)\n"
 	"      --ids            print generated token ids, space-separated, instead of text\n"
 	"      --no-bos         do not prepend BOS to the prompt\n"
 	"      --ignore-eos     keep generating after an end-of-generation token\n"
+	"      --temp T         sampling temperature (default 0: greedy)\n"
+	"      --top-k N        keep the N most likely tokens (default 40; 0: off)\n"
+	"      --top-p P        keep the most likely tokens up to mass P (default 0.95; 1: off)\n"
+	"      --min-p P        drop tokens below P times the top probability (default 0.05; 0: off)\n"
+	"      --repeat-penalty F   penalize tokens of the last N (default 1: off)\n"
+	"      --repeat-last-n N    the window of the penalties (default 64; -1: the context)\n"
+	"      --presence-penalty F    subtract F from tokens in the window (default 0)\n"
+	"      --frequency-penalty F   subtract F per occurrence in the window (default 0)\n"
+	"      --seed N         seed of the draws (default: from the clock, printed)\n"
 	"  -h, --help           this help\n";
 
 struct out {
@@ -50,13 +66,30 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 
 struct run_opts {
 	const char *model, *prompt, *prompt_file, *backend, *kernels;
-	long n_predict, n_ctx, threads, chunk;
-	bool ids, no_bos, ignore_eos;
+	long n_predict, n_ctx, threads, chunk, device;
+	bool ids, no_bos, ignore_eos, profile;
+	struct belt_sampling samp;
 };
+
+/* A float flag's value; false (after the usage message) if it is not one. */
+static bool flag_float(const char *flag, const char *v, float *out)
+{
+	char *end;
+	errno = 0;
+	float f = strtof(v, &end);
+	if (errno || end == v || *end) {
+		cli_usage_error("run", "%s expects a number, got '%s'", flag, v);
+		return false;
+	}
+	*out = f;
+	return true;
+}
 
 static int parse(int argc, char **argv, struct run_opts *o)
 {
-	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL };
+	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
+	       O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P, O_MIN_P, O_REPEAT, O_LAST_N, O_PRESENCE,
+	       O_FREQUENCY, O_SEED };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
@@ -64,9 +97,21 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"backend", required_argument, 0, O_BACKEND}, {"chunk", required_argument, 0, O_CHUNK},
 		{"ids", no_argument, 0, O_IDS}, {"no-bos", no_argument, 0, O_NO_BOS},
 		{"ignore-eos", no_argument, 0, O_IGNORE_EOS}, {"kernel", required_argument, 0, O_KERNEL},
+		{"device", required_argument, 0, O_DEVICE}, {"profile", no_argument, 0, O_PROFILE},
+		{"temp", required_argument, 0, O_TEMP}, {"top-k", required_argument, 0, O_TOP_K},
+		{"top-p", required_argument, 0, O_TOP_P}, {"min-p", required_argument, 0, O_MIN_P},
+		{"repeat-penalty", required_argument, 0, O_REPEAT},
+		{"repeat-last-n", required_argument, 0, O_LAST_N},
+		{"presence-penalty", required_argument, 0, O_PRESENCE},
+		{"frequency-penalty", required_argument, 0, O_FREQUENCY},
+		{"seed", required_argument, 0, O_SEED},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
-	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .chunk = 16};
+	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .chunk = 16, .device = -1};
+	belt_sampling_default(&o->samp);
+	o->samp.temp = 0.0f; /* greedy unless --temp is given */
+	long lv;
+	char *end;
 	opterr = 0;
 	optind = 1;
 	int c;
@@ -79,11 +124,33 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case 'c': if (!cli_int("run", "-c", optarg, 0, 1L << 24, &o->n_ctx)) return CLI_USAGE; break;
 		case 't': if (!cli_int("run", "-t", optarg, 1, 1024, &o->threads)) return CLI_USAGE; break;
 		case O_CHUNK: if (!cli_int("run", "--chunk", optarg, 1, 4096, &o->chunk)) return CLI_USAGE; break;
+		case O_DEVICE: if (!cli_int("run", "--device", optarg, 0, 1023, &o->device)) return CLI_USAGE; break;
+		case O_PROFILE: o->profile = true; break;
 		case O_BACKEND: o->backend = optarg; break;
 		case O_KERNEL: o->kernels = optarg; break;
 		case O_IDS: o->ids = true; break;
 		case O_NO_BOS: o->no_bos = true; break;
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
+		case O_TEMP: if (!flag_float("--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
+		case O_TOP_P: if (!flag_float("--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
+		case O_MIN_P: if (!flag_float("--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
+		case O_REPEAT: if (!flag_float("--repeat-penalty", optarg, &o->samp.repeat_penalty)) return CLI_USAGE; break;
+		case O_PRESENCE: if (!flag_float("--presence-penalty", optarg, &o->samp.presence_penalty)) return CLI_USAGE; break;
+		case O_FREQUENCY: if (!flag_float("--frequency-penalty", optarg, &o->samp.frequency_penalty)) return CLI_USAGE; break;
+		case O_TOP_K:
+			if (!cli_int("run", "--top-k", optarg, 0, INT32_MAX, &lv)) return CLI_USAGE;
+			o->samp.top_k = (int32_t)lv;
+			break;
+		case O_LAST_N:
+			if (!cli_int("run", "--repeat-last-n", optarg, -1, INT32_MAX, &lv)) return CLI_USAGE;
+			o->samp.repeat_last_n = (int32_t)lv;
+			break;
+		case O_SEED:
+			errno = 0;
+			o->samp.seed = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || *optarg == '-')
+				return cli_usage_error("run", "--seed expects a non-negative integer, got '%s'", optarg);
+			break;
 		case 'h': fputs(help, stdout); return -1;
 		case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
 		default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
@@ -95,6 +162,11 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		return cli_usage_error("run", "-m MODEL is required");
 	if (o->prompt && o->prompt_file)
 		return cli_usage_error("run", "give -p or -f, not both");
+	char err[BELT_ERR_SIZE];
+	if (belt_sampling_check(&o->samp, err, sizeof err))
+		return cli_usage_error("run", "%s", err);
+	if (o->device >= 0)
+		return cli_check_device("run", o->backend, o->device);
 	return 0;
 }
 
@@ -124,6 +196,13 @@ static int generate(struct belt_model *m, const struct run_opts *o, const char *
 	belt_generate_params_default(&gp);
 	gp.n_predict = o->n_predict < 0 ? 0 : (uint32_t)o->n_predict;
 	gp.stop_at_eog = !o->ignore_eos;
+	struct belt_sampling samp = o->samp;
+	if (samp.seed == BELT_SEED_RANDOM) {
+		samp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+		if (!belt_sampling_greedy(&samp))
+			fprintf(stderr, "belt: seed %llu\n", (unsigned long long)samp.seed);
+	}
+	gp.sampling = &samp;
 	struct out out = {.ids = o->ids, .first = true, .tty = isatty(1)};
 	if (rc == 0 && o->n_predict != 0)
 		rc = belt_generate(s, ids, n, &gp, on_token, &out, err, BELT_ERR_SIZE);
@@ -164,6 +243,8 @@ int cmd_run(int argc, char **argv)
 	mp.backend = o.backend;
 	mp.n_threads = (int)o.threads;
 	mp.kernels = o.kernels;
+	mp.device = (int)o.device;
+	mp.profile = o.profile;
 	struct belt_model *m;
 	rc = belt_model_load(&mp, &m, err, sizeof err) || generate(m, &o, text, len, err);
 	belt_model_free(m);

@@ -1,11 +1,16 @@
 /* The decode loop: prefill the prompt, then greedy chain decode, `chunk`
  * tokens per backend run. The argmax of the token at position p writes
  * token_ids[p + 1], which the next position's embedding reads, so a run of
- * n positions needs no host work in between. Nothing here allocates. */
+ * n positions needs no host work in between. Sampled decode (for now) runs
+ * one position per backend call and draws each token on the host with the
+ * sampler plugin's CPU function. Nothing here allocates per token. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "belt/plugin.h"
+#include "belt/sampler.h"
 #include "session/session.h"
 
 void belt_generate_params_default(struct belt_generate_params *p)
@@ -84,6 +89,42 @@ static bool emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
 	return !gp->n_predict || s->stats.n_generated < gp->n_predict;
 }
 
+/* Host arrays for sampled decode, made once per session. */
+static int sample_setup(struct belt_session *s, const struct belt_sampler_ops *so,
+			char *err, size_t errsz)
+{
+	int32_t n = s->m->n_vocab;
+	size_t ws = so->work_size(n);
+	if (!s->logits_host)
+		s->logits_host = malloc((size_t)n * sizeof *s->logits_host);
+	if (ws > s->sample_work_size) {
+		free(s->sample_work);
+		s->sample_work = malloc(ws);
+		s->sample_work_size = s->sample_work ? ws : 0;
+	}
+	if (!s->logits_host || (ws && !s->sample_work))
+		return belt_errf(err, errsz, "sampling: out of memory for %d logits", n);
+	return 0;
+}
+
+/* Draw the token after position pos from the logits of pos (in the logits
+ * buffer) into s->ids[pos + 1] and token_ids[pos + 1]. */
+static int sample_next(struct belt_session *s, const struct belt_sampler_ops *so,
+		       const struct belt_sampling *sp, uint32_t pos, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	if (m->be->buffer_read(m->be_ctx, s->logits->buf, 0, s->logits_host,
+			       (uint64_t)m->n_vocab * 4, err, errsz))
+		return -1;
+	int32_t id = so->sample(sp, s->logits_host, m->n_vocab, s->ids, pos + 1, pos,
+				s->sample_work);
+	if (id < 0 || id >= m->n_vocab)
+		return belt_errf(err, errsz, "sampler %s returned token %d", so->name, id);
+	s->ids[pos + 1] = id;
+	return m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4, &id, 4,
+				   err, errsz);
+}
+
 int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
 		  const struct belt_generate_params *gp, belt_token_fn fn, void *ud,
 		  char *err, size_t errsz)
@@ -94,12 +135,23 @@ int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt
 		belt_generate_params_default(&def);
 		gp = &def;
 	}
+	const struct belt_sampling *sp = gp->sampling;
+	const struct belt_sampler_ops *so = NULL;
+	if (sp && belt_sampling_check(sp, err, errsz))
+		return -1;
+	if (sp && !belt_sampling_greedy(sp) &&
+	    (!(so = belt_sampler_get("gumbel", err, errsz)) || sample_setup(s, so, err, errsz)))
+		return -1;
 	memset(&s->stats, 0, sizeof s->stats);
 	struct belt_tok_stream ts;
 	belt_tok_stream_init(&ts, false);
 	double t0 = now();
-	if (prefill(s, prompt, n_prompt, 0, err, errsz) ||
-	    m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt], 4, err, errsz))
+	if (prefill(s, prompt, n_prompt, 0, err, errsz))
+		return -1;
+	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
+	if (so ? sample_next(s, so, sp, (uint32_t)n_prompt - 1, err, errsz)
+	       : m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt], 4,
+				    err, errsz))
 		return -1;
 	double t1 = now();
 	s->stats.n_prompt = (uint32_t)n_prompt;
@@ -107,13 +159,21 @@ int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt
 	bool go = emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
 	/* The token at position pos is in s->ids[pos]; feeding it yields pos+1. */
 	uint32_t pos = (uint32_t)n_prompt;
-	while (go && pos < s->n_ctx) {
+	while (go && so && pos < s->n_ctx) {
+		if (m->be->table_run(m->be_ctx, &s->table, pos, 1, 0, err, errsz) ||
+		    sample_next(s, so, sp, pos, err, errsz))
+			return -1;
+		pos++;
+		go = emit(s, &ts, s->ids[pos], gp, fn, ud);
+	}
+	while (go && !so && pos < s->n_ctx) {
 		uint32_t n = s->n_ctx - pos;
 		if (n > s->chunk)
 			n = s->chunk;
 		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
 			n = gp->n_predict - s->stats.n_generated;
-		if (m->be->table_run(m->be_ctx, &s->table, pos, n, 0, err, errsz) ||
+		uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
+		if (m->be->table_run(m->be_ctx, &s->table, pos, n, flags, err, errsz) ||
 		    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
 				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
 			return -1;

@@ -26,6 +26,10 @@ struct belt_session {
 	char *text;	/* one token's decoded text */
 	size_t text_cap;
 	struct belt_stats stats;
+	/* sampled decode on the host (generate.c), made on first use */
+	float *logits_host;	/* n_vocab */
+	void *sample_work;	/* the sampler's work area */
+	size_t sample_work_size;
 };
 
 /* Build s->table from the architecture's forward pass. Errors name the

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "belt/backend.h"
+#include "belt/sampler.h"
 
 #define BELT_PLUGIN_ABI 1
 
@@ -34,6 +35,12 @@ int belt_registry_add_backend(struct belt_registry *r,
 			      const struct belt_backend_ops *ops, char *err,
 			      size_t errsz);
 
+/* Called from register_features: add a sampler under ops->name. Fails on
+ * an ABI mismatch or a name already taken. */
+int belt_registry_add_sampler(struct belt_registry *r,
+			      const struct belt_sampler_ops *ops, char *err,
+			      size_t errsz);
+
 /* The plugin search path: $BELT_PLUGIN_PATH (':'-separated), then the
  * installed plugin directory, then the build tree's plugins/ folder. */
 const char *belt_plugin_path(void);
@@ -45,6 +52,11 @@ int belt_plugin_load(const char *name, char *err, size_t errsz);
 /* The backend called name, loading plugin "backend-<name>" if it is not
  * registered yet. */
 const struct belt_backend_ops *belt_backend_get(const char *name, char *err,
+						size_t errsz);
+
+/* The sampler called name, loading plugin "sampler-<name>" if it is not
+ * registered yet. */
+const struct belt_sampler_ops *belt_sampler_get(const char *name, char *err,
 						size_t errsz);
 
 /* Call fn for each plugin module found on the search path, with its

@@ -16,7 +16,6 @@ layout(binding = 1) buffer I { int ids[]; };
 
 shared float best_v[WG];
 shared uint best_i[WG];
-shared bool last_sh;
 
 // the better of (v, i) and the shared slot tid + s, into slot tid
 void reduce_sh(uint tid)
@@ -67,14 +66,8 @@ void main()
 		workf[wb + 2 * g] = best_v[0];
 		worku[wb + 2 * g + 1] = best_i[0];
 	}
-	memoryBarrierBuffer();
-	barrier();
-	if (tid == 0)
-		last_sh = atomicAdd(worku[wb + 2 * nwg], 1u) == nwg - 1;
-	barrier();
-	if (!last_sh)
+	if (!last_workgroup(wb + 2 * nwg, nwg))
 		return;
-	memoryBarrierBuffer();
 	bv = 0.0;
 	bi = 0xffffffffu;
 	for (uint k = tid; k < nwg; k += WG) {

@@ -31,7 +31,6 @@ layout(binding = 4) coherent buffer Att { float att[]; };
 
 shared vec4 qs[MAX_HD / 4];
 shared vec4 acc_sh[WG];
-shared bool last_sh;
 
 void main()
 {
@@ -131,16 +130,10 @@ void main()
 		workf[wb] = mx;
 		workf[wb + 1] = sum;
 	}
-	memoryBarrierBuffer();
-	barrier();
 	uint nact = (n_kv + CH - 1) / CH;
 	uint cnt = pc.aux[2] + n_head * nch * rec + h;
-	if (tid == 0)
-		last_sh = atomicAdd(worku[cnt], 1u) == nact - 1;
-	barrier();
-	if (!last_sh)
+	if (!last_workgroup(cnt, nact))
 		return;
-	memoryBarrierBuffer();
 	uint hb = pc.aux[2] + h * nch * rec;
 	float m = -1.0 / 0.0;
 	for (uint cc = 0; cc < nact; cc++)

@@ -33,6 +33,21 @@ layout(set = 0, binding = 9, std430) coherent buffer Work4 { vec4 work4[]; };
 	if (worku[0] != 0u)        \
 		return
 
+// After each workgroup has written its partial result to work: true in
+// the last of n workgroups to arrive at work word counter (which it must
+// reset), with every other workgroup's writes visible. All threads call it.
+shared bool last_wg_sh;
+bool last_workgroup(uint counter, uint n)
+{
+	memoryBarrierBuffer();
+	barrier();
+	if (gl_LocalInvocationIndex == 0)
+		last_wg_sh = atomicAdd(worku[counter], 1u) == n - 1;
+	barrier();
+	memoryBarrierBuffer();
+	return last_wg_sh;
+}
+
 uint cur_pos() { return meta.base_pos + pc.t; }
 uint wg_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 int pint(uint i) { return int(pc.p[i]); }

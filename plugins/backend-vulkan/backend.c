@@ -158,12 +158,7 @@ static bool has_layer(const char *name)
 
 static int make_instance(struct vk_ctx *ctx, char *err, size_t errsz)
 {
-	uint32_t ver = VK_API_VERSION_1_0;
-	PFN_vkEnumerateInstanceVersion eiv =
-		(PFN_vkEnumerateInstanceVersion)vkGetInstanceProcAddr(
-			NULL, "vkEnumerateInstanceVersion");
-	if (eiv)
-		eiv(&ver);
+	uint32_t ver = vk_loader_version();
 	if (ver < VK_API_VERSION_1_2)
 		return belt_errf(err, errsz,
 				 "vulkan: the loader offers Vulkan %u.%u, "

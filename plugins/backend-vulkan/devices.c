@@ -113,17 +113,23 @@ static void describe(VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
 	put(buf, bufsz, len, "%s\n", dflt ? " (default)" : "");
 }
 
-int vk_list_devices(char *buf, size_t bufsz, char *err, size_t errsz)
+uint32_t vk_loader_version(void)
 {
-	size_t len = 0;
-	if (bufsz)
-		buf[0] = 0;
 	uint32_t ver = VK_API_VERSION_1_0;
 	PFN_vkEnumerateInstanceVersion eiv =
 		(PFN_vkEnumerateInstanceVersion)vkGetInstanceProcAddr(
 			NULL, "vkEnumerateInstanceVersion");
 	if (eiv)
 		eiv(&ver);
+	return ver;
+}
+
+int vk_list_devices(char *buf, size_t bufsz, char *err, size_t errsz)
+{
+	size_t len = 0;
+	if (bufsz)
+		buf[0] = 0;
+	uint32_t ver = vk_loader_version();
 	VkApplicationInfo app = {
 		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
 		.pApplicationName = "belt",

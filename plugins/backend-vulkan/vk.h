@@ -109,6 +109,10 @@ struct vk_op {
 	void (*fill_meta)(const struct belt_cmd *cmd, float *out);
 };
 
+/* The instance-level Vulkan version the loader offers (1.0 if it cannot
+ * say); devices.c. */
+uint32_t vk_loader_version(void);
+
 extern const struct belt_kernel vk_kernels[];
 extern const size_t vk_n_kernels;
 extern const struct belt_backend_ops vk_backend_ops;

@@ -10,6 +10,7 @@ libbelt_la_SOURCES += \
 	core/dispatch/dispatch.c \
 	core/session/session.c \
 	core/session/generate.c \
+	core/session/chain.c \
 	core/plugin/registry.c \
 	core/plugin/loader.c
 

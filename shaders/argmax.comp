@@ -7,12 +7,21 @@
 // finish (a counter, reset by it) reduces those. With early exit on (meta
 // stop_on), an end-of-generation token (p7 ids in p8..p15) sets the stop
 // word, and the commands of the run's later tokens return at once.
+//
+// -DGUMBEL: the Vulkan backend's fusion of sample_gumbel and the argmax
+// after it (plugins/backend-vulkan/backend.c): the noisy value of each
+// logit is computed as it is read, the logits are left as they are.
+// Binding 2 is the sampler's scratch (tau), params p0..p4 sample_gumbel's.
 #define WG 256
 #define PER 8
 #define CHUNK (WG * PER) // ARGMAX_CHUNK in plugins/backend-vulkan/kernels.c
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer L { float l[]; };
 layout(binding = 1) buffer I { int ids[]; };
+#ifdef GUMBEL
+#include "gumbel.glsl"
+layout(binding = 2) readonly buffer S { float scratch[]; };
+#endif
 
 shared float best_v[WG];
 shared uint best_i[WG];
@@ -46,11 +55,19 @@ void main()
 		return;
 	float bv = 0.0;
 	uint bi = 0xffffffffu;
+#ifdef GUMBEL
+	float tau = pc.p[4] != 0u ? scratch[pc.o[2]] : uintBitsToFloat(0xff800000u);
+	uint pos = cur_pos();
+#endif
 	// increasing i, so that a strict > keeps the lowest index
 	[[unroll]] for (uint j = 0; j < PER; j++) {
 		uint i = g * CHUNK + j * WG + tid;
 		if (i < n) {
 			float v = l[pc.o[0] + i];
+#ifdef GUMBEL
+			v = v >= tau ? gumbel_perturb(v, pflt(1), i, pos, pc.p[2], pc.p[3])
+				     : uintBitsToFloat(0xff800000u);
+#endif
 			if (bi == 0xffffffffu || v > bv) {
 				bv = v;
 				bi = i;

@@ -14,7 +14,7 @@
 //           Q8_0/Q4_0: where segment s's scales start, in 16-bit words
 // aux0:     rows per workgroup (NR times the subgroups the host expects)
 // specialization constants (one pipeline each, so that the compiler drops
-// what a dispatch does not do): 0 flags, 1 segments, 2 NR
+// what a dispatch does not do): 0 flags, 1 segments, 2 NR, 3 SWZ
 // flags:    1 NORM    x is the rmsnorm's input: every subgroup computes
 //                     sum(x^2) itself and loads w[j] * x[j]; the scale
 //                     1/sqrt(mean(x^2) + eps) multiplies the reduced dots
@@ -35,6 +35,7 @@ layout(local_size_x = WG) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
 layout(constant_id = 2) const uint NR = 2;
+layout(constant_id = 3) const uint SWZ = 1;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 1) readonly buffer NW { float nw[]; };
@@ -154,14 +155,24 @@ float wdot(WT q, float d, vec4 xv[NX])
 #endif
 
 // x (times the norm weight, with NORM) is staged in shared memory a tile at
-// a time, so that the weights streaming through L1 cannot evict it.
+// a time, so that the weights streaming through L1 cannot evict it. Lane
+// i of a subgroup reads unit u + i, NX vec4s from vec4 NX * (u + i): with
+// NX 8 (Q4_0), the eight lanes that share a cycle of 16-byte shared loads
+// would all hit the same four banks. Vec4 v is therefore kept in slot
+// v ^ ((v / 8) % 8) (SWZ), which gives those lanes eight distinct bank
+// groups for every NX.
 #define TILE 2048
 shared vec4 xs[TILE / 4];
+
+uint swz(uint v)
+{
+	return SWZ != 0 ? v ^ ((v >> 3) & 7u) : v;
+}
 
 void load_x(uint u, uint t0, out vec4 xv[NX])
 {
 	[[unroll]] for (uint j = 0; j < NX; j++)
-		xv[j] = xs[(u * UE - t0) / 4 + j];
+		xv[j] = xs[swz((u * UE - t0) / 4 + j)];
 }
 
 #define STEP(S, U)                                                          \
@@ -235,7 +246,7 @@ void main()
 		uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
 		barrier(); // the previous tile is used up
 		for (uint j = tid; j < tn / 4; j += WG)
-			xs[j] = ld4(xs_, t0 + 4 * j, ss);
+			xs[swz(j)] = ld4(xs_, t0 + 4 * j, ss);
 		barrier();
 		[[unroll]] for (uint j = 0; j < MAXRG; j++) {
 			uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;

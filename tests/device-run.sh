@@ -7,7 +7,8 @@
 # Env: SKIPCHECK=1 skips the tests; GOLDEN_ONLY filters the golden models;
 # PROFILE=1 adds a BELT_VK_PROFILE run per file; VARIANTS="A=1,B=2 C=3"
 # adds a decode-only bench per file for each comma-separated env setting;
-# PP, REPS as in belt bench.
+# PP, REPS as in belt bench; BENCH_ARGS are added to every belt bench
+# (e.g. "--temp 0.8" for the sampled/greedy ratio).
 B=$(cd "$1" && pwd)
 S=$(cd "$2" && pwd)
 SHAPES=${3:-1b}
@@ -32,8 +33,8 @@ for shape in $SHAPES; do
 	for t in $TYPES; do
 		f=/tmp/synth-$shape-$t.gguf
 		[ -s "$f" ] || "$B/tests/.libs/belt-synth" --preset "$shape" --type "$t" -o "$f" || exit 1
-		"$B/.libs/belt" bench -m "$f" --backend vulkan -p "${PP:-512}" -n 128 -r "${REPS:-3}" > "$OUT/bench-$shape-$t.txt" 2>&1
-		[ -n "$PROFILE" ] && BELT_VK_PROFILE=1 "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 64 -r 1 > "$OUT/profile-$shape-$t.txt" 2>&1
+		"$B/.libs/belt" bench -m "$f" --backend vulkan -p "${PP:-512}" -n 128 -r "${REPS:-3}" $BENCH_ARGS > "$OUT/bench-$shape-$t.txt" 2>&1
+		[ -n "$PROFILE" ] && BELT_VK_PROFILE=1 "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 64 -r 1 $BENCH_ARGS > "$OUT/profile-$shape-$t.txt" 2>&1
 		for v in $VARIANTS; do
 			echo "== $shape $t $v" >> "$OUT/variants.txt"
 			env $(echo "$v" | tr , ' ') "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 128 -r "${REPS:-3}" >> "$OUT/variants.txt" 2>&1
@@ -42,6 +43,6 @@ for shape in $SHAPES; do
 	done
 done
 echo "== summary"
-cat "$OUT"/bench-*.txt | grep -E "^\| synth|^decode"
+cat "$OUT"/bench-*.txt | grep -E "^\| synth|^decode|^sampled"
 [ -f "$OUT/variants.txt" ] && grep -E "^==|tg" "$OUT/variants.txt"
 exit 0

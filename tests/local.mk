@@ -34,7 +34,17 @@ tests_check_noalloc_SOURCES = tests/noalloc.c tests/ref.c
 tests_check_noalloc_CFLAGS = $(TEST_CFLAGS)
 tests_check_noalloc_LDADD = $(TEST_LIBS)
 
+noinst_HEADERS += tests/sampler_ref.h
+
 if HAVE_VULKAN
 TESTS += tests/golden-vulkan.sh
+
+# The gumbel sampler's GPU chain ops on the Vulkan backend, against the
+# same reference as check_sampler.
+check_PROGRAMS += tests/check_sampler_vulkan
+TESTS += tests/check_sampler_vulkan
+tests_check_sampler_vulkan_SOURCES = tests/sampler_vulkan.c tests/sampler_ref.c
+tests_check_sampler_vulkan_CFLAGS = $(TEST_CFLAGS) $(VULKAN_CFLAGS)
+tests_check_sampler_vulkan_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 endif
 EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh

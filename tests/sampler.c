@@ -4,9 +4,10 @@
  * with belt_sampler_get from $BELT_PLUGIN_PATH. What is checked:
  *  - Philox4x32-10 against the Random123 known-answer vectors;
  *  - the distribution: for fixed logits and settings, 100,000 draws at
- *    consecutive positions with one seed, against the distribution this
- *    file computes on its own (double precision, sorting: penalties, the
- *    kept set K, softmax(l / T) over K); no draw may fall outside K and
+ *    consecutive positions with one seed, against the distribution
+ *    tests/sampler_ref.c computes on its own (double precision, sorting:
+ *    penalties, the kept set K, softmax(l / T) over K; shared with
+ *    tests/sampler_vulkan.c); no draw may fall outside K and
  *    Pearson's chi-square p-value must exceed 0.001 (the seed is fixed, so
  *    the outcome is deterministic);
  *  - penalties bit for bit (sample() penalizes the logits in place), the
@@ -29,27 +30,16 @@
 #include "belt/sampler.h"
 #include "plugin/registry.h"
 #include "../plugins/sampler-gumbel/philox.h"
+#include "sampler_ref.h"
+
+/* The CPU sums top-p's mass in double: a crossing of top_p this far from
+ * a change of value cannot move tau. */
+#define TOP_P_MARGIN 1e-9
 
 static const struct belt_sampler_ops *S;
 static char err[BELT_ERR_SIZE];
 
 /* ---- helpers ---- */
-
-static uint64_t rng_state = 0x853c49e6748fea9bull;
-
-/* splitmix64: test data only */
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double rng_unit(void)
-{
-	return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static void *work_for(int32_t n)
 {
@@ -101,44 +91,6 @@ END_TEST
 
 /* ---- chi-square ---- */
 
-/* Q(a, x), the regularized upper incomplete gamma function: by the power
- * series of P = 1 - Q for x < a + 1, else by Legendre's continued
- * fraction for Q evaluated with the modified Lentz method. */
-static double gamma_q(double a, double x)
-{
-	if (x <= 0)
-		return 1.0;
-	double front = exp(-x + a * log(x) - lgamma(a));
-	if (x < a + 1) {
-		double term = 1.0 / a, sum = term;
-		for (int n = 1; n < 100000; n++) {
-			term *= x / (a + n);
-			sum += term;
-			if (fabs(term) < fabs(sum) * 1e-16)
-				break;
-		}
-		return 1.0 - front * sum;
-	}
-	const double tiny = 1e-300;
-	double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
-	for (int n = 1; n < 100000; n++) {
-		double an = -n * (n - a);
-		b += 2;
-		d = an * d + b;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = b + an / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		double del = d * c;
-		h *= del;
-		if (fabs(del - 1) < 1e-16)
-			break;
-	}
-	return front * h;
-}
-
 START_TEST(test_gamma_q)
 {
 	/* Q(1, x) = e^-x; Q(1/2, x) = erfc(sqrt x); Q(2, x) = (1 + x) e^-x */
@@ -157,239 +109,24 @@ START_TEST(test_gamma_q)
 }
 END_TEST
 
-/* ---- the reference distribution ---- */
-
-#define N_DRAWS 100000
-#define POS0 256 /* first draw's position: every window is full */
-#define PERIOD 16
-
-/* The history repeats this pattern, so any window whose length is a
- * multiple of PERIOD holds the same multiset; -1 and 5000 are outside the
- * vocabulary and must be ignored. */
-static const int32_t pattern[PERIOD] = {3, 7, 3, 1, 9, 3, 7, -1,
-					 30, 3, 1, 5000, 7, 3, 0, 12};
-
-static int32_t history_at(size_t i)
-{
-	return pattern[i % PERIOD];
-}
-
-/* Penalize l (double) as the window of W tokens ending at pos says
- * (W = -1: all of 0..pos); hist gives the token at each position. */
-static void ref_penalize(const struct belt_sampling *p, double *l, int32_t n,
-			 int32_t (*hist)(size_t), uint32_t pos)
-{
-	if (p->repeat_last_n == 0)
-		return;
-	size_t start = 0;
-	if (p->repeat_last_n > 0 && pos + 1 > (uint32_t)p->repeat_last_n)
-		start = pos + 1 - (size_t)p->repeat_last_n;
-	int32_t *count = calloc((size_t)n, sizeof *count);
-	ck_assert_ptr_nonnull(count);
-	for (size_t i = start; i <= pos; i++) {
-		int32_t t = hist(i);
-		if (t >= 0 && t < n)
-			count[t]++;
-	}
-	for (int32_t t = 0; t < n; t++) {
-		if (!count[t])
-			continue;
-		double v = l[t];
-		v = v > 0 ? v / p->repeat_penalty : v * p->repeat_penalty;
-		l[t] = v - (count[t] * (double)p->frequency_penalty +
-			    p->presence_penalty);
-	}
-	free(count);
-}
-
-static int cmp_desc(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x < y) - (x > y);
-}
-
-/* The kept set (kept[i]) and the probabilities of sampling each token. */
-static void ref_distribution(const struct belt_sampling *p, const double *l,
-			     int32_t n, bool *kept, double *prob)
-{
-	double *v = malloc((size_t)n * sizeof *v);
-	ck_assert_ptr_nonnull(v);
-	memcpy(v, l, (size_t)n * sizeof *v);
-	qsort(v, (size_t)n, sizeof *v, cmp_desc);
-	double tau = -INFINITY;
-	int32_t c = n; /* candidates for top-p: v[0..c) */
-	if (p->top_k > 0 && p->top_k < n) {
-		tau = v[p->top_k - 1];
-		while (c > 0 && v[c - 1] < tau)
-			c--;
-	}
-	if (p->top_p < 1) {
-		double z = 0, cum = 0, prev = 0;
-		for (int32_t j = 0; j < c; j++)
-			z += exp(v[j] - v[0]);
-		int32_t m = 0;
-		while (m < c) {
-			prev = cum;
-			cum += exp(v[m] - v[0]) / z;
-			m++;
-			if (cum >= p->top_p)
-				break;
-		}
-		/* far beyond double rounding */
-		ck_assert_msg(fabs(cum - p->top_p) > 1e-9 && fabs(prev - p->top_p) > 1e-9,
-			      "test data: top-p mass %.9f or %.9f too close to %g", prev,
-			      cum, p->top_p);
-		if (v[m - 1] > tau)
-			tau = v[m - 1];
-	}
-	if (p->min_p > 0 && v[0] + log(p->min_p) > tau)
-		tau = v[0] + log(p->min_p);
-	double z = 0;
-	for (int32_t i = 0; i < n; i++) {
-		kept[i] = l[i] >= tau;
-		ck_assert_msg(l[i] == tau || fabs(l[i] - tau) > 1e-4,
-			      "test data: logit %d (%.6f) too close to the threshold %.6f",
-			      i, l[i], tau);
-		prob[i] = kept[i] ? exp((l[i] - v[0]) / p->temp) : 0;
-		z += prob[i];
-	}
-	for (int32_t i = 0; i < n; i++)
-		prob[i] /= z;
-	free(v);
-}
-
-/* Pearson's chi-square over the kept tokens, merging the bins expected
- * fewer than 5 times (smallest first) into groups of at least 5. */
-static double chi_square(const double *prob, const bool *kept,
-			 const long *obs, int32_t n, long draws, int *df_out)
-{
-	int32_t *idx = malloc((size_t)n * sizeof *idx);
-	ck_assert_ptr_nonnull(idx);
-	int32_t k = 0;
-	for (int32_t i = 0; i < n; i++)
-		if (kept[i])
-			idx[k++] = i;
-	/* insertion sort by expected count, ascending (k is small enough) */
-	for (int32_t a = 1; a < k; a++) {
-		int32_t t = idx[a], b = a;
-		while (b > 0 && prob[idx[b - 1]] > prob[t]) {
-			idx[b] = idx[b - 1];
-			b--;
-		}
-		idx[b] = t;
-	}
-	double chi2 = 0, ge = 0, go = 0, last_e = 0, last_o = 0;
-	int groups = 0;
-	for (int32_t a = 0; a < k; a++) {
-		ge += prob[idx[a]] * draws;
-		go += obs[idx[a]];
-		if (ge >= 5) {
-			if (groups)
-				chi2 += (last_o - last_e) * (last_o - last_e) / last_e;
-			last_e = ge;
-			last_o = go;
-			groups++;
-			ge = go = 0;
-		}
-	}
-	/* a remainder under 5 joins the last group */
-	last_e += ge;
-	last_o += go;
-	if (groups || ge > 0) {
-		chi2 += (last_o - last_e) * (last_o - last_e) / last_e;
-		groups += !groups;
-	}
-	free(idx);
-	*df_out = groups - 1;
-	return chi2;
-}
-
-/* ---- the configurations ---- */
-
-#define NA 32
-#define NB 1000
-
-/* 32 logits: varied, with three tied at 2.5 just under the top (so top_k
- * 2 and 3 cut through a tie). */
-static const float logits_a[NA] = {
-	2.0f, 1.5f, 3.0f, 0.5f, 2.5f, -1.0f, 2.5f, 0.0f,
-	2.5f, 1.0f, -0.5f, 1.75f, -2.0f, 0.25f, 1.25f, -3.0f,
-	0.75f, -1.5f, 2.25f, -4.0f, 0.125f, -0.25f, 1.875f, -2.5f,
-	0.625f, -0.75f, 1.375f, -3.5f, 0.375f, 1.625f, -1.25f, 2.125f,
-};
-
-static float logits_b[NB];
-
-/* 1000 logits like a model's: a long tail around -2 (sd 2), a few strong
- * candidates; multiples of 1/512 so some tie. Token ids < 32 are the
- * pattern's, lifted so the penalties matter. */
-static void make_logits_b(void)
-{
-	rng_state = 12345;
-	for (int32_t i = 0; i < NB; i++) {
-		double u1 = rng_unit() + 1e-12, u2 = rng_unit();
-		double g = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-		double v = -2 + 2 * g;
-		if (i < NA)
-			v = logits_a[i] + 3;
-		logits_b[i] = (float)(round(v * 512) / 512);
-	}
-}
-
-struct chi_config {
-	const char *name;
-	bool big;
-	struct belt_sampling p;
-};
-
-#define SP(T, K, P, M, R, PR, FR, W) \
-	{.temp = T, .top_k = K, .top_p = P, .min_p = M, .repeat_penalty = R, \
-	 .presence_penalty = PR, .frequency_penalty = FR, .repeat_last_n = W, \
-	 .seed = 0x0123456789abcdefull}
-
-static const struct chi_config chi_configs[] = {
-	{"32: T=0.7", false, SP(0.7f, 0, 1, 0, 1, 0, 0, 64)},
-	{"32: T=1.0", false, SP(1.0f, 0, 1, 0, 1, 0, 0, 64)},
-	{"32: T=1.5", false, SP(1.5f, 0, 1, 0, 1, 0, 0, 64)},
-	{"32: top_k=3 (tie)", false, SP(1.0f, 3, 1, 0, 1, 0, 0, 64)},
-	{"32: top_k=2 (tie) T=2", false, SP(2.0f, 2, 1, 0, 1, 0, 0, 64)},
-	{"32: top_p=0.8", false, SP(1.0f, 0, 0.8f, 0, 1, 0, 0, 64)},
-	{"32: min_p=0.1", false, SP(1.0f, 0, 1, 0.1f, 1, 0, 0, 64)},
-	{"32: k=10 p=0.9 m=0.05 T=0.8", false, SP(0.8f, 10, 0.9f, 0.05f, 1, 0, 0, 64)},
-	{"32: repeat=1.3 n=16", false, SP(1.0f, 0, 1, 0, 1.3f, 0, 0, 16)},
-	{"32: presence=0.5 frequency=0.25 n=32", false, SP(1.0f, 0, 1, 0, 1, 0.5f, 0.25f, 32)},
-	{"32: all, n=48", false, SP(1.2f, 8, 0.95f, 0.02f, 1.2f, 0.3f, 0.1f, 48)},
-	{"1000: T=1.0", true, SP(1.0f, 0, 1, 0, 1, 0, 0, 64)},
-	{"1000: top_k=40 T=0.8", true, SP(0.8f, 40, 1, 0, 1, 0, 0, 64)},
-	{"1000: top_p=0.9", true, SP(1.0f, 0, 0.9f, 0, 1, 0, 0, 64)},
-	{"1000: min_p=0.05", true, SP(1.0f, 0, 1, 0.05f, 1, 0, 0, 64)},
-	{"1000: k=100 p=0.95 m=0.01 penalties T=0.9", true,
-	 SP(0.9f, 100, 0.95f, 0.01f, 1.1f, 0.2f, 0.1f, 64)},
-};
-#define N_CHI ((int)(sizeof chi_configs / sizeof chi_configs[0]))
+/* ---- chi-square against the reference (sampler_ref.c) ---- */
 
 START_TEST(test_chi_square)
 {
 	const struct chi_config *cf = &chi_configs[_i];
-	int32_t n = cf->big ? NB : NA;
-	const float *src = cf->big ? logits_b : logits_a;
+	int32_t n;
+	const float *src = chi_logits(cf, &n);
 	size_t n_hist = POS0 + N_DRAWS;
 	int32_t *hist = malloc(n_hist * sizeof *hist);
 	float *l = malloc((size_t)n * sizeof *l);
-	double *ld = malloc((size_t)n * sizeof *ld), *prob = malloc((size_t)n * sizeof *prob);
+	double *prob = malloc((size_t)n * sizeof *prob);
 	bool *kept = malloc((size_t)n * sizeof *kept);
 	long *obs = calloc((size_t)n, sizeof *obs);
 	void *work = work_for(n);
-	ck_assert(hist && l && ld && prob && kept && obs);
+	ck_assert(hist && l && prob && kept && obs);
 	for (size_t i = 0; i < n_hist; i++)
 		hist[i] = history_at(i);
-	ck_assert(cf->p.repeat_last_n % PERIOD == 0);
-
-	for (int32_t i = 0; i < n; i++)
-		ld[i] = src[i];
-	if (belt_sampling_penalties(&cf->p))
-		ref_penalize(&cf->p, ld, n, history_at, POS0);
-	ref_distribution(&cf->p, ld, n, kept, prob);
+	chi_reference(cf, TOP_P_MARGIN, kept, prob);
 
 	for (long d = 0; d < N_DRAWS; d++) {
 		uint32_t pos = POS0 + (uint32_t)d;
@@ -400,20 +137,9 @@ START_TEST(test_chi_square)
 				     cf->name, d, (int)t);
 		obs[t]++;
 	}
-	int df;
-	double chi2 = chi_square(prob, kept, obs, n, N_DRAWS, &df);
-	int32_t n_kept = 0;
-	for (int32_t i = 0; i < n; i++)
-		n_kept += kept[i];
-	double pv = df > 0 ? gamma_q(df / 2.0, chi2 / 2) : 1.0;
-	printf("chi-square %-42s |K| %4d  chi2 %8.2f  df %4d  p %.4f\n",
-	       cf->name, (int)n_kept, chi2, df, pv);
-	fflush(stdout);
-	ck_assert_msg(pv > 0.001, "%s: chi2 %.2f on %d degrees of freedom, p %.3g",
-		      cf->name, chi2, df, pv);
+	chi_check("chi-square", cf, kept, prob, obs);
 	free(hist);
 	free(l);
-	free(ld);
 	free(prob);
 	free(kept);
 	free(obs);
@@ -447,22 +173,8 @@ START_TEST(test_penalties_exact)
 				for (int i = 0; i < N; i++)
 					l[i] = i == 5 ? 0.0f : (float)(rng_unit() * 8 - 4);
 				/* the formula of belt/sampler.h, in float */
-				int count[N] = {0};
-				size_t start = windows[w] < 0 || pos + 1 <= (uint32_t)windows[w]
-						       ? 0 : pos + 1 - (size_t)windows[w];
-				for (size_t i = start; i <= pos; i++)
-					if (hist[i] >= 0 && hist[i] < N)
-						count[hist[i]]++;
-				for (int i = 0; i < N; i++) {
-					float v = l[i];
-					if (count[i]) {
-						v = v > 0 ? v / p.repeat_penalty : v * p.repeat_penalty;
-						float sub = (float)count[i] * p.frequency_penalty;
-						sub = sub + p.presence_penalty;
-						v = v - sub;
-					}
-					want[i] = v;
-				}
+				memcpy(want, l, sizeof l);
+				ref_penalize_float(&p, want, N, hist, pos);
 				int32_t t = S->sample(&p, l, N, hist, pos + 1, pos, work);
 				for (int i = 0; i < N; i++)
 					ck_assert_msg(memcmp(&l[i], &want[i], sizeof(float)) == 0,
@@ -871,7 +583,7 @@ START_TEST(test_large_vocab)
 	for (int c = 0; c < 3; c++) {
 		for (int32_t i = 0; i < N; i++)
 			ld[i] = src[i];
-		ref_distribution(&cfgs[c], ld, N, kept, prob);
+		ref_distribution(&cfgs[c], ld, N, TOP_P_MARGIN, kept, prob);
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (int r = 0; r < REPS; r++) {
@@ -985,7 +697,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_check);
 	tcase_add_test(tc, test_chain);
 	tcase_add_test(tc, test_registry);
-	tcase_add_loop_test(tc, test_chi_square, 0, N_CHI);
+	tcase_add_loop_test(tc, test_chi_square, 0, n_chi_configs);
 	tcase_add_test(tc, test_large_vocab);
 	tcase_add_loop_test(tc, test_generate_seeds, 0, 2);
 	suite_add_tcase(s, tc);

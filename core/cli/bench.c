@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "belt/belt.h"
+#include "belt/sampler.h"
 #include "cli/cli.h"
 
 static const char help[] =
@@ -22,27 +23,38 @@ static const char help[] =
 	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
 	"      --profile        per-kernel times on stderr at the end (vulkan backend)\n"
 	"      --chunk N        tokens per backend submission (default 16)\n"
-	"      --kernel OP=VARIANT[,OP=VARIANT]  kernel choices\n";
+	"      --kernel OP=VARIANT[,OP=VARIANT]  kernel choices\n"
+	"      --temp T         also time sampled decode at temperature T (llama.cpp's\n"
+	"                       defaults otherwise: top-k 40, top-p 0.95, min-p 0.05;\n"
+	"                       seed 1) and print its ratio to greedy decode\n"
+	"      --top-k N, --top-p P, --min-p P  those settings for --temp\n";
 
 struct bench_opts {
 	const char *model, *backend, *kernels;
 	long n_prompt, n_gen, reps, threads, chunk, device;
 	bool profile;
+	struct belt_sampling samp; /* temp 0: greedy only */
 };
 
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
-	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE };
+	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P,
+	       O_MIN_P };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
 		{"repetitions", 1, 0, 'r'}, {"threads", 1, 0, 't'}, {"backend", 1, 0, O_BACKEND},
 		{"chunk", 1, 0, O_CHUNK}, {"kernel", 1, 0, O_KERNEL}, {"device", 1, 0, O_DEVICE},
-		{"profile", 0, 0, O_PROFILE}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"profile", 0, 0, O_PROFILE}, {"temp", 1, 0, O_TEMP}, {"top-k", 1, 0, O_TOP_K},
+		{"top-p", 1, 0, O_TOP_P}, {"min-p", 1, 0, O_MIN_P}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct bench_opts){.backend = "cpu", .n_prompt = 512, .n_gen = 128, .reps = 3, .chunk = 16,
 				 .device = -1};
+	belt_sampling_default(&o->samp);
+	o->samp.temp = 0;
+	o->samp.seed = 1;
 	opterr = 0;
 	optind = 1;
 	int c;
+	long lv;
 	while ((c = getopt_long(argc, argv, ":m:p:n:r:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
@@ -53,6 +65,14 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case O_CHUNK: if (!cli_int("bench", "--chunk", optarg, 1, 4096, &o->chunk)) return CLI_USAGE; break;
 		case O_DEVICE: if (!cli_int("bench", "--device", optarg, 0, 1023, &o->device)) return CLI_USAGE; break;
 		case O_PROFILE: o->profile = true; break;
+		case O_TEMP: if (!cli_float("bench", "--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
+		case O_TOP_P: if (!cli_float("bench", "--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
+		case O_MIN_P: if (!cli_float("bench", "--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
+		case O_TOP_K:
+			if (!cli_int("bench", "--top-k", optarg, 0, INT32_MAX, &lv))
+				return CLI_USAGE;
+			o->samp.top_k = (int32_t)lv;
+			break;
 		case O_BACKEND: o->backend = optarg; break;
 		case O_KERNEL: o->kernels = optarg; break;
 		case 'h': fputs(help, stdout); return -1;
@@ -64,6 +84,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return cli_usage_error("bench", "-m MODEL is required");
+	char err[BELT_ERR_SIZE];
+	if (belt_sampling_check(&o->samp, err, sizeof err))
+		return cli_usage_error("bench", "%s", err);
 	if (o->device >= 0)
 		return cli_check_device("bench", o->backend, o->device);
 	return 0;
@@ -140,7 +163,8 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	belt_generate_params_default(&gp);
 	gp.stop_at_eog = false;
 	gp.n_predict = (uint32_t)o->n_gen + 1;
-	struct series pp = {0}, tg = {0};
+	struct series pp = {0}, tg = {0}, tgs = {0};
+	bool sampled = o->samp.temp > 0;
 	/* one warm-up of each, then the measured repetitions */
 	for (long r = -1; rc == 0 && r < o->reps; r++) {
 		double t0 = now();
@@ -150,6 +174,12 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		if (rc == 0 && o->n_gen &&
 		    (rc = belt_generate(s, ids, 1, &gp, count_only, NULL, err, BELT_ERR_SIZE)) == 0 && r >= 0)
 			add(&tg, (belt_session_stats(s)->n_generated - 1) / belt_session_stats(s)->decode_s);
+		/* sampled right after greedy, the same length: a fair ratio */
+		gp.sampling = &o->samp;
+		if (rc == 0 && o->n_gen && sampled &&
+		    (rc = belt_generate(s, ids, 1, &gp, count_only, NULL, err, BELT_ERR_SIZE)) == 0 && r >= 0)
+			add(&tgs, (belt_session_stats(s)->n_generated - 1) / belt_session_stats(s)->decode_s);
+		gp.sampling = NULL;
 	}
 	char test[32];
 	if (rc == 0 && pp.n) {
@@ -163,8 +193,16 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		uint64_t wbytes;
 		belt_session_cost(s, &cmds, &wbytes);
 		double tps = tg.sum / tg.n;
+		if (tgs.n) {
+			snprintf(test, sizeof test, "tg%ld T%g", o->n_gen, (double)o->samp.temp);
+			row(name, bytes / 1048576, params, o, test, &tgs);
+		}
 		printf("\ndecode: %u table commands/token (a backend may fuse them), %.2f MiB of weights/token, %.1f GB/s of weights at %.1f tokens/s\n",
 		       cmds, wbytes / 1048576.0, wbytes * tps / 1e9, tps);
+		if (tgs.n)
+			printf("sampled decode (temp %g, top-k %d, top-p %g, min-p %g): %.3f x greedy\n",
+			       (double)o->samp.temp, (int)o->samp.top_k, (double)o->samp.top_p,
+			       (double)o->samp.min_p, tgs.sum / tgs.n / tps);
 	}
 	free(ids);
 	belt_session_free(s);

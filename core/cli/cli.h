@@ -22,6 +22,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Parse a whole decimal integer in [min, max] for option opt. */
 bool cli_int(const char *cmd, const char *opt, const char *s, long min,
 	     long max, long *out);
+/* Parse a whole number (strtof syntax) for option opt. */
+bool cli_float(const char *cmd, const char *opt, const char *s, float *out);
 /* Read a whole file into a NUL-terminated buffer (caller frees). */
 char *cli_read_file(const char *path, size_t *len);
 /* Describe backend's devices into buf, one line each (see list_devices in

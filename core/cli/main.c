@@ -49,6 +49,19 @@ bool cli_int(const char *cmd, const char *opt, const char *s, long min, long max
 	return true;
 }
 
+bool cli_float(const char *cmd, const char *opt, const char *s, float *out)
+{
+	char *end;
+	errno = 0;
+	float f = strtof(s, &end);
+	if (errno || end == s || *end) {
+		cli_usage_error(cmd, "%s expects a number, got '%s'", opt, s);
+		return false;
+	}
+	*out = f;
+	return true;
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

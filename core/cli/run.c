@@ -72,19 +72,6 @@ struct run_opts {
 };
 
 /* A float flag's value; false (after the usage message) if it is not one. */
-static bool flag_float(const char *flag, const char *v, float *out)
-{
-	char *end;
-	errno = 0;
-	float f = strtof(v, &end);
-	if (errno || end == v || *end) {
-		cli_usage_error("run", "%s expects a number, got '%s'", flag, v);
-		return false;
-	}
-	*out = f;
-	return true;
-}
-
 static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
@@ -131,12 +118,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_IDS: o->ids = true; break;
 		case O_NO_BOS: o->no_bos = true; break;
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
-		case O_TEMP: if (!flag_float("--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
-		case O_TOP_P: if (!flag_float("--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
-		case O_MIN_P: if (!flag_float("--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
-		case O_REPEAT: if (!flag_float("--repeat-penalty", optarg, &o->samp.repeat_penalty)) return CLI_USAGE; break;
-		case O_PRESENCE: if (!flag_float("--presence-penalty", optarg, &o->samp.presence_penalty)) return CLI_USAGE; break;
-		case O_FREQUENCY: if (!flag_float("--frequency-penalty", optarg, &o->samp.frequency_penalty)) return CLI_USAGE; break;
+		case O_TEMP: if (!cli_float("run", "--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
+		case O_TOP_P: if (!cli_float("run", "--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
+		case O_MIN_P: if (!cli_float("run", "--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
+		case O_REPEAT: if (!cli_float("run", "--repeat-penalty", optarg, &o->samp.repeat_penalty)) return CLI_USAGE; break;
+		case O_PRESENCE: if (!cli_float("run", "--presence-penalty", optarg, &o->samp.presence_penalty)) return CLI_USAGE; break;
+		case O_FREQUENCY: if (!cli_float("run", "--frequency-penalty", optarg, &o->samp.frequency_penalty)) return CLI_USAGE; break;
 		case O_TOP_K:
 			if (!cli_int("run", "--top-k", optarg, 0, INT32_MAX, &lv)) return CLI_USAGE;
 			o->samp.top_k = (int32_t)lv;

@@ -1,9 +1,11 @@
-/* The decode loop: prefill the prompt, then greedy chain decode, `chunk`
- * tokens per backend run. The argmax of the token at position p writes
+/* The decode loop: prefill the prompt, then chain decode, `chunk` tokens
+ * per backend run. The argmax of the token at position p writes
  * token_ids[p + 1], which the next position's embedding reads, so a run of
- * n positions needs no host work in between. Sampled decode (for now) runs
- * one position per backend call and draws each token on the host with the
- * sampler plugin's CPU function. Nothing here allocates per token. */
+ * n positions needs no host work in between. Sampled decode is a chain
+ * too where the backend has the sampler's ops (chain.c: the sampler's
+ * commands run before the argmax); elsewhere it runs one position per
+ * backend call and draws each token on the host with the sampler plugin's
+ * CPU function. Nothing here allocates per token. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +45,8 @@ static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
 /* Write the prompt into token_ids and run it in runs of at most max_run
  * positions; the last position's head leaves the first new token in
  * token_ids[pos + n]. */
-static int prefill(struct belt_session *s, const int32_t *ids, size_t n, uint32_t pos,
-		   char *err, size_t errsz)
+static int prefill(struct belt_session *s, struct belt_table *t, const int32_t *ids,
+		   size_t n, uint32_t pos, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	if (check_prompt(s, ids, n, pos, err, errsz) ||
@@ -52,12 +54,12 @@ static int prefill(struct belt_session *s, const int32_t *ids, size_t n, uint32_
 		return -1;
 	for (uint32_t done = 0; done < n;) {
 		uint32_t run = (uint32_t)n - done;
-		if (run > s->table.max_run)
-			run = s->table.max_run;
+		if (run > t->max_run)
+			run = t->max_run;
 		/* only the last run's head may write token_ids[pos + n]: an
 		 * earlier one would overwrite the prompt token after it */
 		uint32_t flags = done + run == n ? BELT_RUN_HEAD_LAST_ONLY : BELT_RUN_SKIP_HEAD;
-		if (m->be->table_run(m->be_ctx, &s->table, pos + done, run, flags, err, errsz))
+		if (m->be->table_run(m->be_ctx, t, pos + done, run, flags, err, errsz))
 			return -1;
 		done += run;
 	}
@@ -68,7 +70,7 @@ int belt_session_eval(struct belt_session *s, const int32_t *tokens, size_t n,
 		      uint32_t pos, float *logits, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
-	if (prefill(s, tokens, n, pos, err, errsz))
+	if (prefill(s, &s->table, tokens, n, pos, err, errsz))
 		return -1;
 	if (logits)
 		return m->be->buffer_read(m->be_ctx, s->logits->buf, 0, logits,
@@ -136,17 +138,27 @@ int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt
 		gp = &def;
 	}
 	const struct belt_sampling *sp = gp->sampling;
-	const struct belt_sampler_ops *so = NULL;
+	const struct belt_sampler_ops *so = NULL; /* set: draw on the host */
+	struct belt_table *t = &s->table;
 	if (sp && belt_sampling_check(sp, err, errsz))
 		return -1;
-	if (sp && !belt_sampling_greedy(sp) &&
-	    (!(so = belt_sampler_get("gumbel", err, errsz)) || sample_setup(s, so, err, errsz)))
-		return -1;
+	if (sp && !belt_sampling_greedy(sp)) {
+		struct belt_table *ct;
+		if (!(so = belt_sampler_get("gumbel", err, errsz)) ||
+		    belt_session_chain(s, so, sp, &ct, err, errsz))
+			return -1;
+		if (ct) {
+			t = ct;
+			so = NULL;
+		} else if (sample_setup(s, so, err, errsz)) {
+			return -1;
+		}
+	}
 	memset(&s->stats, 0, sizeof s->stats);
 	struct belt_tok_stream ts;
 	belt_tok_stream_init(&ts, false);
 	double t0 = now();
-	if (prefill(s, prompt, n_prompt, 0, err, errsz))
+	if (prefill(s, t, prompt, n_prompt, 0, err, errsz))
 		return -1;
 	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
 	if (so ? sample_next(s, so, sp, (uint32_t)n_prompt - 1, err, errsz)
@@ -160,7 +172,7 @@ int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt
 	/* The token at position pos is in s->ids[pos]; feeding it yields pos+1. */
 	uint32_t pos = (uint32_t)n_prompt;
 	while (go && so && pos < s->n_ctx) {
-		if (m->be->table_run(m->be_ctx, &s->table, pos, 1, 0, err, errsz) ||
+		if (m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz) ||
 		    sample_next(s, so, sp, pos, err, errsz))
 			return -1;
 		pos++;
@@ -173,7 +185,7 @@ int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt
 		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
 			n = gp->n_predict - s->stats.n_generated;
 		uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
-		if (m->be->table_run(m->be_ctx, &s->table, pos, n, flags, err, errsz) ||
+		if (m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz) ||
 		    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
 				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
 			return -1;

@@ -126,6 +126,7 @@ void belt_session_free(struct belt_session *s)
 	if (!s)
 		return;
 	struct belt_model *m = s->m;
+	belt_session_chain_release(s);
 	if (s->table.priv)
 		m->be->table_release(m->be_ctx, &s->table);
 	for (unsigned i = 0; i < s->n_bufs; i++)

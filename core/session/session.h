@@ -3,6 +3,7 @@
 #ifndef BELT_SESSION_SESSION_H
 #define BELT_SESSION_SESSION_H
 
+#include "belt/sampler.h"
 #include "model/model.h"
 
 struct session_buffer {
@@ -30,10 +31,26 @@ struct belt_session {
 	float *logits_host;	/* n_vocab */
 	void *sample_work;	/* the sampler's work area */
 	size_t sample_work_size;
+	/* sampled chain decode (chain.c): the table with the sampler's
+	 * commands, for the settings chain_params */
+	struct belt_table chain;
+	struct belt_buffer *chain_scratch;
+	struct belt_sampling chain_params;
+	bool chain_ready;
 };
 
 /* Build s->table from the architecture's forward pass. Errors name the
  * YAML file, line and column of the op or binding at fault. */
 int belt_dispatch_build(struct belt_session *s, char *err, size_t errsz);
+
+/* The table for sampled chain decode with sp: s->table with the sampler's
+ * commands before the argmax, prepared on first use and kept while sp is
+ * the same. *out is NULL (and 0 returned) when the backend lacks the
+ * sampler's ops or the table has no single argmax: draw on the host. */
+int belt_session_chain(struct belt_session *s, const struct belt_sampler_ops *so,
+		       const struct belt_sampling *sp, struct belt_table **out, char *err,
+		       size_t errsz);
+/* Release the chain table and its scratch buffer, if any. */
+void belt_session_chain_release(struct belt_session *s);
 
 #endif

@@ -302,6 +302,10 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	ctx->mv_nr = mr && atoi(mr) >= 1 && atoi(mr) <= 8 ? (uint32_t)atoi(mr)
 							  : VK_MVF_ROWS;
 	ctx->mv_rpw = ctx->mv_nr * (ctx->subgroup < 128 ? 128 / ctx->subgroup : 1);
+	/* and whether x is swizzled in shared memory (BELT_VK_MV_SWIZZLE=0:
+	 * not, for comparison) */
+	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
+	ctx->mv_swz = !(sw && !strcmp(sw, "0"));
 	VkSubgroupFeatureFlags need_sg = VK_SUBGROUP_FEATURE_BASIC_BIT |
 					 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
 	if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
@@ -876,12 +880,13 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	if (!*p) {
 		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 			return -1;
-		uint32_t data[3] = {flags, nseg, ctx->mv_nr};
-		VkSpecializationMapEntry me[3] = {
+		uint32_t data[4] = {flags, nseg, ctx->mv_nr, ctx->mv_swz};
+		VkSpecializationMapEntry me[4] = {
 			{.constantID = 0, .offset = 0, .size = 4},
 			{.constantID = 1, .offset = 4, .size = 4},
-			{.constantID = 2, .offset = 8, .size = 4}};
-		VkSpecializationInfo spi = {.mapEntryCount = 3,
+			{.constantID = 2, .offset = 8, .size = 4},
+			{.constantID = 3, .offset = 12, .size = 4}};
+		VkSpecializationInfo spi = {.mapEntryCount = 4,
 					    .pMapEntries = me,
 					    .dataSize = sizeof data,
 					    .pData = data};
@@ -1704,6 +1709,50 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* sample_gumbel then the argmax of the same logits: one dispatch of
+ * argmax.comp -DGUMBEL (the noise added as the logits are read), with
+ * bindings logits, token ids, the sampler's scratch; the logits keep their
+ * values. Fills c, its descriptor infos and its ranges; false if the pair
+ * at i is not one; *failed (with err) if it is but has no pipeline. */
+static bool gumbel_argmax(struct vk_ctx *ctx, const struct belt_table *t,
+			  const struct vk_cmd *oc,
+			  VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+			  uint32_t i, struct vk_cmd *c,
+			  VkDescriptorBufferInfo *bi, struct range *r, int *nr,
+			  char *err, size_t errsz, bool *failed)
+{
+	*failed = false;
+	if (i + 1 >= t->n_cmds || !is_op(&t->cmds[i], "sample_gumbel") ||
+	    !is_op(&t->cmds[i + 1], "argmax") ||
+	    !same_bind(&t->cmds[i].bind[0], &t->cmds[i + 1].bind[0]) ||
+	    t->cmds[i].head != t->cmds[i + 1].head)
+		return false;
+	if (vk_pipeline_for(ctx, VK_SH_ARGMAX_GUMBEL, 3, err, errsz)) {
+		*failed = true;
+		return true;
+	}
+	const struct belt_cmd *g = &t->cmds[i], *a = &t->cmds[i + 1];
+	*c = oc[i + 1];
+	c->pipe = ctx->pipe[VK_SH_ARGMAX_GUMBEL];
+	c->layout = ctx->pl[3];
+	c->n_bind = 3;
+	memcpy(c->pc.p, oc[i].pc.p, 5 * sizeof c->pc.p[0]); /* n .. use_threshold */
+	c->pc.o[2] = oc[i].pc.o[1];
+	snprintf(c->kind, sizeof c->kind, "gumbel+argmax%s", c->head ? " head" : "");
+	bi[0] = obi[i + 1][0];
+	bi[1] = obi[i + 1][1];
+	bi[2] = obi[i][1]; /* meta and work follow, as for every command */
+	*nr = 0;
+	r[(*nr)++] = (struct range){.buf = a->bind[0].buf, .lo = a->bind[0].offset,
+				    .hi = a->bind[0].offset + a->bind[0].size};
+	r[(*nr)++] = (struct range){.buf = g->bind[1].buf, .lo = g->bind[1].offset,
+				    .hi = g->bind[1].offset + g->bind[1].size};
+	r[(*nr)++] = (struct range){.buf = a->bind[1].buf, .lo = a->bind[1].offset,
+				    .hi = a->bind[1].offset + a->bind[1].size,
+				    .write = true};
+	return true;
+}
+
 static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			struct plan *pl, char *err, size_t errsz)
 {
@@ -1772,7 +1821,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	}
 
 	/* the commands to record: fused groups, or the core's commands */
-	bool fuse = fuse_enabled();
+	bool fuse = fuse_enabled(), failed;
 	uint32_t np = 0;
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
@@ -1827,6 +1876,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 					.write = true};
 			nrs[np] = nr;
 			i = fg.last + 1;
+		} else if (fuse && gumbel_argmax(ctx, t, oc, obi, i, c, bis[np],
+						 rs[np], &nrs[np], err, errsz,
+						 &failed)) {
+			if (failed)
+				goto out;
+			i += 2;
 		} else {
 			*c = oc[i];
 			memcpy(bis[np], obi[i], sizeof bis[np]);

@@ -18,6 +18,9 @@
 #define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
 #define ATT_SPLIT_CHUNK 128  /* shaders/attention.comp CH */
 #define ARGMAX_CHUNK 2048    /* shaders/argmax.comp CHUNK */
+#define SAMPLE_WG 256	     /* shaders/sample_gumbel.comp WG */
+#define THRESH_CHUNK 4096    /* shaders/sample_threshold.comp CHUNK */
+#define THRESH_CAND 65536    /* shaders/sample_threshold.comp CMAX */
 
 static const char *label(const struct belt_cmd *cmd)
 {
@@ -294,6 +297,58 @@ static int prep_argmax(const struct belt_cmd *cmd, struct vk_prep *pr,
 	return 0;
 }
 
+/* ---- the sampler chain (doc/samplers.md) ---- */
+
+/* Binding 0 holds n logits. */
+static int prep_logits(const struct belt_cmd *cmd, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz))
+		return -1;
+	return need(cmd, 0, "logits", (uint64_t)cmd->param[0].i * 4, err,
+		    errsz);
+}
+
+/* One workgroup; a count per vocabulary entry in the work buffer. */
+static int prep_sample_penalty(const struct belt_cmd *cmd,
+			       struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (prep_logits(cmd, err, errsz) ||
+	    need_int(cmd, 1, "last_n", -1, err, errsz) ||
+	    need(cmd, 1, "token_ids", 4, err, errsz))
+		return -1;
+	pr->max_pos = cmd->bind[1].size / 4; /* reads ids[0 .. pos] */
+	pr->writes = 1u << 0;
+	pr->groups = 1;
+	pr->work_words = (uint32_t)cmd->param[0].i;
+	return 0;
+}
+
+/* A workgroup per chunk: maxima, sums, three counters, then the
+ * candidates (shaders/sample_threshold.comp). */
+static int prep_sample_threshold(const struct belt_cmd *cmd,
+				 struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (prep_logits(cmd, err, errsz) ||
+	    need(cmd, 1, "scratch", 4, err, errsz))
+		return -1;
+	uint64_t g = ceil_div((uint64_t)cmd->param[0].i, THRESH_CHUNK);
+	pr->writes = 1u << 1;
+	pr->groups = (uint32_t)g;
+	pr->work_words = (uint32_t)((2 * g + 3 + 3) / 4 * 4 + THRESH_CAND);
+	return 0;
+}
+
+static int prep_sample_gumbel(const struct belt_cmd *cmd, struct vk_prep *pr,
+			      char *err, size_t errsz)
+{
+	if (prep_logits(cmd, err, errsz) ||
+	    need(cmd, 1, "scratch", 4, err, errsz))
+		return -1;
+	pr->writes = 1u << 0;
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, SAMPLE_WG);
+	return 0;
+}
+
 /* ---- the table ---- */
 
 #define OP(name_, sh_, w_, prep_, fill_)                                  \
@@ -320,6 +375,12 @@ OP(op_attention_split, VK_SH_ATTENTION_SPLIT, BELT_TYPE_ANY,
 OP(op_silu_mul, VK_SH_SILU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_add, VK_SH_ADD, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_argmax, VK_SH_ARGMAX, BELT_TYPE_ANY, prep_argmax, NULL);
+OP(op_sample_penalty, VK_SH_SAMPLE_PENALTY, BELT_TYPE_ANY,
+   prep_sample_penalty, NULL);
+OP(op_sample_threshold, VK_SH_SAMPLE_THRESHOLD, BELT_TYPE_ANY,
+   prep_sample_threshold, NULL);
+OP(op_sample_gumbel, VK_SH_SAMPLE_GUMBEL, BELT_TYPE_ANY, prep_sample_gumbel,
+   NULL);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -356,6 +417,14 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
 	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
 	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),
+	KERNEL("sample_penalty", BELT_TYPE_ANY, 2,
+	       "n:i last_n:i repeat:f presence:f frequency:f",
+	       op_sample_penalty),
+	KERNEL("sample_threshold", BELT_TYPE_ANY, 2,
+	       "n:i top_k:i top_p:f min_p:f", op_sample_threshold),
+	KERNEL("sample_gumbel", BELT_TYPE_ANY, 2,
+	       "n:i inv_temp:f seed_lo:i seed_hi:i use_threshold:i",
+	       op_sample_gumbel),
 };
 
 const size_t vk_n_kernels = sizeof vk_kernels / sizeof vk_kernels[0];

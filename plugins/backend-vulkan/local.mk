@@ -43,7 +43,11 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/embed_q4_0r.spv.h \
 	plugins/backend-vulkan/spv/repack_q8_0.spv.h \
 	plugins/backend-vulkan/spv/repack_q4_0.spv.h \
-	plugins/backend-vulkan/spv/attention_split.spv.h
+	plugins/backend-vulkan/spv/attention_split.spv.h \
+	plugins/backend-vulkan/spv/sample_penalty.spv.h \
+	plugins/backend-vulkan/spv/sample_threshold.spv.h \
+	plugins/backend-vulkan/spv/sample_gumbel.spv.h \
+	plugins/backend-vulkan/spv/argmax_gumbel.spv.h
 
 # shaders.c includes the generated headers (Makefile.am has no
 # BUILT_SOURCES, so the objects name them)
@@ -130,6 +134,18 @@ plugins/backend-vulkan/spv/repack_q4_0.spv.h: $(srcdir)/shaders/repack.comp $(sr
 plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSPLIT -o $@ $(srcdir)/shaders/attention.comp
 
+plugins/backend-vulkan/spv/sample_penalty.spv.h: $(srcdir)/shaders/sample_penalty.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/sample_penalty.comp
+
+plugins/backend-vulkan/spv/sample_threshold.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/sample_threshold.comp
+
+plugins/backend-vulkan/spv/sample_gumbel.spv.h: $(srcdir)/shaders/sample_gumbel.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/sample_gumbel.comp
+
+plugins/backend-vulkan/spv/argmax_gumbel.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DGUMBEL -o $@ $(srcdir)/shaders/argmax.comp
+
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
 TESTS += tests/check_backend_vulkan
@@ -140,6 +156,10 @@ endif
 
 EXTRA_DIST += \
 	shaders/common.glsl \
+	shaders/gumbel.glsl \
+	shaders/sample_gumbel.comp \
+	shaders/sample_threshold.comp \
+	shaders/sample_penalty.comp \
 	shaders/repack.comp \
 	shaders/add.comp \
 	shaders/argmax.comp \

@@ -80,6 +80,18 @@ static const uint32_t spv_repack_q4_0[] =
 static const uint32_t spv_attention_split[] =
 #include "spv/attention_split.spv.h"
 	;
+static const uint32_t spv_sample_penalty[] =
+#include "spv/sample_penalty.spv.h"
+	;
+static const uint32_t spv_sample_threshold[] =
+#include "spv/sample_threshold.spv.h"
+	;
+static const uint32_t spv_sample_gumbel[] =
+#include "spv/sample_gumbel.spv.h"
+	;
+static const uint32_t spv_argmax_gumbel[] =
+#include "spv/argmax_gumbel.spv.h"
+	;
 
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
@@ -110,4 +122,8 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_REPACK_Q8_0, spv_repack_q8_0),
 	ENTRY(VK_SH_REPACK_Q4_0, spv_repack_q4_0),
 	ENTRY(VK_SH_ATTENTION_SPLIT, spv_attention_split),
+	ENTRY(VK_SH_SAMPLE_PENALTY, spv_sample_penalty),
+	ENTRY(VK_SH_SAMPLE_THRESHOLD, spv_sample_threshold),
+	ENTRY(VK_SH_SAMPLE_GUMBEL, spv_sample_gumbel),
+	ENTRY(VK_SH_ARGMAX_GUMBEL, spv_argmax_gumbel),
 };

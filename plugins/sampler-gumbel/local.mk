@@ -14,6 +14,6 @@ plugins_sampler_gumbel_la_LIBADD = libbelt.la -lm
 # Loads the module built above through the registry.
 check_PROGRAMS += tests/check_sampler
 TESTS += tests/check_sampler
-tests_check_sampler_SOURCES = tests/sampler.c
+tests_check_sampler_SOURCES = tests/sampler.c tests/sampler_ref.c
 tests_check_sampler_CFLAGS = $(TEST_CFLAGS)
 tests_check_sampler_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm

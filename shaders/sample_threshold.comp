@@ -1,0 +1,489 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+// sample_threshold (doc/samplers.md, step 3): tau = max(tau_k, tau_p,
+// tau_m) of the logits into scratch[0], -INFINITY when nothing truncates.
+// params: n, top_k (0: off), top_p (1: off), min_p (0: off).
+//
+// Values are compared as keys: the float's bits mapped to a uint that
+// orders as the floats do. narrow() brackets a threshold by a 17-way
+// search over keys: each pass counts (or sums exp(v - v1) over) the values
+// at or above 16 probe keys (evenly spaced in value, or in key once the
+// bracket is a few floats wide) and keeps the bracket where the total
+// crosses the target, until at most SMALL values lie at or above its low
+// end.
+// Those are gathered in shared memory, where each thread ranks one of
+// them against all: tau_k is the smallest value with fewer than k values
+// above it; tau_p the largest v whose sum over the values >= v reaches
+// top_p of the total over those >= tau_k. (If ties keep more than SMALL
+// values in a bracket a single key wide, that key is the answer.)
+//
+// Two stages in one dispatch. With more than one chunk and top_k on, each
+// workgroup narrows its CHUNK logits to a few candidates that include all
+// its values at or above its own k-th largest, which together hold every
+// value at or above the global k-th largest (such a value has fewer than k
+// values above it in its chunk too). The last workgroup to finish works on
+// those candidates in shared memory, or, when top_k is off or they do not
+// fit, on all n logits from the buffer.
+#define WG 256
+#define PER 16
+#define CHUNK (WG * PER) // THRESH_CHUNK in plugins/backend-vulkan/kernels.c
+#define SHCAP 4096	 // candidates the last workgroup takes into shared
+#define CMAX 65536	 // candidates in all: THRESH_CAND in kernels.c
+#define SMALL WG	 // values ranked one per thread
+#define UN 8		 // values a thread loads at once in a pass
+layout(local_size_x = WG) in;
+layout(binding = 0) readonly buffer L { float l[]; };
+layout(binding = 1) buffer S { float scratch[]; };
+
+shared float cand[SHCAP];
+shared float sm[SMALL], sw[SMALL]; // gathered values, their weights
+shared uint cnt_sh;
+
+#define NEG_INF uintBitsToFloat(0xff800000u)
+
+uint key_of(float f)
+{
+	uint b = floatBitsToUint(f);
+	return (b & 0x80000000u) != 0u ? ~b : b | 0x80000000u;
+}
+
+float val_of(uint k)
+{
+	return uintBitsToFloat((k & 0x80000000u) != 0u ? k & 0x7fffffffu : ~k);
+}
+
+// The values searched: cand[0 .. len) in shared, the candidate list in
+// the work buffer, or the logits.
+#define SRC_SHARED 0u
+#define SRC_WORK 1u
+#define SRC_LOGITS 2u
+uint src_mode, src_off;
+
+// vv[u] = value i0 + u * WG, -INFINITY past len; one branch on the
+// source around the loads (a select per value would issue all three)
+void load_un(uint i0, uint len, out float vv[UN])
+{
+	if (src_mode == SRC_SHARED) {
+		[[unroll]] for (uint u = 0; u < UN; u++) {
+			uint i = i0 + u * WG;
+			vv[u] = cand[min(i, len - 1u)];
+			vv[u] = i < len ? vv[u] : NEG_INF;
+		}
+	} else if (src_mode == SRC_WORK) {
+		[[unroll]] for (uint u = 0; u < UN; u++) {
+			uint i = i0 + u * WG;
+			vv[u] = workf[src_off + min(i, len - 1u)];
+			vv[u] = i < len ? vv[u] : NEG_INF;
+		}
+	} else {
+		[[unroll]] for (uint u = 0; u < UN; u++) {
+			uint i = i0 + u * WG;
+			vv[u] = l[pc.o[0] + min(i, len - 1u)];
+			vv[u] = i < len ? vv[u] : NEG_INF;
+		}
+	}
+}
+
+// The 16 probes and their totals are four vec4s each, indexed only by
+// constants (a register array indexed in a loop may go to local memory).
+shared vec4 red4[4][64]; // per quarter, per subgroup (>= 4 lanes)
+
+// a0..a3 summed over the workgroup, the same in every thread.
+void reduce4x4(inout vec4 a0, inout vec4 a1, inout vec4 a2, inout vec4 a3)
+{
+	a0 = subgroupAdd(a0);
+	a1 = subgroupAdd(a1);
+	a2 = subgroupAdd(a2);
+	a3 = subgroupAdd(a3);
+	if (subgroupElect()) {
+		red4[0][gl_SubgroupID] = a0;
+		red4[1][gl_SubgroupID] = a1;
+		red4[2][gl_SubgroupID] = a2;
+		red4[3][gl_SubgroupID] = a3;
+	}
+	barrier();
+	a0 = a1 = a2 = a3 = vec4(0.0);
+	for (uint q = 0; q < gl_NumSubgroups; q++) {
+		a0 += red4[0][q];
+		a1 += red4[1][q];
+		a2 += red4[2][q];
+		a3 += red4[3][q];
+	}
+	barrier();
+}
+
+// Element j of the 16 in four vec4s, by selects.
+uint pick_u(uvec4 p0, uvec4 p1, uvec4 p2, uvec4 p3, uint j)
+{
+	uvec4 v = j < 4u ? p0 : j < 8u ? p1 : j < 12u ? p2 : p3;
+	uint c = j & 3u;
+	return c == 0u ? v.x : c == 1u ? v.y : c == 2u ? v.z : v.w;
+}
+
+float pick_f(vec4 p0, vec4 p1, vec4 p2, vec4 p3, uint j)
+{
+	vec4 v = j < 4u ? p0 : j < 8u ? p1 : j < 12u ? p2 : p3;
+	uint c = j & 3u;
+	return c == 0u ? v.x : c == 1u ? v.y : c == 2u ? v.z : v.w;
+}
+
+// 1.0 where key k is at or above the probe
+#define GE4(k, p) vec4(greaterThanEqual(uvec4(k), p))
+
+// Narrow [lo, hi] to a bracket of the largest key t with F(t) >= target,
+// F(t) the number of values 0 .. len of the source with key >= t (weighted: the sum
+// of their exp(v - v1)); the caller knows F(lo) >= target, and n_lo >= the
+// number of values at or above lo. Returns the final lo, the answer when
+// the loop ran out of keys; n_lo is then that number, or at most `stop`.
+uint n_lo;
+
+uint narrow(uint lo, uint hi, float target, bool weighted, float v1, uint len,
+	    uint stop)
+{
+	uint tid = gl_LocalInvocationID.x;
+	while (lo < hi && n_lo > stop) {
+		// 16 probe keys in (lo, hi], increasing: evenly spaced in value
+		// while the bracket is wide in value, else in key
+		float lv = val_of(lo), d = (val_of(hi) - lv) / 17.0;
+		vec4 f = vec4(1.0, 2.0, 3.0, 4.0);
+		uvec4 p0 = uvec4(key_of(lv + d * f.x), key_of(lv + d * f.y),
+				 key_of(lv + d * f.z), key_of(lv + d * f.w));
+		uvec4 p1 = uvec4(key_of(lv + d * (f.x + 4.0)), key_of(lv + d * (f.y + 4.0)),
+				 key_of(lv + d * (f.z + 4.0)), key_of(lv + d * (f.w + 4.0)));
+		uvec4 p2 = uvec4(key_of(lv + d * (f.x + 8.0)), key_of(lv + d * (f.y + 8.0)),
+				 key_of(lv + d * (f.z + 8.0)), key_of(lv + d * (f.w + 8.0)));
+		uvec4 p3 = uvec4(key_of(lv + d * (f.x + 12.0)), key_of(lv + d * (f.y + 12.0)),
+				 key_of(lv + d * (f.z + 12.0)), key_of(lv + d * (f.w + 12.0)));
+		bool by_value = !isinf(d) && !isnan(d) && p3.w <= hi &&
+				all(greaterThan(p0, uvec4(lo, p0.xyz))) &&
+				all(greaterThan(p1, uvec4(p0.w, p1.xyz))) &&
+				all(greaterThan(p2, uvec4(p1.w, p2.xyz))) &&
+				all(greaterThan(p3, uvec4(p2.w, p3.xyz)));
+		uint nvalid = 16u;
+		if (!by_value) {
+			uint r = hi - lo;
+			uint step = r / 17u + (r % 17u != 0u ? 1u : 0u);
+			nvalid = min(16u, r / step); // no overflow: 16 * step < 2^32
+			uvec4 m = uvec4(1u, 2u, 3u, 4u) * step;
+			p0 = lo + m;
+			p1 = lo + 4u * step + m;
+			p2 = lo + 8u * step + m;
+			p3 = lo + 12u * step + m;
+		}
+		vec4 a0 = vec4(0.0), a1 = a0, a2 = a0, a3 = a0;
+		vec4 c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+		// from shared memory one value at a time; from memory UN
+		// loads in flight per thread
+#define ACC(v_)                                                        \
+	{                                                              \
+		float v = v_;                                          \
+		uint k = key_of(v);                                    \
+		if (k > lo) {                                          \
+			vec4 g0 = GE4(k, p0), g1 = GE4(k, p1);         \
+			vec4 g2 = GE4(k, p2), g3 = GE4(k, p3);         \
+			if (weighted) {                                \
+				float w = exp(v - v1);                 \
+				a0 += g0 * w;                          \
+				a1 += g1 * w;                          \
+				a2 += g2 * w;                          \
+				a3 += g3 * w;                          \
+			}                                              \
+			c0 += g0;                                      \
+			c1 += g1;                                      \
+			c2 += g2;                                      \
+			c3 += g3;                                      \
+		}                                                      \
+	}
+		if (src_mode == SRC_SHARED) {
+			for (uint i = tid; i < len; i += WG)
+				ACC(cand[i])
+		} else {
+			for (uint i0 = tid; i0 < len; i0 += UN * WG) {
+				float vv[UN];
+				load_un(i0, len, vv);
+				[[unroll]] for (uint u = 0; u < UN; u++)
+					if (i0 + u * WG < len)
+						ACC(vv[u])
+			}
+		}
+#undef ACC
+		if (weighted)
+			reduce4x4(a0, a1, a2, a3);
+		reduce4x4(c0, c1, c2, c3);
+		if (!weighted) {
+			a0 = c0;
+			a1 = c1;
+			a2 = c2;
+			a3 = c3;
+		}
+		// F is decreasing, so the probes that pass lead: count them
+		vec4 t = vec4(target);
+		uvec4 idx = uvec4(0u, 1u, 2u, 3u), nv = uvec4(nvalid);
+		uvec4 ok = uvec4(greaterThanEqual(a0, t)) * uvec4(lessThan(idx, nv)) +
+			   uvec4(greaterThanEqual(a1, t)) * uvec4(lessThan(idx + 4u, nv)) +
+			   uvec4(greaterThanEqual(a2, t)) * uvec4(lessThan(idx + 8u, nv)) +
+			   uvec4(greaterThanEqual(a3, t)) * uvec4(lessThan(idx + 12u, nv));
+		uint pass = ok.x + ok.y + ok.z + ok.w;
+		if (pass > 0u) {
+			lo = pick_u(p0, p1, p2, p3, pass - 1u);
+			n_lo = uint(pick_f(c0, c1, c2, c3, pass - 1u));
+		}
+		if (pass < nvalid)
+			hi = pick_u(p0, p1, p2, p3, pass) - 1u;
+	}
+	return lo;
+}
+
+// Gather the values 0 .. len of the source with key >= lo into sm (at most SMALL,
+// as the caller knows); returns their number.
+uint gather(uint lo, uint len)
+{
+	if (gl_LocalInvocationID.x == 0u)
+		cnt_sh = 0u;
+	barrier();
+	for (uint i0 = gl_LocalInvocationID.x; i0 < len; i0 += UN * WG) {
+		float vv[UN];
+		load_un(i0, len, vv);
+		[[unroll]] for (uint u = 0; u < UN; u++)
+			if (i0 + u * WG < len && key_of(vv[u]) >= lo)
+				sm[atomicAdd(cnt_sh, 1u)] = vv[u];
+	}
+	barrier();
+	uint m = cnt_sh;
+	barrier();
+	return m;
+}
+
+float wg_min(float v)
+{
+	return -wg_max(-v);
+}
+
+// Over the m gathered values: the smallest with fewer than k above it.
+float rank_kth(uint m, uint k)
+{
+	uint i = gl_LocalInvocationID.x;
+	float best = uintBitsToFloat(0x7f800000u);
+	if (i < m) {
+		float v = sm[i];
+		uint gt = 0u;
+		for (uint j = 0u; j < m; j++)
+			gt += sm[j] > v ? 1u : 0u;
+		if (gt < k)
+			best = v;
+	}
+	return wg_min(best);
+}
+
+// Over the m gathered values, those >= fl: the largest v whose
+// sum of exp(u - v1) over u >= v reaches target; -INFINITY if none (then
+// top-p cuts nothing above fl).
+float rank_top_p(uint m, float fl, float target, float v1)
+{
+	uint i = gl_LocalInvocationID.x;
+	if (i < m)
+		sw[i] = exp(sm[i] - v1);
+	barrier();
+	float best = NEG_INF;
+	if (i < m && sm[i] >= fl) {
+		float v = sm[i], s = 0.0;
+		for (uint j = 0u; j < m; j++)
+			s += sm[j] >= v ? sw[j] : 0.0;
+		if (s >= target)
+			best = v;
+	}
+	return wg_max(best);
+}
+
+void main()
+{
+	STOP_CHECK();
+	uint n = pc.p[0];
+	int top_k = pint(1);
+	float top_p = pflt(2), min_p = pflt(3);
+	uint tid = gl_LocalInvocationID.x;
+	uint g = wg_id(), nwg = (n + CHUNK - 1) / CHUNK;
+	if (g >= nwg)
+		return;
+	bool k_on = top_k > 0 && uint(top_k) < n, p_on = top_p < 1.0;
+	bool m_on = min_p > 0.0;
+	// what each chunk keeps for the last workgroup (with more than one):
+	// its values >= its own k-th largest (a superset of the global top
+	// k), or without top-k but with top-p and min-p, its values >= its
+	// maximum + log(min_p) (a superset of those >= tau_m), and the sum of
+	// exp(v - its maximum) for top-p's total
+	bool keep_k = k_on && uint(top_k) <= CMAX / nwg;
+	bool keep_m = !k_on && p_on && m_on;
+	// work: maxima [nwg], sums [nwg]; the last-workgroup counter, the
+	// candidates' count, an overflow flag; then up to CMAX candidates
+	uint wb = pc.aux[2], wcnt = wb + 2u * nwg;
+	uint wcand = wb + (2u * nwg + 3u + 3u) / 4u * 4u;
+	uint base = g * CHUNK, len = min(CHUNK, n - base);
+
+	// this chunk into shared (all loads issued at once), its extremes
+	float mx = NEG_INF, mn = uintBitsToFloat(0x7f800000u);
+	[[unroll]] for (uint j = 0; j < PER; j++) {
+		uint i = j * WG + tid;
+		if (i < len) {
+			float v = l[pc.o[0] + base + i];
+			cand[i] = v;
+			mx = max(mx, v);
+			mn = min(mn, v);
+		}
+	}
+	mx = wg_max(mx); // its barriers also publish cand
+	mn = wg_min(mn);
+	src_mode = SRC_SHARED;
+	float z_all = -1.0; // top-p's total from the chunks' sums, if kept
+	if (nwg > 1u) {
+		// stage 1, appending the kept values to the work buffer's list
+		// at an offset taken atomically
+		if (tid == 0u)
+			workf[wb + g] = mx;
+		if (keep_k || keep_m) {
+			uint lo;
+			if (keep_k) {
+				uint kk = min(uint(top_k), len);
+				n_lo = len;
+				lo = narrow(key_of(mn), key_of(mx), float(kk), false,
+					    0.0, len,
+					    min(max(2u * kk, SHCAP / nwg), CMAX / nwg));
+			} else {
+				precise float lm = mx + log(min_p);
+				lo = key_of(lm);
+				float zc = 0.0, nc = 0.0;
+				for (uint i = tid; i < len; i += WG) {
+					zc += exp(cand[i] - mx);
+					nc += key_of(cand[i]) >= lo ? 1.0 : 0.0;
+				}
+				zc = wg_sum(zc);
+				n_lo = uint(wg_sum(nc));
+				if (tid == 0u)
+					workf[wb + nwg + g] = zc;
+			}
+			if (tid == 0u) {
+				uint at = atomicAdd(worku[wcnt + 1u], n_lo);
+				if (at + n_lo > CMAX)
+					worku[wcnt + 2u] = 1u;
+				cnt_sh = at + n_lo > CMAX ? CMAX : at;
+			}
+			barrier();
+			for (uint i = tid; i < len; i += WG) {
+				float v = cand[i];
+				if (key_of(v) >= lo) {
+					uint s = atomicAdd(cnt_sh, 1u);
+					if (s < CMAX)
+						workf[wcand + s] = v;
+				}
+			}
+		}
+		if (!last_workgroup(wcnt, nwg))
+			return;
+		// stage 2: v1, the total, then the kept values if none overflowed
+		mx = NEG_INF;
+		for (uint q = tid; q < nwg; q += WG)
+			mx = max(mx, workf[wb + q]);
+		mx = wg_max(mx);
+		uint total = worku[wcnt + 1u];
+		bool fit = (keep_k || keep_m) && worku[wcnt + 2u] == 0u;
+		if (fit && keep_m) {
+			float z = 0.0;
+			for (uint q = tid; q < nwg; q += WG)
+				z += workf[wb + nwg + q] * exp(workf[wb + q] - mx);
+			z_all = wg_sum(z);
+		}
+		// the source: the list (into shared if it fits there), or the
+		// logits; its minimum with all loads of a round issued at once
+		mn = uintBitsToFloat(0x7f800000u);
+		src_mode = fit ? SRC_WORK : SRC_LOGITS;
+		src_off = wcand;
+		len = fit ? total : n;
+		bool to_sh = fit && total <= SHCAP;
+		if (fit || k_on || p_on)
+			for (uint i0 = tid; i0 < len; i0 += UN * WG) {
+				float vv[UN];
+				load_un(i0, len, vv);
+				[[unroll]] for (uint u = 0; u < UN; u++) {
+					uint i = i0 + u * WG;
+					if (i < len) {
+						mn = min(mn, vv[u]);
+						if (to_sh)
+							cand[i] = vv[u];
+					}
+				}
+			}
+		if (to_sh)
+			src_mode = SRC_SHARED;
+		mn = wg_min(mn);
+	}
+	float v1 = mx;
+
+	float tau = NEG_INF;
+	bool have_sm = false; // sm holds every value >= the floor below
+	uint m = 0u, floor_k = key_of(mn);
+	if (k_on) {
+		n_lo = len;
+		uint lo = narrow(key_of(mn), key_of(v1), float(top_k), false,
+				 0.0, len, SMALL);
+		if (n_lo <= SMALL) {
+			m = gather(lo, len);
+			tau = rank_kth(m, uint(top_k));
+			have_sm = true;
+		} else {
+			tau = val_of(lo);
+		}
+		floor_k = key_of(tau);
+	}
+	precise float tm = v1 + log(min_p);
+	if (m_on)
+		tau = max(tau, tm);
+	if (p_on) {
+		// the total over the values >= tau_k; with the min-p list,
+		// the chunks' sums, and only values >= tau_m matter
+		float z = 0.0, fl = val_of(floor_k);
+		if (z_all >= 0.0) {
+			z = z_all;
+			floor_k = key_of(tm);
+			fl = tm;
+		} else if (have_sm) {
+			for (uint i = tid; i < m; i += WG)
+				z += sm[i] >= fl ? exp(sm[i] - v1) : 0.0;
+			z = wg_sum(z);
+		} else {
+			for (uint i0 = tid; i0 < len; i0 += UN * WG) {
+				float vv[UN];
+				load_un(i0, len, vv);
+				[[unroll]] for (uint u = 0; u < UN; u++)
+					z += key_of(vv[u]) >= floor_k ? exp(vv[u] - v1) : 0.0;
+			}
+			z = wg_sum(z);
+		}
+		float tp = NEG_INF;
+		if (!have_sm) {
+			n_lo = len;
+			uint lo = narrow(floor_k, key_of(v1), top_p * z, true,
+					 v1, len, SMALL);
+			if (n_lo <= SMALL) {
+				m = gather(lo, len);
+				have_sm = true;
+			} else {
+				tp = val_of(lo);
+			}
+		}
+		if (have_sm)
+			tp = rank_top_p(m, fl, top_p * z, v1);
+		tau = max(tau, tp);
+	}
+	// nothing cut: -INFINITY, as the CPU sampler
+	if (!k_on && !p_on && !m_on)
+		tau = NEG_INF;
+	if (tid == 0u) {
+		scratch[pc.o[1]] = tau;
+		if (nwg > 1u) {
+			worku[wcnt] = 0u;
+			worku[wcnt + 1u] = 0u;
+			worku[wcnt + 2u] = 0u;
+		}
+	}
+}

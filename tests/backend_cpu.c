@@ -33,6 +33,7 @@
 #include "belt/error.h"
 #include "belt/plugin.h"
 #include "belt/types.h"
+#include "cmd.h"
 
 /* The backend under test: the real module, loaded through the registry
  * from $BELT_PLUGIN_PATH (set by make check to the build's plugins/). */
@@ -153,37 +154,6 @@ static struct belt_cmd cmd_new(void *ctx, const char *op, int wtype,
 	c.label = label;
 	c.layer = -1;
 	return c;
-}
-
-static void bind(struct belt_cmd *c, struct belt_buffer *b, uint64_t off,
-		 uint64_t size, int type)
-{
-	struct belt_binding *bd = &c->bind[c->n_bind++];
-	bd->buf = b;
-	bd->offset = off;
-	bd->size = size;
-	bd->type = type;
-}
-
-static void pi(struct belt_cmd *c, int32_t v)
-{
-	c->param[c->n_param++].i = v;
-}
-
-static void pf(struct belt_cmd *c, float v)
-{
-	c->param[c->n_param++].f = v;
-}
-
-/* A table over cmds with a token_ids buffer of n_ctx + 1 slots. */
-static void table_init(struct belt_table *t, struct belt_cmd *cmds,
-		       uint32_t n, uint32_t n_ctx, struct belt_buffer *ids)
-{
-	memset(t, 0, sizeof *t);
-	t->cmds = cmds;
-	t->n_cmds = n;
-	t->n_ctx = n_ctx;
-	t->token_ids = ids;
 }
 
 static void prepare(void *ctx, struct belt_table *t)
@@ -397,7 +367,7 @@ static void backend_matvec(void *ctx, int t, const uint8_t *w,
 	pi(&c, k);
 	pi(&c, m);
 	struct belt_table tab;
-	table_init(&tab, &c, 1, 1, NULL);
+	table_init(&tab, &c, 1, 1, NULL, 0);
 	prepare(ctx, &tab);
 	run(ctx, &tab, 0, 1, 0);
 	buf_get(ctx, by, 0, y, (uint64_t)m * 4);
@@ -587,7 +557,7 @@ START_TEST(test_matvec_wrapped_readonly)
 		pi(&c, k);
 		pi(&c, m);
 		struct belt_table tab;
-		table_init(&tab, &c, 1, 1, NULL);
+		table_init(&tab, &c, 1, 1, NULL, 0);
 		prepare(ctx, &tab);
 		run(ctx, &tab, 0, 1, 0);
 		buf_get(ctx, by, 0, y, sizeof y);
@@ -631,7 +601,7 @@ START_TEST(test_embed)
 		bind(&c, out, 0, (uint64_t)n * 4, BELT_TYPE_F32);
 		pi(&c, n);
 		struct belt_table tab;
-		table_init(&tab, &c, 1, n_ctx, bids);
+		table_init(&tab, &c, 1, n_ctx, bids, 0);
 		prepare(ctx, &tab);
 		for (int pos = 0; pos < n_ctx; pos++) {
 			float o[512], poison = 12345.0f;
@@ -694,7 +664,7 @@ START_TEST(test_rmsnorm)
 			pi(&c, n);
 			pf(&c, 1e-5f);
 			struct belt_table tab;
-			table_init(&tab, &c, 1, 4, NULL);
+			table_init(&tab, &c, 1, 4, NULL, 0);
 			prepare(ctx, &tab);
 			run(ctx, &tab, 0, 1, 0);
 			buf_get(ctx, bo, 0, o, (uint64_t)n * 4);
@@ -737,7 +707,7 @@ static void check_binary(void *ctx, const char *op, int n, int alias)
 	bind(&c, buf, out_off, (uint64_t)n * 4, BELT_TYPE_F32);
 	pi(&c, n);
 	struct belt_table tab;
-	table_init(&tab, &c, 1, 4, NULL);
+	table_init(&tab, &c, 1, 4, NULL, 0);
 	prepare(ctx, &tab);
 	run(ctx, &tab, 0, 1, 0);
 	buf_get(ctx, buf, out_off, o, (uint64_t)n * 4);
@@ -808,7 +778,7 @@ START_TEST(test_rope_kv)
 		pi(&c, rope_dim);
 		pf(&c, base);
 		struct belt_table tab;
-		table_init(&tab, &c, 1, n_ctx, NULL);
+		table_init(&tab, &c, 1, n_ctx, NULL, 0);
 		prepare(ctx, &tab);
 		for (int pi_ = 0; pi_ < 6; pi_++) {
 			int pos = positions[pi_];
@@ -934,7 +904,7 @@ START_TEST(test_attention_gqa)
 		pi(&c, n_ctx);
 		pf(&c, scale);
 		struct belt_table tab;
-		table_init(&tab, &c, 1, n_ctx, NULL);
+		table_init(&tab, &c, 1, n_ctx, NULL, 0);
 		prepare(ctx, &tab);
 		float q[8 * 168], o[8 * 168];
 		double ref[8 * 168];
@@ -989,7 +959,7 @@ START_TEST(test_argmax)
 		bind(&c, bids, 0, sizeof ids, BELT_TYPE_I32);
 		pi(&c, n);
 		struct belt_table tab;
-		table_init(&tab, &c, 1, 4, bids);
+		table_init(&tab, &c, 1, 4, bids, 0);
 		prepare(ctx, &tab);
 		for (int trial = 0; trial < 4; trial++) {
 			int want;
@@ -1058,7 +1028,7 @@ START_TEST(test_head_last_only)
 		add1(ctx, buf, 3, 0, 3, true), /* [3] += [0]: reads the body */
 	};
 	struct belt_table tab;
-	table_init(&tab, cmds, 3, 64, NULL);
+	table_init(&tab, cmds, 3, 64, NULL, 0);
 	prepare(ctx, &tab);
 	float v[4];
 	run(ctx, &tab, 0, 5, BELT_RUN_HEAD_LAST_ONLY);
@@ -1191,7 +1161,7 @@ static void mini_build(void *ctx, struct mini *m, int t, const uint8_t *wts,
 	pi(c, M_VOCAB);
 	c->head = true;
 	ck_assert_int_eq(n, 18);
-	table_init(&m->tab, m->cmds, 18, M_CTX, m->ids);
+	table_init(&m->tab, m->cmds, 18, M_CTX, m->ids, 0);
 	prepare(ctx, &m->tab);
 #undef ACT
 #undef MATVEC
@@ -1328,7 +1298,7 @@ static void mlp_run(void *ctx, int t, const uint8_t *w1, size_t rb1,
 	bind(&c[4], act, X, (uint64_t)dim * 4, BELT_TYPE_F32);
 	pi(&c[4], dim);
 	struct belt_table tab;
-	table_init(&tab, c, 5, 64, NULL);
+	table_init(&tab, c, 5, 64, NULL, 0);
 	for (int round = 0; round < 3; round++) {
 		prepare(ctx, &tab);
 		run(ctx, &tab, 2 * round, 2, 0);
@@ -1440,7 +1410,7 @@ START_TEST(test_errors)
 	bind(&c, b, 80, 40, BELT_TYPE_F32);
 	pi(&c, 10);
 	struct belt_table tab;
-	table_init(&tab, &c, 1, 4, NULL);
+	table_init(&tab, &c, 1, 4, NULL, 0);
 	ck_assert_int_eq(B->table_prepare(ctx, &tab, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "blk.3.res") && strstr(err, "outside"), "%s",
 		      err);
@@ -1466,7 +1436,7 @@ START_TEST(test_errors)
 	bind(&mv, b, 48, 8, BELT_TYPE_F32);
 	pi(&mv, 4);
 	pi(&mv, 2);
-	table_init(&tab, &mv, 1, 4, NULL);
+	table_init(&tab, &mv, 1, 4, NULL, 0);
 	ck_assert_int_eq(B->table_prepare(ctx, &tab, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "blk.0.wq") && strstr(err, "f16"), "%s", err);
 	mv.bind[0].type = BELT_TYPE_F16;
@@ -1479,7 +1449,7 @@ START_TEST(test_errors)
 	bind(&mq, b, 36, 4, BELT_TYPE_F32);
 	pi(&mq, 16);
 	pi(&mq, 1);
-	table_init(&tab, &mq, 1, 4, NULL);
+	table_init(&tab, &mq, 1, 4, NULL, 0);
 	ck_assert_int_eq(B->table_prepare(ctx, &tab, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "blk.0.wk") && strstr(err, "block"), "%s",
 		      err);
@@ -1491,7 +1461,7 @@ START_TEST(test_errors)
 	bind(&am, b, 0, 40, BELT_TYPE_F32);
 	bind(&am, bids, 0, sizeof ids, BELT_TYPE_I32);
 	pi(&am, 10);
-	table_init(&tab, &am, 1, 100, bids);
+	table_init(&tab, &am, 1, 100, bids, 0);
 	prepare(ctx, &tab);
 	run(ctx, &tab, 0, 2, 0);
 	ck_assert_int_eq(B->table_run(ctx, &tab, 1, 2, 0, err, sizeof err), -1);
@@ -1566,7 +1536,7 @@ START_TEST(test_create_default)
 		struct belt_buffer *buf = buf_from(ctx, init, sizeof init);
 		struct belt_cmd cmds[1] = {add1(ctx, buf, 0, 2, 0, false)};
 		struct belt_table tab;
-		table_init(&tab, cmds, 1, 64, NULL);
+		table_init(&tab, cmds, 1, 64, NULL, 0);
 		prepare(ctx, &tab);
 		run(ctx, &tab, 0, 3, 0);
 		buf_get(ctx, buf, 0, init, 4);

@@ -33,6 +33,7 @@
 #include "belt/error.h"
 #include "belt/plugin.h"
 #include "belt/types.h"
+#include "cmd.h"
 
 static const struct belt_backend_ops *V, *C; /* vulkan, cpu */
 static char err[BELT_ERR_SIZE];
@@ -160,38 +161,6 @@ static struct belt_cmd cmd_new(struct be *b, const char *op, int wtype,
 	c.label = label;
 	c.layer = -1;
 	return c;
-}
-
-static void bind(struct belt_cmd *c, struct belt_buffer *b, uint64_t off,
-		 uint64_t size, int type)
-{
-	struct belt_binding *bd = &c->bind[c->n_bind++];
-	bd->buf = b;
-	bd->offset = off;
-	bd->size = size;
-	bd->type = type;
-}
-
-static void pi(struct belt_cmd *c, int32_t v)
-{
-	c->param[c->n_param++].i = v;
-}
-
-static void pf(struct belt_cmd *c, float v)
-{
-	c->param[c->n_param++].f = v;
-}
-
-static void table_init(struct belt_table *t, struct belt_cmd *cmds,
-		       uint32_t n, uint32_t n_ctx, struct belt_buffer *ids,
-		       uint32_t max_run)
-{
-	memset(t, 0, sizeof *t);
-	t->cmds = cmds;
-	t->n_cmds = n;
-	t->n_ctx = n_ctx;
-	t->token_ids = ids;
-	t->max_run = max_run;
 }
 
 static void prepare(struct be *b, struct belt_table *t)

@@ -34,7 +34,7 @@ tests_check_noalloc_SOURCES = tests/noalloc.c tests/ref.c
 tests_check_noalloc_CFLAGS = $(TEST_CFLAGS)
 tests_check_noalloc_LDADD = $(TEST_LIBS)
 
-noinst_HEADERS += tests/sampler_ref.h
+noinst_HEADERS += tests/sampler_ref.h tests/cmd.h
 
 if HAVE_VULKAN
 TESTS += tests/golden-vulkan.sh

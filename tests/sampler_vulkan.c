@@ -37,6 +37,7 @@
 #include "belt/plugin.h"
 #include "belt/sampler.h"
 #include "belt/types.h"
+#include "cmd.h"
 #include "sampler_ref.h"
 
 static const struct belt_backend_ops *V;
@@ -114,37 +115,6 @@ static struct belt_cmd cmd_new(const char *op, const char *label)
 	return c;
 }
 
-static void bind(struct belt_cmd *c, struct belt_buffer *b, uint64_t size,
-		 int type)
-{
-	struct belt_binding *bd = &c->bind[c->n_bind++];
-	bd->buf = b;
-	bd->offset = 0;
-	bd->size = size;
-	bd->type = type;
-}
-
-static void pi(struct belt_cmd *c, int32_t v)
-{
-	c->param[c->n_param++].i = v;
-}
-
-static void pf(struct belt_cmd *c, float v)
-{
-	c->param[c->n_param++].f = v;
-}
-
-static void table_init(struct belt_table *t, struct belt_cmd *cmds,
-		       uint32_t n, uint32_t n_ctx, struct belt_buffer *ids)
-{
-	memset(t, 0, sizeof *t);
-	t->cmds = cmds;
-	t->n_cmds = n;
-	t->n_ctx = n_ctx;
-	t->token_ids = ids;
-	t->max_run = MAX_RUN;
-}
-
 static void prepare(struct belt_table *t)
 {
 	ck_assert_msg(V->table_prepare(vk, t, err, sizeof err) == 0,
@@ -196,15 +166,15 @@ static struct belt_cmd chain_cmd(const struct chain *ch,
 	for (int b = 0; b < s->n_bind; b++) {
 		switch (s->slot[b]) {
 		case BELT_SLOT_LOGITS:
-			bind(&c, ch->logits, (uint64_t)ch->n * 4, BELT_TYPE_F32);
+			bind(&c, ch->logits, 0, (uint64_t)ch->n * 4, BELT_TYPE_F32);
 			break;
 		case BELT_SLOT_TOKEN_IDS:
-			bind(&c, ch->hist, (uint64_t)ch->n_pos * 4, BELT_TYPE_I32);
+			bind(&c, ch->hist, 0, (uint64_t)ch->n_pos * 4, BELT_TYPE_I32);
 			break;
 		case BELT_SLOT_SCRATCH:
 			ck_assert_msg(ch->scratch, "%s binds SCRATCH, scratch_bytes is 0",
 				      s->op);
-			bind(&c, ch->scratch, ch->scratch_bytes, BELT_TYPE_F32);
+			bind(&c, ch->scratch, 0, ch->scratch_bytes, BELT_TYPE_F32);
 			break;
 		default:
 			ck_abort_msg("%s: unknown slot %d", s->op, s->slot[b]);
@@ -242,18 +212,18 @@ static void chain_build(struct chain *ch, const struct belt_sampling *p,
 		ch->scratch = buf_new(ch->scratch_bytes);
 	struct belt_cmd *c = ch->cmds;
 	c[0] = cmd_new("add", "test.reset");
-	bind(&c[0], ch->pristine, lb, BELT_TYPE_F32);
-	bind(&c[0], ch->zero, lb, BELT_TYPE_F32);
-	bind(&c[0], ch->logits, lb, BELT_TYPE_F32);
+	bind(&c[0], ch->pristine, 0, lb, BELT_TYPE_F32);
+	bind(&c[0], ch->zero, 0, lb, BELT_TYPE_F32);
+	bind(&c[0], ch->logits, 0, lb, BELT_TYPE_F32);
 	pi(&c[0], n);
 	for (int j = 0; j < k; j++)
 		c[1 + j] = chain_cmd(ch, &sc[j]);
 	c[1 + k] = cmd_new("argmax", "test.argmax");
 	c[1 + k].patch = BELT_PATCH_ARGMAX_OUTPUT;
-	bind(&c[1 + k], ch->logits, lb, BELT_TYPE_F32);
-	bind(&c[1 + k], ch->draws, ((uint64_t)n_pos + 1) * 4, BELT_TYPE_I32);
+	bind(&c[1 + k], ch->logits, 0, lb, BELT_TYPE_F32);
+	bind(&c[1 + k], ch->draws, 0, ((uint64_t)n_pos + 1) * 4, BELT_TYPE_I32);
 	pi(&c[1 + k], n);
-	table_init(&ch->tab, c, (uint32_t)k + 2, n_pos, ch->draws);
+	table_init(&ch->tab, c, (uint32_t)k + 2, n_pos, ch->draws, MAX_RUN);
 	prepare(&ch->tab);
 }
 
@@ -636,14 +606,14 @@ START_TEST(test_threshold)
 		static const float poison[4] = {12345, 12345, 12345, 12345};
 		buf_put(bs, poison, sizeof poison);
 		struct belt_cmd cmd = cmd_new("sample_threshold", "test.threshold");
-		bind(&cmd, bl[cu->ties], NV * 4, BELT_TYPE_F32);
-		bind(&cmd, bs, 16, BELT_TYPE_F32);
+		bind(&cmd, bl[cu->ties], 0, NV * 4, BELT_TYPE_F32);
+		bind(&cmd, bs, 0, 16, BELT_TYPE_F32);
 		pi(&cmd, NV);
 		pi(&cmd, cu->top_k);
 		pf(&cmd, cu->top_p);
 		pf(&cmd, cu->min_p);
 		struct belt_table tab;
-		table_init(&tab, &cmd, 1, 8, NULL);
+		table_init(&tab, &cmd, 1, 8, NULL, MAX_RUN);
 		prepare(&tab);
 		double t0 = now_s();
 		run(&tab, 0, 3);
@@ -680,7 +650,7 @@ END_TEST
 static void expect_short_logits(struct belt_cmd *cmd, uint32_t n)
 {
 	struct belt_table tab;
-	table_init(&tab, cmd, 1, 64, NULL);
+	table_init(&tab, cmd, 1, 64, NULL, MAX_RUN);
 	cmd->bind[0].size = (uint64_t)n * 4 - 4;
 	ck_assert_int_eq(V->table_prepare(vk, &tab, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, cmd->kernel->op) != NULL,
@@ -698,8 +668,8 @@ START_TEST(test_errors)
 	struct belt_buffer *l = buf_new(N * 4), *s = buf_new(16), *ids = buf_new(64 * 4);
 	/* labels that are not the op: the op must be named on its own */
 	struct belt_cmd c = cmd_new("sample_threshold", "test.a");
-	bind(&c, l, N * 4, BELT_TYPE_F32);
-	bind(&c, s, 16, BELT_TYPE_F32);
+	bind(&c, l, 0, N * 4, BELT_TYPE_F32);
+	bind(&c, s, 0, 16, BELT_TYPE_F32);
 	pi(&c, N);
 	pi(&c, 40);
 	pf(&c, 0.95f);
@@ -708,8 +678,8 @@ START_TEST(test_errors)
 
 	c = cmd_new("sample_penalty", "test.b");
 	c.patch = BELT_PATCH_POSITION;
-	bind(&c, l, N * 4, BELT_TYPE_F32);
-	bind(&c, ids, 64 * 4, BELT_TYPE_I32);
+	bind(&c, l, 0, N * 4, BELT_TYPE_F32);
+	bind(&c, ids, 0, 64 * 4, BELT_TYPE_I32);
 	pi(&c, N);
 	pi(&c, 64);
 	pf(&c, 1.1f);
@@ -719,8 +689,8 @@ START_TEST(test_errors)
 
 	c = cmd_new("sample_gumbel", "test.c");
 	c.patch = BELT_PATCH_POSITION;
-	bind(&c, l, N * 4, BELT_TYPE_F32);
-	bind(&c, s, 16, BELT_TYPE_F32);
+	bind(&c, l, 0, N * 4, BELT_TYPE_F32);
+	bind(&c, s, 0, 16, BELT_TYPE_F32);
 	pi(&c, N);
 	pf(&c, 1.0f);
 	pi(&c, 1);

@@ -14,7 +14,8 @@
 //           Q8_0/Q4_0: where segment s's scales start, in 16-bit words
 // aux0:     rows per workgroup (NR times the subgroups the host expects)
 // specialization constants (one pipeline each, so that the compiler drops
-// what a dispatch does not do): 0 flags, 1 segments, 2 NR, 3 SWZ
+// what a dispatch does not do): 0 flags, 1 segments, 2 NR, 3 SWZ, 4 the
+// workgroup size
 // flags:    1 NORM    x is the rmsnorm's input: every subgroup computes
 //                     sum(x^2) itself and loads w[j] * x[j]; the scale
 //                     1/sqrt(mean(x^2) + eps) multiplies the reduced dots
@@ -27,14 +28,14 @@
 // 16 weight bytes (one 128-bit load per row per unit), so that no
 // workgroup-wide reduction or barrier is needed and a short row (k = 2048)
 // still keeps every lane busy.
-#define WG 128
+#define WG gl_WorkGroupSize.x // spec constant 4: 128 unless the host says
 #define F_NORM 1u
 #define F_ADD 2u
 #define F_SWIGLU 4u
-layout(local_size_x = WG) in;
+layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
-layout(constant_id = 2) const uint NR = 2;
+layout(constant_id = 2) const uint NR = 1;
 layout(constant_id = 3) const uint SWZ = 1;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };

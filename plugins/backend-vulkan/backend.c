@@ -296,12 +296,16 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
 	ctx->max_alloc = m3.maxMemoryAllocationSize;
 	ctx->subgroup = sg.subgroupSize ? sg.subgroupSize : 32;
-	/* matvec_fused: rows per subgroup (BELT_VK_MV_ROWS, 1..8), and so
-	 * per 128-thread workgroup */
+	/* matvec_fused: rows per subgroup (BELT_VK_MV_ROWS, 1..8), threads
+	 * per workgroup (BELT_VK_MV_WG: 64 .. 512, a power of two), and so
+	 * rows per workgroup */
 	const char *mr = getenv("BELT_VK_MV_ROWS");
 	ctx->mv_nr = mr && atoi(mr) >= 1 && atoi(mr) <= 8 ? (uint32_t)atoi(mr)
 							  : VK_MVF_ROWS;
-	ctx->mv_rpw = ctx->mv_nr * (ctx->subgroup < 128 ? 128 / ctx->subgroup : 1);
+	const char *mw = getenv("BELT_VK_MV_WG");
+	uint32_t wg = mw ? (uint32_t)atoi(mw) : 0;
+	ctx->mv_wg = wg >= 64 && wg <= 512 && !(wg & (wg - 1)) ? wg : VK_MVF_WG;
+	ctx->mv_rpw = ctx->mv_nr * (ctx->subgroup < ctx->mv_wg ? ctx->mv_wg / ctx->subgroup : 1);
 	/* and whether x is swizzled in shared memory (BELT_VK_MV_SWIZZLE=0:
 	 * not, for comparison) */
 	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
@@ -880,13 +884,15 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	if (!*p) {
 		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 			return -1;
-		uint32_t data[4] = {flags, nseg, ctx->mv_nr, ctx->mv_swz};
-		VkSpecializationMapEntry me[4] = {
+		uint32_t data[5] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
+				    ctx->mv_wg};
+		VkSpecializationMapEntry me[5] = {
 			{.constantID = 0, .offset = 0, .size = 4},
 			{.constantID = 1, .offset = 4, .size = 4},
 			{.constantID = 2, .offset = 8, .size = 4},
-			{.constantID = 3, .offset = 12, .size = 4}};
-		VkSpecializationInfo spi = {.mapEntryCount = 4,
+			{.constantID = 3, .offset = 12, .size = 4},
+			{.constantID = 4, .offset = 16, .size = 4}};
+		VkSpecializationInfo spi = {.mapEntryCount = 5,
 					    .pMapEntries = me,
 					    .dataSize = sizeof data,
 					    .pData = data};

@@ -38,6 +38,7 @@ struct vk_ctx {
 	uint32_t mv_nr;	   /* matvec_fused: rows per subgroup (NR) */
 	uint32_t mv_rpw;   /* and per workgroup */
 	uint32_t mv_swz;   /* 1: x swizzled in shared (matvec_fused SWZ) */
+	uint32_t mv_wg;	   /* matvec_fused threads per workgroup */
 	bool no_map; /* BELT_VK_STAGING */
 	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
 

@@ -25,7 +25,9 @@
 #define VK_MATVEC_ROWS 2
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the env
  * BELT_VK_MV_ROWS overrides it). */
-#define VK_MVF_ROWS 2
+#define VK_MVF_ROWS 1
+/* Threads per workgroup of matvec_fused (BELT_VK_MV_WG overrides it). */
+#define VK_MVF_WG 256
 
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */

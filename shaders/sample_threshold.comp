@@ -5,6 +5,12 @@
 // tau_m) of the logits into scratch[0], -INFINITY when nothing truncates.
 // params: n, top_k (0: off), top_p (1: off), min_p (0: off).
 //
+// -DARGMAX: the Vulkan backend's fusion of sample_threshold, sample_gumbel
+// and argmax (plugins/backend-vulkan/backend.c): the last workgroup also
+// draws the token from the values it kept. Binding 2 is token_ids; params
+// p4..p6 are sample_gumbel's inv_temp, seed_lo, seed_hi; p7.. the
+// end-of-generation ids, as argmax.
+//
 // Values are compared as keys: the float's bits mapped to a uint that
 // orders as the floats do. narrow() brackets a threshold by a 17-way
 // search over keys: each pass counts (or sums exp(v - v1) over) the values
@@ -35,6 +41,11 @@
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer L { float l[]; };
 layout(binding = 1) buffer S { float scratch[]; };
+#ifdef ARGMAX
+#include "gumbel.glsl"
+layout(binding = 2) buffer I { int ids[]; };
+shared uint bidx[WG];
+#endif
 
 shared float cand[SHCAP];
 shared float sm[SMALL], sw[SMALL]; // gathered values, their weights
@@ -73,7 +84,7 @@ void load_un(uint i0, uint len, out float vv[UN])
 	} else if (src_mode == SRC_WORK) {
 		[[unroll]] for (uint u = 0; u < UN; u++) {
 			uint i = i0 + u * WG;
-			vv[u] = workf[src_off + min(i, len - 1u)];
+			vv[u] = workf[src_off + 2u * min(i, len - 1u)];
 			vv[u] = i < len ? vv[u] : NEG_INF;
 		}
 	} else {
@@ -316,7 +327,8 @@ void main()
 	bool keep_k = k_on && uint(top_k) <= CMAX / nwg;
 	bool keep_m = !k_on && p_on && m_on;
 	// work: maxima [nwg], sums [nwg]; the last-workgroup counter, the
-	// candidates' count, an overflow flag; then up to CMAX candidates
+	// candidates' count, an overflow flag; then up to CMAX candidates as
+	// (value, token id) pairs
 	uint wb = pc.aux[2], wcnt = wb + 2u * nwg;
 	uint wcand = wb + (2u * nwg + 3u + 3u) / 4u * 4u;
 	uint base = g * CHUNK, len = min(CHUNK, n - base);
@@ -373,8 +385,10 @@ void main()
 				float v = cand[i];
 				if (key_of(v) >= lo) {
 					uint s = atomicAdd(cnt_sh, 1u);
-					if (s < CMAX)
-						workf[wcand + s] = v;
+					if (s < CMAX) {
+						workf[wcand + 2u * s] = v;
+						worku[wcand + 2u * s + 1u] = base + i;
+					}
 				}
 			}
 		}
@@ -478,6 +492,55 @@ void main()
 	// nothing cut: -INFINITY, as the CPU sampler
 	if (!k_on && !p_on && !m_on)
 		tau = NEG_INF;
+#ifdef ARGMAX
+	// the draw (sample_gumbel and argmax fused in): the argmax over the
+	// values >= tau of v * inv_temp + g_i, lowest id on ties. The kept
+	// set lies in the source, whose ids are its indices (all logits, or a
+	// single chunk) or stored beside the values (the candidate list).
+	float bv = NEG_INF;
+	uint bi = 0xffffffffu, pos = cur_pos();
+	bool own_ids = src_mode == SRC_LOGITS || nwg == 1u;
+	for (uint i0 = tid; i0 < len; i0 += UN * WG) {
+		float vv[UN];
+		load_un(i0, len, vv);
+		[[unroll]] for (uint u = 0; u < UN; u++) {
+			uint i = i0 + u * WG;
+			if (i >= len || !(vv[u] >= tau))
+				continue;
+			uint id = own_ids ? i : worku[wcand + 2u * i + 1u];
+			float sv = gumbel_perturb(vv[u], pflt(4), id, pos, pc.p[5], pc.p[6]);
+			if (bi == 0xffffffffu || sv > bv || (sv == bv && id < bi)) {
+				bv = sv;
+				bi = id;
+			}
+		}
+	}
+	barrier(); // sm is free again
+	sm[tid] = bv;
+	bidx[tid] = bi;
+	barrier();
+	for (uint st = WG / 2u; st > 0u; st >>= 1) {
+		if (tid < st) {
+			float ov = sm[tid + st];
+			uint oi = bidx[tid + st];
+			if (oi != 0xffffffffu &&
+			    (bidx[tid] == 0xffffffffu || ov > sm[tid] ||
+			     (ov == sm[tid] && oi < bidx[tid]))) {
+				sm[tid] = ov;
+				bidx[tid] = oi;
+			}
+		}
+		barrier();
+	}
+	if (tid == 0u) {
+		uint tok = bidx[0];
+		ids[pc.o[2] + pos + 1u] = int(tok);
+		if (meta.stop_on != 0u)
+			for (uint e = 0; e < min(pc.p[7], 8u); e++)
+				if (tok == pc.p[8 + e])
+					worku[0] = 1u;
+	}
+#endif
 	if (tid == 0u) {
 		scratch[pc.o[1]] = tau;
 		if (nwg > 1u) {

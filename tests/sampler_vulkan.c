@@ -401,6 +401,59 @@ START_TEST(test_chain_validated)
 }
 END_TEST
 
+/* The fused dispatch on a real vocabulary size: 131,072 logits (more than
+ * one chunk, so the candidate lists and their token ids are used), draws
+ * against the CPU sampler for each path of sample_threshold: top-k
+ * candidates (the defaults, top-k 300), the min-p list (no top-k), all
+ * logits (top-p alone). */
+START_TEST(test_chain_large)
+{
+	enum { N = 131072, COUNT = 256 };
+	static const struct {
+		const char *name;
+		int32_t k;
+		float p, m;
+	} cfg[] = {
+		{"defaults", 40, 0.95f, 0.05f},
+		{"top-k 300", 300, 0.9f, 0.05f},
+		{"min-p list", 0, 0.9f, 0.02f},
+		{"top-p alone", 0, 0.5f, 0},
+	};
+	struct belt_sampling p;
+	belt_sampling_default(&p);
+	p.temp = 0.9f;
+	p.seed = 0x5eed;
+	p.top_k = cfg[_i].k;
+	p.top_p = cfg[_i].p;
+	p.min_p = cfg[_i].m;
+	float *src = malloc(N * sizeof *src);
+	ck_assert_ptr_nonnull(src);
+	rng_state = 99;
+	for (int32_t i = 0; i < N; i++) {
+		double u1 = rng_unit() + 1e-12, u2 = rng_unit();
+		src[i] = (float)(4 * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
+	}
+	uint32_t n_pos = POS0 + COUNT;
+	int32_t *hist = periodic_history(n_pos);
+	int32_t *draws = malloc(((size_t)n_pos + 1) * sizeof *draws);
+	ck_assert_ptr_nonnull(draws);
+	vk_open(true);
+	struct chain ch;
+	chain_build(&ch, &p, src, N, hist, n_pos);
+	run(&ch.tab, POS0, COUNT);
+	buf_get(ch.draws, draws, ((uint64_t)n_pos + 1) * 4);
+	chain_free(&ch);
+	vk_close();
+	char first[128];
+	long bad = cpu_mismatches(&p, src, N, hist, draws, POS0, COUNT, first,
+				  sizeof first);
+	check_cpu_agreement(cfg[_i].name, bad, COUNT, first);
+	free(hist);
+	free(draws);
+	free(src);
+}
+END_TEST
+
 /* ---- sample_penalty ---- */
 
 /* Distance in units in the last place (0 for +0 and -0). */
@@ -714,6 +767,7 @@ static Suite *suite(void)
 	tcase_add_test(tk, test_penalty);
 	tcase_add_test(tk, test_threshold);
 	tcase_add_loop_test(tk, test_chain_validated, 0, 4);
+	tcase_add_loop_test(tk, test_chain_large, 0, 4);
 	suite_add_tcase(s, tk);
 	TCase *tc = tcase_create("chi-square");
 	tcase_set_timeout(tc, 600);

@@ -1715,47 +1715,75 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
-/* sample_gumbel then the argmax of the same logits: one dispatch of
- * argmax.comp -DGUMBEL (the noise added as the logits are read), with
- * bindings logits, token ids, the sampler's scratch; the logits keep their
- * values. Fills c, its descriptor infos and its ranges; false if the pair
- * at i is not one; *failed (with err) if it is but has no pipeline. */
-static bool gumbel_argmax(struct vk_ctx *ctx, const struct belt_table *t,
-			  const struct vk_cmd *oc,
-			  VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
-			  uint32_t i, struct vk_cmd *c,
-			  VkDescriptorBufferInfo *bi, struct range *r, int *nr,
-			  char *err, size_t errsz, bool *failed)
+/* The sampler's commands before the argmax of the same logits, fused into
+ * one dispatch (the logits keep their values):
+ *  - sample_threshold, sample_gumbel (with the threshold), argmax:
+ *    sample_threshold.comp -DARGMAX, bindings logits, scratch, token ids;
+ *  - sample_gumbel, argmax: argmax.comp -DGUMBEL (the noise added as the
+ *    logits are read), bindings logits, token ids, scratch.
+ * Fills c, its descriptor infos and ranges and *used (commands taken);
+ * false if none starts at i; *failed (with err) if one does but has no
+ * pipeline. */
+static bool sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
+			const struct vk_cmd *oc,
+			VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+			uint32_t i, struct vk_cmd *c, VkDescriptorBufferInfo *bi,
+			struct range *r, int *nr, uint32_t *used, bool *failed,
+			char *err, size_t errsz)
 {
 	*failed = false;
-	if (i + 1 >= t->n_cmds || !is_op(&t->cmds[i], "sample_gumbel") ||
-	    !is_op(&t->cmds[i + 1], "argmax") ||
-	    !same_bind(&t->cmds[i].bind[0], &t->cmds[i + 1].bind[0]) ||
-	    t->cmds[i].head != t->cmds[i + 1].head)
+	const struct belt_cmd *cm = t->cmds;
+	uint32_t gi = i, n = t->n_cmds;
+	bool thr = i + 2 < n && is_op(&cm[i], "sample_threshold");
+	if (thr)
+		gi = i + 1;
+	if (gi + 1 >= n || !is_op(&cm[gi], "sample_gumbel") ||
+	    !is_op(&cm[gi + 1], "argmax") ||
+	    !same_bind(&cm[gi].bind[0], &cm[gi + 1].bind[0]) ||
+	    cm[gi].head != cm[gi + 1].head)
 		return false;
-	if (vk_pipeline_for(ctx, VK_SH_ARGMAX_GUMBEL, 3, err, errsz)) {
+	if (thr && (!same_bind(&cm[i].bind[0], &cm[gi].bind[0]) ||
+		    !same_bind(&cm[i].bind[1], &cm[gi].bind[1]) ||
+		    cm[gi].param[4].i == 0 || cm[i].head != cm[gi].head))
+		return false;
+	enum vk_shader sh = thr ? VK_SH_SAMPLE_TGA : VK_SH_ARGMAX_GUMBEL;
+	if (vk_pipeline_for(ctx, sh, 3, err, errsz)) {
 		*failed = true;
 		return true;
 	}
-	const struct belt_cmd *g = &t->cmds[i], *a = &t->cmds[i + 1];
-	*c = oc[i + 1];
-	c->pipe = ctx->pipe[VK_SH_ARGMAX_GUMBEL];
+	const struct belt_cmd *g = &cm[gi], *a = &cm[gi + 1];
+	/* the argmax's (ids, end-of-generation params p7..) or the
+	 * threshold's (grid, work) command, with the others' params */
+	*c = thr ? oc[i] : oc[gi + 1];
+	c->pipe = ctx->pipe[sh];
 	c->layout = ctx->pl[3];
 	c->n_bind = 3;
-	memcpy(c->pc.p, oc[i].pc.p, 5 * sizeof c->pc.p[0]); /* n .. use_threshold */
-	c->pc.o[2] = oc[i].pc.o[1];
-	snprintf(c->kind, sizeof c->kind, "gumbel+argmax%s", c->head ? " head" : "");
-	bi[0] = obi[i + 1][0];
-	bi[1] = obi[i + 1][1];
-	bi[2] = obi[i][1]; /* meta and work follow, as for every command */
+	memcpy(c->pc.p + 7, oc[gi + 1].pc.p + 7, 9 * sizeof c->pc.p[0]);
+	if (thr) {
+		memcpy(c->pc.p + 4, oc[gi].pc.p + 1, 3 * sizeof c->pc.p[0]);
+		c->pc.o[2] = oc[gi + 1].pc.o[1];
+		bi[0] = obi[i][0];
+		bi[1] = obi[i][1];
+		bi[2] = obi[gi + 1][1];
+	} else {
+		memcpy(c->pc.p, oc[gi].pc.p, 5 * sizeof c->pc.p[0]);
+		c->pc.o[2] = oc[gi].pc.o[1];
+		bi[0] = obi[gi + 1][0];
+		bi[1] = obi[gi + 1][1];
+		bi[2] = obi[gi][1];
+	}
+	snprintf(c->kind, sizeof c->kind, "%sgumbel+argmax%s",
+		 thr ? "threshold+" : "", c->head ? " head" : "");
 	*nr = 0;
 	r[(*nr)++] = (struct range){.buf = a->bind[0].buf, .lo = a->bind[0].offset,
 				    .hi = a->bind[0].offset + a->bind[0].size};
 	r[(*nr)++] = (struct range){.buf = g->bind[1].buf, .lo = g->bind[1].offset,
-				    .hi = g->bind[1].offset + g->bind[1].size};
+				    .hi = g->bind[1].offset + g->bind[1].size,
+				    .write = thr};
 	r[(*nr)++] = (struct range){.buf = a->bind[1].buf, .lo = a->bind[1].offset,
 				    .hi = a->bind[1].offset + a->bind[1].size,
 				    .write = true};
+	*used = gi + 2 - i;
 	return true;
 }
 
@@ -1828,6 +1856,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 
 	/* the commands to record: fused groups, or the core's commands */
 	bool fuse = fuse_enabled(), failed;
+	uint32_t used;
 	uint32_t np = 0;
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
@@ -1882,12 +1911,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 					.write = true};
 			nrs[np] = nr;
 			i = fg.last + 1;
-		} else if (fuse && gumbel_argmax(ctx, t, oc, obi, i, c, bis[np],
-						 rs[np], &nrs[np], err, errsz,
-						 &failed)) {
+		} else if (fuse && sample_fuse(ctx, t, oc, obi, i, c, bis[np],
+					       rs[np], &nrs[np], &used, &failed,
+					       err, errsz)) {
 			if (failed)
 				goto out;
-			i += 2;
+			i += used;
 		} else {
 			*c = oc[i];
 			memcpy(bis[np], obi[i], sizeof bis[np]);

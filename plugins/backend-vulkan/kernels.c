@@ -334,7 +334,7 @@ static int prep_sample_threshold(const struct belt_cmd *cmd,
 	uint64_t g = ceil_div((uint64_t)cmd->param[0].i, THRESH_CHUNK);
 	pr->writes = 1u << 1;
 	pr->groups = (uint32_t)g;
-	pr->work_words = (uint32_t)((2 * g + 3 + 3) / 4 * 4 + THRESH_CAND);
+	pr->work_words = (uint32_t)((2 * g + 3 + 3) / 4 * 4 + 2 * THRESH_CAND);
 	return 0;
 }
 

@@ -47,7 +47,8 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/sample_penalty.spv.h \
 	plugins/backend-vulkan/spv/sample_threshold.spv.h \
 	plugins/backend-vulkan/spv/sample_gumbel.spv.h \
-	plugins/backend-vulkan/spv/argmax_gumbel.spv.h
+	plugins/backend-vulkan/spv/argmax_gumbel.spv.h \
+	plugins/backend-vulkan/spv/sample_tga.spv.h
 
 # shaders.c includes the generated headers (Makefile.am has no
 # BUILT_SOURCES, so the objects name them)
@@ -145,6 +146,9 @@ plugins/backend-vulkan/spv/sample_gumbel.spv.h: $(srcdir)/shaders/sample_gumbel.
 
 plugins/backend-vulkan/spv/argmax_gumbel.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DGUMBEL -o $@ $(srcdir)/shaders/argmax.comp
+
+plugins/backend-vulkan/spv/sample_tga.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DARGMAX -o $@ $(srcdir)/shaders/sample_threshold.comp
 
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan

@@ -92,6 +92,9 @@ static const uint32_t spv_sample_gumbel[] =
 static const uint32_t spv_argmax_gumbel[] =
 #include "spv/argmax_gumbel.spv.h"
 	;
+static const uint32_t spv_sample_tga[] =
+#include "spv/sample_tga.spv.h"
+	;
 
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
@@ -126,4 +129,5 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_SAMPLE_THRESHOLD, spv_sample_threshold),
 	ENTRY(VK_SH_SAMPLE_GUMBEL, spv_sample_gumbel),
 	ENTRY(VK_SH_ARGMAX_GUMBEL, spv_argmax_gumbel),
+	ENTRY(VK_SH_SAMPLE_TGA, spv_sample_tga),
 };

@@ -304,8 +304,13 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 							  : VK_MVF_ROWS;
 	const char *mw = getenv("BELT_VK_MV_WG");
 	uint32_t wg = mw ? (uint32_t)atoi(mw) : 0;
-	ctx->mv_wg = wg >= 64 && wg <= 512 && !(wg & (wg - 1)) ? wg : VK_MVF_WG;
-	ctx->mv_rpw = ctx->mv_nr * (ctx->subgroup < ctx->mv_wg ? ctx->mv_wg / ctx->subgroup : 1);
+	bool wg_ok = wg >= 64 && wg <= 512 && !(wg & (wg - 1));
+	for (int i = 0; i < VK_FMV_TYPES; i++) {
+		/* Q4_0 (index 4): more threads per row, measured faster */
+		uint32_t w = wg_ok ? wg : i == 4 ? VK_MVF_WG_Q4_0 : VK_MVF_WG;
+		ctx->mv_wg[i] = w;
+		ctx->mv_rpw[i] = ctx->mv_nr * (ctx->subgroup < w ? w / ctx->subgroup : 1);
+	}
 	/* and whether x is swizzled in shared memory (BELT_VK_MV_SWIZZLE=0:
 	 * not, for comparison) */
 	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
@@ -885,7 +890,7 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 			return -1;
 		uint32_t data[5] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
-				    ctx->mv_wg};
+				    ctx->mv_wg[sh - VK_SH_FMV_F32]};
 		VkSpecializationMapEntry me[5] = {
 			{.constantID = 0, .offset = 0, .size = 4},
 			{.constantID = 1, .offset = 4, .size = 4},
@@ -1480,7 +1485,7 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.o[0] = oc[m0].pc.o[1];
 		bi[1] = bi[0];
 	}
-	uint32_t groups = 0, rpw = ctx->mv_rpw;
+	uint32_t groups = 0, rpw = ctx->mv_rpw[sh - VK_SH_FMV_F32];
 	for (int s = 0; s < 3; s++) {
 		uint32_t mi = g->mv[s < g->nmv ? s : 0];
 		bi[2 + s] = obi[mi][0];

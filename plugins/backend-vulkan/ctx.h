@@ -36,9 +36,10 @@ struct vk_ctx {
 	uint64_t max_alloc;
 	uint32_t subgroup; /* subgroupSize */
 	uint32_t mv_nr;	   /* matvec_fused: rows per subgroup (NR) */
-	uint32_t mv_rpw;   /* and per workgroup */
+	uint32_t mv_rpw[VK_FMV_TYPES]; /* per workgroup, by weight type */
 	uint32_t mv_swz;   /* 1: x swizzled in shared (matvec_fused SWZ) */
-	uint32_t mv_wg;	   /* matvec_fused threads per workgroup */
+	uint32_t mv_wg[VK_FMV_TYPES]; /* matvec_fused threads per workgroup,
+				       * by weight type (VK_SH_FMV_* order) */
 	bool no_map; /* BELT_VK_STAGING */
 	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
 

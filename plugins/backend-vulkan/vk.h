@@ -26,8 +26,14 @@
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the env
  * BELT_VK_MV_ROWS overrides it). */
 #define VK_MVF_ROWS 1
-/* Threads per workgroup of matvec_fused (BELT_VK_MV_WG overrides it). */
+/* Threads per workgroup of matvec_fused (BELT_VK_MV_WG overrides both):
+ * 256, and 512 for Q4_0. On the H100, tg128 tokens/s, 256 vs 512 threads
+ * of one row per subgroup: 1B Q4_0 989 vs 994, 8B Q4_0 253 vs 264, 1B F16
+ * 662 vs 633. */
 #define VK_MVF_WG 256
+#define VK_MVF_WG_Q4_0 512
+/* Weight types of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q4_0. */
+#define VK_FMV_TYPES 5
 
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */

@@ -48,15 +48,6 @@ static void *work_for(int32_t n)
 	return w;
 }
 
-static int32_t ref_argmax(const float *l, int32_t n)
-{
-	int32_t b = 0;
-	for (int32_t i = 1; i < n; i++)
-		if (l[i] > l[b])
-			b = i;
-	return b;
-}
-
 static struct belt_sampling plain(float temp)
 {
 	return (struct belt_sampling){.temp = temp, .top_k = 0, .top_p = 1,

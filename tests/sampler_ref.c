@@ -23,6 +23,15 @@ double rng_unit(void)
 	return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0);
 }
 
+int32_t ref_argmax(const float *l, int32_t n)
+{
+	int32_t b = 0;
+	for (int32_t i = 1; i < n; i++)
+		if (l[i] > l[b])
+			b = i;
+	return b;
+}
+
 /* ---- the history ---- */
 
 /* Any window whose length is a multiple of PERIOD holds the same

@@ -23,6 +23,9 @@ uint64_t rng_next(void);
 /* A double uniform in [0, 1), 53 bits. */
 double rng_unit(void);
 
+/* The index of the largest of l[0..n), the lowest on ties. */
+int32_t ref_argmax(const float *l, int32_t n);
+
 #define N_DRAWS 100000 /* draws per chi-square configuration */
 #define POS0 256       /* first draw's position: every window is full */
 #define PERIOD 16      /* the history repeats every PERIOD positions */

@@ -496,15 +496,6 @@ static bool penalty_ok(const struct belt_sampling *p, int32_t c, float l,
 	return fabsf(got - want) <= 3 * ulp(q) + ulp(r);
 }
 
-static int32_t argmax_f(const float *l, int32_t n)
-{
-	int32_t b = 0;
-	for (int32_t i = 1; i < n; i++)
-		if (l[i] > l[b])
-			b = i;
-	return b;
-}
-
 /* sample_penalty with greedy decoding (temp 0: the chain is the penalty
  * alone), its logits read back after each position: the windows of
  * check_sampler's test_penalties_exact, over a history holding ids outside
@@ -551,11 +542,11 @@ START_TEST(test_penalty)
 						      "W %d config %u pos %u: logit %d is %.9g, "
 						      "expected %.9g (from %.9g)",
 						      windows[w], r, pos, i, got[i], want[i], l[i]);
-				ck_assert_msg(draws[pos + 1] == argmax_f(got, N),
+				ck_assert_msg(draws[pos + 1] == ref_argmax(got, N),
 					      "W %d config %u pos %u: argmax %d, the "
 					      "penalized logits' is %d",
 					      windows[w], r, pos, (int)draws[pos + 1],
-					      (int)argmax_f(got, N));
+					      (int)ref_argmax(got, N));
 				free(count);
 			}
 			chain_free(&ch);

@@ -23,27 +23,7 @@ layout(binding = 1) buffer I { int ids[]; };
 layout(binding = 2) readonly buffer S { float scratch[]; };
 #endif
 
-shared float best_v[WG];
-shared uint best_i[WG];
-
-// the better of (v, i) and the shared slot tid + s, into slot tid
-void reduce_sh(uint tid)
-{
-	[[unroll]] for (uint s = WG / 2; s > 0; s >>= 1) {
-		if (tid < s) {
-			float ov = best_v[tid + s];
-			uint oi = best_i[tid + s];
-			float cv = best_v[tid];
-			uint ci = best_i[tid];
-			if (oi != 0xffffffffu &&
-			    (ci == 0xffffffffu || ov > cv || (ov == cv && oi < ci))) {
-				best_v[tid] = ov;
-				best_i[tid] = oi;
-			}
-		}
-		barrier();
-	}
-}
+#include "wg_argmax.glsl"
 
 void main()
 {
@@ -68,16 +48,13 @@ void main()
 			v = v >= tau ? gumbel_perturb(v, pflt(1), i, pos, pc.p[2], pc.p[3])
 				     : uintBitsToFloat(0xff800000u);
 #endif
-			if (bi == 0xffffffffu || v > bv) {
+			if (better(v, i, bv, bi)) {
 				bv = v;
 				bi = i;
 			}
 		}
 	}
-	best_v[tid] = bv;
-	best_i[tid] = bi;
-	barrier();
-	reduce_sh(tid);
+	wg_argmax(bv, bi);
 	uint wb = pc.aux[2];
 	if (tid == 0) {
 		workf[wb + 2 * g] = best_v[0];
@@ -90,22 +67,16 @@ void main()
 	for (uint k = tid; k < nwg; k += WG) {
 		float v = workf[wb + 2 * k];
 		uint i = worku[wb + 2 * k + 1];
-		if (bi == 0xffffffffu || v > bv || (v == bv && i < bi)) {
+		if (better(v, i, bv, bi)) {
 			bv = v;
 			bi = i;
 		}
 	}
-	best_v[tid] = bv;
-	best_i[tid] = bi;
-	barrier();
-	reduce_sh(tid);
+	wg_argmax(bv, bi);
 	if (tid == 0) {
 		uint tok = best_i[0];
 		ids[pc.o[1] + cur_pos() + 1] = int(tok);
 		worku[wb + 2 * nwg] = 0u;
-		if (meta.stop_on != 0u)
-			for (uint e = 0; e < min(pc.p[7], 8u); e++)
-				if (tok == pc.p[8 + e])
-					worku[0] = 1u;
+		stop_if_eog(tok);
 	}
 }

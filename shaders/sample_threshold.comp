@@ -43,8 +43,8 @@ layout(binding = 0) readonly buffer L { float l[]; };
 layout(binding = 1) buffer S { float scratch[]; };
 #ifdef ARGMAX
 #include "gumbel.glsl"
+#include "wg_argmax.glsl"
 layout(binding = 2) buffer I { int ids[]; };
-shared uint bidx[WG];
 #endif
 
 shared float cand[SHCAP];
@@ -509,36 +509,17 @@ void main()
 				continue;
 			uint id = own_ids ? i : worku[wcand + 2u * i + 1u];
 			float sv = gumbel_perturb(vv[u], pflt(4), id, pos, pc.p[5], pc.p[6]);
-			if (bi == 0xffffffffu || sv > bv || (sv == bv && id < bi)) {
+			if (better(sv, id, bv, bi)) {
 				bv = sv;
 				bi = id;
 			}
 		}
 	}
-	barrier(); // sm is free again
-	sm[tid] = bv;
-	bidx[tid] = bi;
-	barrier();
-	for (uint st = WG / 2u; st > 0u; st >>= 1) {
-		if (tid < st) {
-			float ov = sm[tid + st];
-			uint oi = bidx[tid + st];
-			if (oi != 0xffffffffu &&
-			    (bidx[tid] == 0xffffffffu || ov > sm[tid] ||
-			     (ov == sm[tid] && oi < bidx[tid]))) {
-				sm[tid] = ov;
-				bidx[tid] = oi;
-			}
-		}
-		barrier();
-	}
+	wg_argmax(bv, bi);
 	if (tid == 0u) {
-		uint tok = bidx[0];
+		uint tok = best_i[0];
 		ids[pc.o[2] + pos + 1u] = int(tok);
-		if (meta.stop_on != 0u)
-			for (uint e = 0; e < min(pc.p[7], 8u); e++)
-				if (tok == pc.p[8 + e])
-					worku[0] = 1u;
+		stop_if_eog(tok);
 	}
 #endif
 	if (tid == 0u) {

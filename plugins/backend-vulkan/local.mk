@@ -101,7 +101,7 @@ plugins/backend-vulkan/spv/silu_mul.spv.h: $(srcdir)/shaders/silu_mul.comp $(src
 plugins/backend-vulkan/spv/add.spv.h: $(srcdir)/shaders/add.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/add.comp
 
-plugins/backend-vulkan/spv/argmax.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/argmax.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/argmax.comp
 
 plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
@@ -144,10 +144,10 @@ plugins/backend-vulkan/spv/sample_threshold.spv.h: $(srcdir)/shaders/sample_thre
 plugins/backend-vulkan/spv/sample_gumbel.spv.h: $(srcdir)/shaders/sample_gumbel.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/sample_gumbel.comp
 
-plugins/backend-vulkan/spv/argmax_gumbel.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl
+plugins/backend-vulkan/spv/argmax_gumbel.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DGUMBEL -o $@ $(srcdir)/shaders/argmax.comp
 
-plugins/backend-vulkan/spv/sample_tga.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl
+plugins/backend-vulkan/spv/sample_tga.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DARGMAX -o $@ $(srcdir)/shaders/sample_threshold.comp
 
 # Against the CPU backend, both loaded through the registry.
@@ -161,6 +161,7 @@ endif
 EXTRA_DIST += \
 	shaders/common.glsl \
 	shaders/gumbel.glsl \
+	shaders/wg_argmax.glsl \
 	shaders/sample_gumbel.comp \
 	shaders/sample_threshold.comp \
 	shaders/sample_penalty.comp \

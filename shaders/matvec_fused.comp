@@ -15,7 +15,8 @@
 // aux0:     rows per workgroup (NR times the subgroups the host expects)
 // specialization constants (one pipeline each, so that the compiler drops
 // what a dispatch does not do): 0 flags, 1 segments, 2 NR, 3 SWZ, 4 the
-// workgroup size
+// workgroup size, 5 TILE (floats of x staged at a time), 6 UNR (units a
+// lane loads before it uses them: 2 or 4)
 // flags:    1 NORM    x is the rmsnorm's input: every subgroup computes
 //                     sum(x^2) itself and loads w[j] * x[j]; the scale
 //                     1/sqrt(mean(x^2) + eps) multiplies the reduced dots
@@ -37,6 +38,8 @@ layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
 layout(constant_id = 2) const uint NR = 1;
 layout(constant_id = 3) const uint SWZ = 1;
+layout(constant_id = 5) const uint TILE = 2048;
+layout(constant_id = 6) const uint UNR = 2;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 1) readonly buffer NW { float nw[]; };
@@ -162,7 +165,6 @@ float wdot(WT q, float d, vec4 xv[NX])
 // would all hit the same four banks. Vec4 v is therefore kept in slot
 // v ^ ((v / 8) % 8) (SWZ), which gives those lanes eight distinct bank
 // groups for every NX.
-#define TILE 2048
 shared vec4 xs[TILE / 4];
 
 uint swz(uint v)
@@ -203,6 +205,9 @@ void load_x(uint u, uint t0, out vec4 xv[NX])
 #define LOOP(S)                                                             \
 	{                                                                   \
 		uint u = t0 / UE + lane;                                    \
+		if (UNR >= 4)                                               \
+			for (; u + 3 * ns < u1; u += 4 * ns)                \
+				STEP(S, 4)                                  \
 		for (; u + ns < u1; u += 2 * ns)                            \
 			STEP(S, 2)                                          \
 		if (u < u1)                                                 \

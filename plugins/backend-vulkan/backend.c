@@ -297,14 +297,15 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	ctx->max_alloc = m3.maxMemoryAllocationSize;
 	ctx->subgroup = sg.subgroupSize ? sg.subgroupSize : 32;
 	/* matvec_fused: rows per subgroup (BELT_VK_MV_ROWS, 1..8), threads
-	 * per workgroup (BELT_VK_MV_WG: 64 .. 512, a power of two), and so
+	 * per workgroup (BELT_VK_MV_WG: 64 .. 1024, a power of two), and so
 	 * rows per workgroup */
 	const char *mr = getenv("BELT_VK_MV_ROWS");
 	ctx->mv_nr = mr && atoi(mr) >= 1 && atoi(mr) <= 8 ? (uint32_t)atoi(mr)
 							  : VK_MVF_ROWS;
 	const char *mw = getenv("BELT_VK_MV_WG");
 	uint32_t wg = mw ? (uint32_t)atoi(mw) : 0;
-	bool wg_ok = wg >= 64 && wg <= 512 && !(wg & (wg - 1));
+	bool wg_ok = wg >= 64 && wg <= 1024 && !(wg & (wg - 1)) &&
+		     wg <= p2.properties.limits.maxComputeWorkGroupInvocations;
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
 		/* Q4_0 (index 4): more threads per row, measured faster */
 		uint32_t w = wg_ok ? wg : i == 4 ? VK_MVF_WG_Q4_0 : VK_MVF_WG;
@@ -315,6 +316,23 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	 * not, for comparison) */
 	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
 	ctx->mv_swz = !(sw && !strcmp(sw, "0"));
+	/* floats of x staged in shared memory at a time (BELT_VK_MV_TILE: a
+	 * multiple of 2048 that fits beside the shader's 1 KiB of
+	 * reductions), and units each lane loads before using them
+	 * (BELT_VK_MV_UNROLL: 2 or 4) */
+	const char *mt = getenv("BELT_VK_MV_TILE");
+	uint32_t shmax = p2.properties.limits.maxComputeSharedMemorySize;
+	for (int i = 0; i < VK_FMV_TYPES; i++) {
+		/* Q4_0: the larger tile, measured faster (slower for the rest) */
+		uint32_t tile = mt ? (uint32_t)atoi(mt) : i == 4 ? VK_MVF_TILE_Q4_0 : VK_MVF_TILE;
+		if (tile < 2048 || tile % 2048)
+			tile = VK_MVF_TILE;
+		while (tile > 2048 && tile * 4 + 2048 > shmax)
+			tile -= 2048;
+		ctx->mv_tile[i] = tile;
+	}
+	const char *mu = getenv("BELT_VK_MV_UNROLL");
+	ctx->mv_unr = mu && atoi(mu) == 4 ? 4 : mu && atoi(mu) == 2 ? 2 : VK_MVF_UNROLL;
 	VkSubgroupFeatureFlags need_sg = VK_SUBGROUP_FEATURE_BASIC_BIT |
 					 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
 	if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
@@ -889,15 +907,15 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	if (!*p) {
 		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 			return -1;
-		uint32_t data[5] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
-				    ctx->mv_wg[sh - VK_SH_FMV_F32]};
-		VkSpecializationMapEntry me[5] = {
-			{.constantID = 0, .offset = 0, .size = 4},
-			{.constantID = 1, .offset = 4, .size = 4},
-			{.constantID = 2, .offset = 8, .size = 4},
-			{.constantID = 3, .offset = 12, .size = 4},
-			{.constantID = 4, .offset = 16, .size = 4}};
-		VkSpecializationInfo spi = {.mapEntryCount = 5,
+		uint32_t data[7] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
+				    ctx->mv_wg[sh - VK_SH_FMV_F32],
+				    ctx->mv_tile[sh - VK_SH_FMV_F32],
+				    ctx->mv_unr};
+		VkSpecializationMapEntry me[7];
+		for (uint32_t i = 0; i < 7; i++)
+			me[i] = (VkSpecializationMapEntry){
+				.constantID = i, .offset = 4 * i, .size = 4};
+		VkSpecializationInfo spi = {.mapEntryCount = 7,
 					    .pMapEntries = me,
 					    .dataSize = sizeof data,
 					    .pData = data};

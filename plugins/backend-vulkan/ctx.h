@@ -40,6 +40,9 @@ struct vk_ctx {
 	uint32_t mv_swz;   /* 1: x swizzled in shared (matvec_fused SWZ) */
 	uint32_t mv_wg[VK_FMV_TYPES]; /* matvec_fused threads per workgroup,
 				       * by weight type (VK_SH_FMV_* order) */
+	uint32_t mv_tile[VK_FMV_TYPES]; /* matvec_fused: floats of x in
+					 * shared (TILE), by weight type */
+	uint32_t mv_unr;  /* matvec_fused: units loaded at once (UNR) */
 	bool no_map; /* BELT_VK_STAGING */
 	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
 

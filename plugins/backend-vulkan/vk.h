@@ -32,6 +32,11 @@
  * 662 vs 633. */
 #define VK_MVF_WG 256
 #define VK_MVF_WG_Q4_0 512
+/* matvec_fused: floats of x staged in shared memory at a time, and units
+ * of 16 weight bytes each lane loads before it uses them (doc/vulkan.md) */
+#define VK_MVF_TILE 2048
+#define VK_MVF_TILE_Q4_0 4096
+#define VK_MVF_UNROLL 2
 /* Weight types of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q4_0. */
 #define VK_FMV_TYPES 5
 

@@ -57,8 +57,8 @@ void main()
 	wg_argmax(bv, bi);
 	uint wb = pc.aux[2];
 	if (tid == 0) {
-		workf[wb + 2 * g] = best_v[0];
-		worku[wb + 2 * g + 1] = best_i[0];
+		workf[wb + 2 * g] = bv;
+		worku[wb + 2 * g + 1] = bi;
 	}
 	if (!last_workgroup(wb + 2 * nwg, nwg))
 		return;
@@ -74,7 +74,7 @@ void main()
 	}
 	wg_argmax(bv, bi);
 	if (tid == 0) {
-		uint tok = best_i[0];
+		uint tok = bi;
 		ids[pc.o[1] + cur_pos() + 1] = int(tok);
 		worku[wb + 2 * nwg] = 0u;
 		stop_if_eog(tok);

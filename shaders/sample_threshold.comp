@@ -12,12 +12,13 @@
 // end-of-generation ids, as argmax.
 //
 // Values are compared as keys: the float's bits mapped to a uint that
-// orders as the floats do. narrow() brackets a threshold by a 17-way
-// search over keys: each pass counts (or sums exp(v - v1) over) the values
-// at or above 16 probe keys (evenly spaced in value, or in key once the
-// bracket is a few floats wide) and keeps the bracket where the total
-// crosses the target, until at most SMALL values lie at or above its low
-// end.
+// orders as the floats do. A threshold is bracketed by passes over the
+// values until at most SMALL values lie at or above the bracket's low end:
+// for top-k, narrow_hist() counts them into 256 bins (evenly spaced in
+// value, or in key once the bracket is a few floats wide) and keeps the
+// bin where the count at or above crosses k; for top-p without top-k,
+// narrow() sums exp(v - v1) over the values at or above 16 probe keys and
+// keeps the bracket where that sum crosses the target.
 // Those are gathered in shared memory, where each thread ranks one of
 // them against all: tau_k is the smallest value with fewer than k values
 // above it; tau_p the largest v whose sum over the values >= v reaches
@@ -143,13 +144,13 @@ float pick_f(vec4 p0, vec4 p1, vec4 p2, vec4 p3, uint j)
 #define GE4(k, p) vec4(greaterThanEqual(uvec4(k), p))
 
 // Narrow [lo, hi] to a bracket of the largest key t with F(t) >= target,
-// F(t) the number of values 0 .. len of the source with key >= t (weighted: the sum
-// of their exp(v - v1)); the caller knows F(lo) >= target, and n_lo >= the
-// number of values at or above lo. Returns the final lo, the answer when
+// F(t) the sum of exp(v - v1) over the values 0 .. len of the source with
+// key >= t; the caller knows F(lo) >= target, and n_lo >= the number of
+// values at or above lo. Returns the final lo, the answer when
 // the loop ran out of keys; n_lo is then that number, or at most `stop`.
 uint n_lo;
 
-uint narrow(uint lo, uint hi, float target, bool weighted, float v1, uint len,
+uint narrow(uint lo, uint hi, float target, float v1, uint len,
 	    uint stop)
 {
 	uint tid = gl_LocalInvocationID.x;
@@ -193,13 +194,11 @@ uint narrow(uint lo, uint hi, float target, bool weighted, float v1, uint len,
 		if (k > lo) {                                          \
 			vec4 g0 = GE4(k, p0), g1 = GE4(k, p1);         \
 			vec4 g2 = GE4(k, p2), g3 = GE4(k, p3);         \
-			if (weighted) {                                \
-				float w = exp(v - v1);                 \
-				a0 += g0 * w;                          \
-				a1 += g1 * w;                          \
-				a2 += g2 * w;                          \
-				a3 += g3 * w;                          \
-			}                                              \
+			float w = exp(v - v1);                         \
+			a0 += g0 * w;                                  \
+			a1 += g1 * w;                                  \
+			a2 += g2 * w;                                  \
+			a3 += g3 * w;                                  \
 			c0 += g0;                                      \
 			c1 += g1;                                      \
 			c2 += g2;                                      \
@@ -219,15 +218,8 @@ uint narrow(uint lo, uint hi, float target, bool weighted, float v1, uint len,
 			}
 		}
 #undef ACC
-		if (weighted)
-			reduce4x4(a0, a1, a2, a3);
+		reduce4x4(a0, a1, a2, a3);
 		reduce4x4(c0, c1, c2, c3);
-		if (!weighted) {
-			a0 = c0;
-			a1 = c1;
-			a2 = c2;
-			a3 = c3;
-		}
 		// F is decreasing, so the probes that pass lead: count them
 		vec4 t = vec4(target);
 		uvec4 idx = uvec4(0u, 1u, 2u, 3u), nv = uvec4(nvalid);
@@ -246,8 +238,109 @@ uint narrow(uint lo, uint hi, float target, bool weighted, float v1, uint len,
 	return lo;
 }
 
+// The count-only narrowing (top-k) in fewer passes: a histogram of the
+// bracket's values over NB bins, bin j holding keys [hp[j], hp[j + 1])
+// (the last up to hi), its boundaries evenly spaced in value (in key once
+// that stops narrowing), and a suffix sum over the bins picks the bin
+// where the count of values at or above crosses the target. Same contract
+// as narrow(): on return at most `stop` values (n_lo) lie at or above the
+// returned key, or the bracket is a single key.
+#define NB WG
+shared uint hp[NB], hc[NB];
+shared uint hsum[64], hres[3];
+
+uint narrow_hist(uint lo, uint hi, uint target, uint len, uint stop)
+{
+	uint tid = gl_LocalInvocationID.x;
+	uint n_hi = 0u; // values above hi: fewer than target
+	bool by_key = false;
+	while (lo < hi && n_lo > stop) {
+		float lv = val_of(lo), d = (val_of(hi) - lv) / float(NB);
+		bool bv = !by_key && d > 0.0 && !isinf(d) && hi - lo >= 4u * NB;
+		uint step = (hi - lo) / NB + 1u; // NB bins of step keys cover the bracket
+		hp[tid] = bv ? (tid == 0u ? lo : clamp(key_of(lv + d * float(tid)), lo, hi))
+		    : tid * step <= hi - lo ? lo + tid * step : hi;
+		hc[tid] = 0u;
+		barrier();
+		// each value at or above lo into its bin: the largest j with
+		// hp[j] <= key (in value: estimated, then corrected)
+#define BIN(v_)                                                               \
+	{                                                                     \
+		float v = v_;                                                 \
+		uint k = key_of(v);                                           \
+		if (k >= lo && k <= hi) {                                     \
+			uint b;                                               \
+			if (bv) {                                             \
+				b = uint(clamp((v - lv) / d, 0.0, float(NB - 1u))); \
+				while (b > 0u && k < hp[b])                   \
+					b--;                                  \
+				while (b < NB - 1u && k >= hp[b + 1u])        \
+					b++;                                  \
+			} else {                                              \
+				b = (k - lo) / step;                          \
+			}                                                     \
+			atomicAdd(hc[b], 1u);                                 \
+		}                                                             \
+	}
+		if (src_mode == SRC_SHARED) {
+			for (uint i = tid; i < len; i += WG)
+				BIN(cand[i])
+		} else {
+			for (uint i0 = tid; i0 < len; i0 += UN * WG) {
+				float vv[UN];
+				load_un(i0, len, vv);
+				[[unroll]] for (uint u = 0; u < UN; u++)
+					if (i0 + u * WG < len)
+						BIN(vv[u])
+			}
+		}
+#undef BIN
+		barrier();
+		// F_j = n_hi + the counts of bins j .. NB - 1, nonincreasing
+		// in j; this thread's bin is j in the subgroups' order
+		uint j = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+		uint c = hc[j], tot = subgroupAdd(c);
+		uint sfx = tot - subgroupInclusiveAdd(c) + c;
+		if (subgroupElect())
+			hsum[gl_SubgroupID] = tot;
+		barrier();
+		for (uint q = gl_SubgroupID + 1u; q < gl_NumSubgroups; q++)
+			sfx += hsum[q];
+		uint f = n_hi + sfx;
+		if (f >= target && f - c < target) {
+			hres[0] = j;
+			hres[1] = f;
+			hres[2] = f - c;
+		}
+		barrier();
+		// the bracket becomes bin j (nonempty, so hp[j + 1] > hp[j])
+		j = hres[0];
+		uint nlo = hp[j], nhi;
+		if (bv)
+			nhi = j + 1u < NB ? hp[j + 1u] - 1u : hi;
+		else
+			nhi = (j + 1u) * step <= hi - lo ? lo + (j + 1u) * step - 1u : hi;
+		by_key = by_key || (nlo == lo && nhi == hi);
+		lo = nlo;
+		hi = nhi;
+		n_lo = hres[1];
+		n_hi = hres[2];
+		barrier(); // hp, hc and hres are used up
+	}
+	return lo;
+}
+
 // Gather the values 0 .. len of the source with key >= lo into sm (at most SMALL,
 // as the caller knows); returns their number.
+#ifdef ARGMAX
+// With the draw: their token ids into sid, and lo into lo_g. A value's id
+// is its index in the source (all logits, or the single chunk), or is
+// stored beside it in the candidate list (own_ids false, at wcand_g).
+shared uint sid[SMALL];
+uint lo_g = 0xffffffffu, wcand_g;
+bool own_ids;
+#endif
+
 uint gather(uint lo, uint len)
 {
 	if (gl_LocalInvocationID.x == 0u)
@@ -257,9 +350,18 @@ uint gather(uint lo, uint len)
 		float vv[UN];
 		load_un(i0, len, vv);
 		[[unroll]] for (uint u = 0; u < UN; u++)
-			if (i0 + u * WG < len && key_of(vv[u]) >= lo)
-				sm[atomicAdd(cnt_sh, 1u)] = vv[u];
+			if (i0 + u * WG < len && key_of(vv[u]) >= lo) {
+				uint s = atomicAdd(cnt_sh, 1u);
+				sm[s] = vv[u];
+#ifdef ARGMAX
+				uint i = i0 + u * WG;
+				sid[s] = own_ids ? i : worku[wcand_g + 2u * i + 1u];
+#endif
+			}
 	}
+#ifdef ARGMAX
+	lo_g = lo;
+#endif
 	barrier();
 	uint m = cnt_sh;
 	barrier();
@@ -269,6 +371,22 @@ uint gather(uint lo, uint len)
 float wg_min(float v)
 {
 	return -wg_max(-v);
+}
+
+// (minimum of mn, maximum of mx) over the workgroup, one round of barriers
+shared vec2 mm_sh[64];
+vec2 wg_minmax(float mn, float mx)
+{
+	mn = subgroupMin(mn);
+	mx = subgroupMax(mx);
+	if (subgroupElect())
+		mm_sh[gl_SubgroupID] = vec2(mn, mx);
+	barrier();
+	vec2 r = mm_sh[0];
+	for (uint q = 1; q < gl_NumSubgroups; q++)
+		r = vec2(min(r.x, mm_sh[q].x), max(r.y, mm_sh[q].y));
+	barrier();
+	return r;
 }
 
 // Over the m gathered values: the smallest with fewer than k above it.
@@ -344,8 +462,9 @@ void main()
 			mn = min(mn, v);
 		}
 	}
-	mx = wg_max(mx); // its barriers also publish cand
-	mn = wg_min(mn);
+	vec2 r = wg_minmax(mn, mx); // its barriers also publish cand
+	mn = r.x;
+	mx = r.y;
 	src_mode = SRC_SHARED;
 	float z_all = -1.0; // top-p's total from the chunks' sums, if kept
 	if (nwg > 1u) {
@@ -358,9 +477,8 @@ void main()
 			if (keep_k) {
 				uint kk = min(uint(top_k), len);
 				n_lo = len;
-				lo = narrow(key_of(mn), key_of(mx), float(kk), false,
-					    0.0, len,
-					    min(max(2u * kk, SHCAP / nwg), CMAX / nwg));
+				lo = narrow_hist(key_of(mn), key_of(mx), kk, len,
+						 min(max(2u * kk, SHCAP / nwg), CMAX / nwg));
 			} else {
 				precise float lm = mx + log(min_p);
 				lo = key_of(lm);
@@ -394,21 +512,14 @@ void main()
 		}
 		if (!last_workgroup(wcnt, nwg))
 			return;
-		// stage 2: v1, the total, then the kept values if none overflowed
+		// stage 2: v1 (the chunks' maxima) and the minimum of the
+		// source: the list if none overflowed (into shared if it fits
+		// there), or the logits; all loads of a round issued at once
+		uint total = worku[wcnt + 1u];
+		bool fit = (keep_k || keep_m) && worku[wcnt + 2u] == 0u;
 		mx = NEG_INF;
 		for (uint q = tid; q < nwg; q += WG)
 			mx = max(mx, workf[wb + q]);
-		mx = wg_max(mx);
-		uint total = worku[wcnt + 1u];
-		bool fit = (keep_k || keep_m) && worku[wcnt + 2u] == 0u;
-		if (fit && keep_m) {
-			float z = 0.0;
-			for (uint q = tid; q < nwg; q += WG)
-				z += workf[wb + nwg + q] * exp(workf[wb + q] - mx);
-			z_all = wg_sum(z);
-		}
-		// the source: the list (into shared if it fits there), or the
-		// logits; its minimum with all loads of a round issued at once
 		mn = uintBitsToFloat(0x7f800000u);
 		src_mode = fit ? SRC_WORK : SRC_LOGITS;
 		src_off = wcand;
@@ -429,8 +540,21 @@ void main()
 			}
 		if (to_sh)
 			src_mode = SRC_SHARED;
-		mn = wg_min(mn);
+		r = wg_minmax(mn, mx);
+		mn = r.x;
+		mx = r.y;
+		// top-p's total from the chunks' sums
+		if (fit && keep_m) {
+			float z = 0.0;
+			for (uint q = tid; q < nwg; q += WG)
+				z += workf[wb + nwg + q] * exp(workf[wb + q] - mx);
+			z_all = wg_sum(z);
+		}
 	}
+#ifdef ARGMAX
+	own_ids = src_mode == SRC_LOGITS || nwg == 1u;
+	wcand_g = wcand;
+#endif
 	float v1 = mx;
 
 	float tau = NEG_INF;
@@ -438,8 +562,8 @@ void main()
 	uint m = 0u, floor_k = key_of(mn);
 	if (k_on) {
 		n_lo = len;
-		uint lo = narrow(key_of(mn), key_of(v1), float(top_k), false,
-				 0.0, len, SMALL);
+		uint lo = narrow_hist(key_of(mn), key_of(v1), uint(top_k), len,
+				      SMALL);
 		if (n_lo <= SMALL) {
 			m = gather(lo, len);
 			tau = rank_kth(m, uint(top_k));
@@ -476,7 +600,7 @@ void main()
 		float tp = NEG_INF;
 		if (!have_sm) {
 			n_lo = len;
-			uint lo = narrow(floor_k, key_of(v1), top_p * z, true,
+			uint lo = narrow(floor_k, key_of(v1), top_p * z,
 					 v1, len, SMALL);
 			if (n_lo <= SMALL) {
 				m = gather(lo, len);
@@ -499,8 +623,13 @@ void main()
 	// single chunk) or stored beside the values (the candidate list).
 	float bv = NEG_INF;
 	uint bi = 0xffffffffu, pos = cur_pos();
-	bool own_ids = src_mode == SRC_LOGITS || nwg == 1u;
-	for (uint i0 = tid; i0 < len; i0 += UN * WG) {
+	if (have_sm && key_of(tau) >= lo_g) {
+		// the kept values are among the gathered: one per thread
+		if (tid < m && sm[tid] >= tau) {
+			bi = sid[tid];
+			bv = gumbel_perturb(sm[tid], pflt(4), bi, pos, pc.p[5], pc.p[6]);
+		}
+	} else for (uint i0 = tid; i0 < len; i0 += UN * WG) {
 		float vv[UN];
 		load_un(i0, len, vv);
 		[[unroll]] for (uint u = 0; u < UN; u++) {
@@ -517,7 +646,7 @@ void main()
 	}
 	wg_argmax(bv, bi);
 	if (tid == 0u) {
-		uint tok = best_i[0];
+		uint tok = bi;
 		ids[pc.o[2] + pos + 1u] = int(tok);
 		stop_if_eog(tok);
 	}

@@ -2,8 +2,9 @@
 // end-of-generation check after it. Shared by argmax.comp and
 // sample_threshold.comp -DARGMAX, which define WG before including it.
 
-shared float best_v[WG];
-shared uint best_i[WG];
+// one pair per subgroup (at least 4 lanes: at most 64 subgroups)
+shared float best_v[64];
+shared uint best_i[64];
 
 // Whether (v, i) beats (cv, ci): the larger value, the lower index on
 // ties; index 0xffffffff is no candidate.
@@ -13,22 +14,26 @@ bool better(float v, uint i, float cv, uint ci)
 	       (ci == 0xffffffffu || v > cv || (v == cv && i < ci));
 }
 
-// Every thread's pair in; the best lands in best_v[0], best_i[0], which
-// every thread may read after. Call it again only after a barrier.
-void wg_argmax(float v, uint i)
+// Every thread's pair in, the workgroup's best out, in every thread: the
+// subgroup's largest value, then its lowest index with that value, then
+// the same over the subgroups' pairs. Call it again only after a barrier.
+void wg_argmax(inout float v, inout uint i)
 {
-	uint tid = gl_LocalInvocationID.x;
-	best_v[tid] = v;
-	best_i[tid] = i;
-	barrier();
-	[[unroll]] for (uint s = WG / 2; s > 0; s >>= 1) {
-		if (tid < s && better(best_v[tid + s], best_i[tid + s], best_v[tid],
-				      best_i[tid])) {
-			best_v[tid] = best_v[tid + s];
-			best_i[tid] = best_i[tid + s];
-		}
-		barrier();
+	bool ok = i != 0xffffffffu;
+	float mv = subgroupMax(ok ? v : uintBitsToFloat(0xff800000u));
+	uint mi = subgroupMin(ok && v == mv ? i : 0xffffffffu);
+	if (subgroupElect()) {
+		best_v[gl_SubgroupID] = mv;
+		best_i[gl_SubgroupID] = mi;
 	}
+	barrier();
+	v = best_v[0];
+	i = best_i[0];
+	for (uint q = 1; q < gl_NumSubgroups; q++)
+		if (better(best_v[q], best_i[q], v, i)) {
+			v = best_v[q];
+			i = best_i[q];
+		}
 }
 
 // With early exit on (meta stop_on), a drawn end-of-generation id (p7 of

@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "rope.glsl"
 // matvec_fused: every matvec whose weights allow 16-byte loads, alone or as
 // the backend's fusion of a run of matvecs that read the same x
 // (plugins/backend-vulkan/backend.c, fuse_*), never in the public kernel
@@ -23,6 +24,11 @@
 //           2 ADD     y0[r] = y0[r] + W0[r] . x (matvec then add)
 //           4 SWIGLU  y0[r] = silu(W0[r] . x) * (W1[r] . x) (gate, up,
 //                     silu_mul)
+//           8 ROPE    segments q, k, v then rope_kv: q and k rotated as
+//                     rope_kv rotates them (pairs of rows, at the token's
+//                     position), q into y0, k and v into row pos of the
+//                     caches y1 and y2 (p10 head_dim, p11 rope_dim, p12
+//                     kv_dim, p13 the freqs' offset in meta)
 // Otherwise segment s's rows go to y_s, the workgroups of segment 0 first.
 //
 // Work split: each subgroup owns NR rows and strides over them in units of
@@ -33,6 +39,7 @@
 #define F_NORM 1u
 #define F_ADD 2u
 #define F_SWIGLU 4u
+#define F_ROPE 8u
 layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
@@ -166,6 +173,9 @@ float wdot(WT q, float d, vec4 xv[NX])
 // v ^ ((v / 8) % 8) (SWZ), which gives those lanes eight distinct bank
 // groups for every NX.
 shared vec4 xs[TILE / 4];
+// ROPE: the workgroup's rows (at most 512: the host checks), for pairs
+#define YS_MAX 512
+shared float ys[(FLAGS & F_ROPE) != 0 ? YS_MAX : 1];
 
 uint swz(uint v)
 {
@@ -296,7 +306,9 @@ void main()
 			if (lane != r || r >= nr)
 				continue;
 			uint row = r0 + r;
-			if ((FLAGS & F_SWIGLU) != 0)
+			if ((FLAGS & F_ROPE) != 0)
+				ys[rg * NR + r] = s;
+			else if ((FLAGS & F_SWIGLU) != 0)
 				y0[pc.o[5] + row] = s / (1.0 + exp(-s)) * s2;
 			else if ((FLAGS & F_ADD) != 0)
 				y0[pc.o[5] + row] = y0[pc.o[5] + row] + s;
@@ -306,6 +318,31 @@ void main()
 				y1[pc.o[6] + row] = s;
 			else
 				y2[pc.o[7] + row] = s;
+		}
+	}
+	if ((FLAGS & F_ROPE) != 0) {
+		// rows 2i and 2i + 1 of a q or k head rotate together; a
+		// workgroup starts at an even row and holds an even number
+		barrier();
+		uint hd = pc.p[10], rd = pc.p[11], kvd = pc.p[12], pos = cur_pos();
+		for (uint lr = tid; lr < rpw; lr += WG) {
+			uint row = g * rpw + lr;
+			if (row >= m)
+				continue;
+			float v = ys[lr];
+			uint pe = (row % hd) & ~1u;
+			if (seg < 2u && pe < rd) {
+				precise float ang = float(pos) * meta.freq[pc.p[13] + pe / 2u];
+				vec2 sc = sincos_f(ang);
+				float o = ys[lr ^ 1u];
+				v = (lr & 1u) == 0u ? v * sc.y - o * sc.x : o * sc.x + v * sc.y;
+			}
+			if (seg == 0u)
+				y0[pc.o[5] + row] = v;
+			else if (seg == 1u)
+				y1[pc.o[6] + pos * kvd + row] = v;
+			else
+				y2[pc.o[7] + pos * kvd + row] = v;
 		}
 	}
 }

@@ -903,7 +903,7 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 			  uint32_t flags, uint32_t nseg, VkPipeline *out,
 			  char *err, size_t errsz)
 {
-	VkPipeline *p = &ctx->fpipe[sh - VK_SH_FMV_F32][flags & 7][nseg & 3];
+	VkPipeline *p = &ctx->fpipe[sh - VK_SH_FMV_F32][flags & 15][nseg & 3];
 	if (!*p) {
 		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 			return -1;
@@ -1239,6 +1239,8 @@ static int alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,
 #define F_NORM 1u   /* shaders/matvec_fused.comp flags */
 #define F_ADD 2u
 #define F_SWIGLU 4u
+#define F_ROPE 8u
+#define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 struct fgroup {
 	int norm;      /* rmsnorm folded in, or -1 */
@@ -1366,9 +1368,64 @@ static bool fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
 	}
 }
 
-static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
-		      const bool *rp, const uint8_t *writes, uint32_t i,
-		      struct fgroup *g)
+/* matvec_fused's shader for a weight type */
+static enum vk_shader fmv_shader(int wtype)
+{
+	switch (wtype) {
+	case BELT_TYPE_F32: return VK_SH_FMV_F32;
+	case BELT_TYPE_F16: return VK_SH_FMV_F16;
+	case BELT_TYPE_BF16: return VK_SH_FMV_BF16;
+	case BELT_TYPE_Q8_0: return VK_SH_FMV_Q8_0;
+	default: return VK_SH_FMV_Q4_0;
+	}
+}
+
+/* The bindings a fused group writes: y of each matvec, or the tail's. */
+static int group_outputs(const struct belt_table *t, const struct fgroup *g,
+			 const struct belt_binding **out)
+{
+	const struct belt_cmd *C = t->cmds;
+	int n = 0;
+	if (g->flags & F_SWIGLU) {
+		out[n++] = &C[g->tail].bind[2];
+	} else if (g->flags & F_ADD) {
+		out[n++] = &C[g->tail].bind[g->res];
+	} else if (g->flags & F_ROPE) {
+		out[n++] = &C[g->tail].bind[0]; /* q, rotated */
+		out[n++] = &C[g->tail].bind[3]; /* k cache */
+		out[n++] = &C[g->tail].bind[4]; /* v cache */
+	} else {
+		for (int s = 0; s < g->nmv; s++)
+			out[n++] = &C[g->mv[s]].bind[2];
+	}
+	return n;
+}
+
+/* Whether rope_kv r rotates and stores what the matvecs q, k, v of group
+ * g wrote, so that matvec_fused can do it in its epilogue: pairs of rows
+ * in one workgroup (rpw rows, even, starting at even rows), the k and v
+ * it leaves unwritten dead after it. */
+static bool rope_fusable(const struct belt_table *t, const uint8_t *writes,
+			 uint32_t first, const struct fgroup *g, uint32_t r,
+			 uint32_t rpw)
+{
+	const struct belt_cmd *C = t->cmds, *rc = &C[r];
+	const struct belt_cmd *q = &C[g->mv[0]], *k = &C[g->mv[1]], *v = &C[g->mv[2]];
+	int nh = rc->param[0].i, nkv = rc->param[1].i, hd = rc->param[2].i;
+	uint64_t kv_bytes = (uint64_t)nkv * hd * 4;
+	return rpw % 2 == 0 && rpw <= ROPE_YS_MAX && hd % 2 == 0 &&
+	       same_bind(&rc->bind[0], &q->bind[2]) &&
+	       same_bind(&rc->bind[1], &k->bind[2]) &&
+	       same_bind(&rc->bind[2], &v->bind[2]) &&
+	       q->param[1].i == nh * hd && k->param[1].i == nkv * hd &&
+	       v->param[1].i == nkv * hd &&
+	       dead_after(t, writes, first, r, &rc->bind[1], kv_bytes) &&
+	       dead_after(t, writes, first, r, &rc->bind[2], kv_bytes);
+}
+
+static bool fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
+		      const struct vk_cmd *oc, const bool *rp,
+		      const uint8_t *writes, uint32_t i, struct fgroup *g)
 {
 	const struct belt_cmd *C = t->cmds;
 	uint32_t n = t->n_cmds, j = i;
@@ -1419,6 +1476,14 @@ static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
 			g->flags |= F_SWIGLU;
 			g->last = j;
 		}
+	} else if (g->nmv == 3 && j < n && is_op(&C[j], "rope_kv") &&
+		   C[j].head == head &&
+		   rope_fusable(t, writes, i, g, j,
+				ctx->mv_rpw[fmv_shader(((const struct vk_op *)m0->kernel->impl)->wtype) -
+					    VK_SH_FMV_F32])) {
+		g->tail = (int)j;
+		g->flags |= F_ROPE;
+		g->last = j;
 	} else if (g->nmv == 1 && j < n && is_op(&C[j], "add") &&
 		   C[j].head == head) {
 		const struct belt_cmd *a = &C[j];
@@ -1439,7 +1504,7 @@ static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
 	}
 	/* what the fused dispatch writes never overlaps what it reads */
 	const struct belt_binding *in[6], *out[3];
-	int nin = 0, nout = 0;
+	int nin = 0, nout = group_outputs(t, g, out);
 	in[nin++] = &m0->bind[1];
 	for (int s = 0; s < g->nmv; s++)
 		in[nin++] = &C[g->mv[s]].bind[0];
@@ -1447,13 +1512,6 @@ static bool fuse_find(const struct belt_table *t, const struct vk_cmd *oc,
 		in[nin++] = &C[i].bind[0];
 		in[nin++] = &C[i].bind[1];
 	}
-	if (g->flags & F_SWIGLU)
-		out[nout++] = &C[g->tail].bind[2];
-	else if (g->flags & F_ADD)
-		out[nout++] = &C[g->tail].bind[g->res];
-	else
-		for (int s = 0; s < g->nmv; s++)
-			out[nout++] = &C[g->mv[s]].bind[2];
 	for (int a = 0; a < nout; a++) {
 		for (int b = 0; b < nin; b++)
 			if (bind_overlap(out[a], in[b]))
@@ -1483,14 +1541,7 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	const struct belt_cmd *C = t->cmds;
 	uint32_t m0 = g->mv[0];
 	const struct vk_op *op = C[m0].kernel->impl;
-	enum vk_shader sh;
-	switch (op->wtype) {
-	case BELT_TYPE_F32: sh = VK_SH_FMV_F32; break;
-	case BELT_TYPE_F16: sh = VK_SH_FMV_F16; break;
-	case BELT_TYPE_BF16: sh = VK_SH_FMV_BF16; break;
-	case BELT_TYPE_Q8_0: sh = VK_SH_FMV_Q8_0; break;
-	default: sh = VK_SH_FMV_Q4_0; break;
-	}
+	enum vk_shader sh = fmv_shader(op->wtype);
 	memset(c, 0, sizeof *c);
 	if (g->norm >= 0) {
 		bi[0] = obi[g->norm][0];
@@ -1528,6 +1579,19 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	} else if (g->flags & F_ADD) {
 		bi[5] = bi[6] = bi[7] = obi[g->tail][g->res];
 		c->pc.o[5] = oc[g->tail].pc.o[g->res];
+	} else if (g->flags & F_ROPE) {
+		/* q in place; k and v into the caches (rope_kv's 3 and 4) */
+		const struct belt_cmd *r = &C[g->tail];
+		bi[5] = obi[g->tail][0];
+		c->pc.o[5] = oc[g->tail].pc.o[0];
+		bi[6] = obi[g->tail][3];
+		c->pc.o[6] = oc[g->tail].pc.o[3];
+		bi[7] = obi[g->tail][4];
+		c->pc.o[7] = oc[g->tail].pc.o[4];
+		c->pc.p[10] = (uint32_t)r->param[2].i;
+		c->pc.p[11] = (uint32_t)r->param[3].i;
+		c->pc.p[12] = (uint32_t)(r->param[1].i * r->param[2].i);
+		c->pc.p[13] = oc[g->tail].pc.aux[0]; /* its freqs in meta */
 	}
 	c->pc.p[0] = (uint32_t)C[m0].param[0].i;
 	c->pc.p[1] = (uint32_t)g->nmv;
@@ -1543,8 +1607,9 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 			   : g->nmv == 3	? "matvec3"
 			   : g->nmv == 2	? "matvec2"
 						: "matvec";
-	snprintf(c->kind, sizeof c->kind, "%s%s %s%s",
+	snprintf(c->kind, sizeof c->kind, "%s%s%s %s%s",
 		 g->flags & F_NORM ? "norm+" : "", what,
+		 g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");
 	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, &c->pipe, err,
 			   errsz))
@@ -1884,7 +1949,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
 		struct vk_cmd *c = &pl->cmds[np];
-		bool found = fuse && fuse_find(t, oc, rp, writes, i, &fg);
+		bool found = fuse && fuse_find(ctx, t, oc, rp, writes, i, &fg);
 		if (!found && is_op(&t->cmds[i], "matvec") &&
 		    fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
 			/* alone: matvec_fused is the faster kernel */
@@ -1918,14 +1983,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 						.hi = in[a]->offset +
 						      in[a]->size};
 			const struct belt_binding *out[3];
-			int nout = 0;
-			if (fg.flags & F_SWIGLU)
-				out[nout++] = &t->cmds[fg.tail].bind[2];
-			else if (fg.flags & F_ADD)
-				out[nout++] = &t->cmds[fg.tail].bind[fg.res];
-			else
-				for (int s = 0; s < fg.nmv; s++)
-					out[nout++] = &t->cmds[fg.mv[s]].bind[2];
+			int nout = group_outputs(t, &fg, out);
 			for (int a = 0; a < nout; a++)
 				rs[np][nr++] = (struct range){
 					.buf = out[a]->buf,

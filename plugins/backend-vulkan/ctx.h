@@ -29,8 +29,8 @@ struct vk_ctx {
 	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
 	VkShaderModule module[VK_SH_COUNT];
 	VkPipeline pipe[VK_SH_COUNT];
-	/* fused matvecs: by weight type, flags (8) and segments (1..3) */
-	VkPipeline fpipe[5][8][4];
+	/* fused matvecs: by weight type, flags (16) and segments (1..3) */
+	VkPipeline fpipe[5][16][4];
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem;
 	uint64_t max_alloc;

@@ -89,7 +89,7 @@ plugins/backend-vulkan/spv/matvec_q4_0.spv.h: $(srcdir)/shaders/matvec.comp $(sr
 plugins/backend-vulkan/spv/rmsnorm.spv.h: $(srcdir)/shaders/rmsnorm.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rmsnorm.comp
 
-plugins/backend-vulkan/spv/rope_kv.spv.h: $(srcdir)/shaders/rope_kv.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/rope_kv.spv.h: $(srcdir)/shaders/rope_kv.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rope_kv.comp
 
 plugins/backend-vulkan/spv/attention.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl
@@ -104,19 +104,19 @@ plugins/backend-vulkan/spv/add.spv.h: $(srcdir)/shaders/add.comp $(srcdir)/shade
 plugins/backend-vulkan/spv/argmax.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/argmax.comp
 
-plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_f16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_fused_f16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
 
@@ -162,6 +162,7 @@ EXTRA_DIST += \
 	shaders/common.glsl \
 	shaders/gumbel.glsl \
 	shaders/wg_argmax.glsl \
+	shaders/rope.glsl \
 	shaders/sample_gumbel.comp \
 	shaders/sample_threshold.comp \
 	shaders/sample_penalty.comp \

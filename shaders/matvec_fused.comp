@@ -17,7 +17,10 @@
 // specialization constants (one pipeline each, so that the compiler drops
 // what a dispatch does not do): 0 flags, 1 segments, 2 NR, 3 SWZ, 4 the
 // workgroup size, 5 TILE (floats of x staged at a time), 6 UNR (units a
-// lane loads before it uses them: 2 or 4)
+// lane loads before it uses them: 2 or 4), 7 KS (subgroups per row group:
+// with KS > 1 each of them takes every KS-th stretch of a subgroup's
+// units, and their sums meet in shared memory, in a fixed order, so that
+// short matrices with long rows (down) keep more loads in flight)
 // flags:    1 NORM    x is the rmsnorm's input: every subgroup computes
 //                     sum(x^2) itself and loads w[j] * x[j]; the scale
 //                     1/sqrt(mean(x^2) + eps) multiplies the reduced dots
@@ -47,6 +50,7 @@ layout(constant_id = 2) const uint NR = 1;
 layout(constant_id = 3) const uint SWZ = 1;
 layout(constant_id = 5) const uint TILE = 2048;
 layout(constant_id = 6) const uint UNR = 2;
+layout(constant_id = 7) const uint KS = 1;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 1) readonly buffer NW { float nw[]; };
@@ -176,6 +180,11 @@ shared vec4 xs[TILE / 4];
 // ROPE: the workgroup's rows (at most 512: the host checks), for pairs
 #define YS_MAX 512
 shared float ys[(FLAGS & F_ROPE) != 0 ? YS_MAX : 1];
+// KS > 1: the partial sums, KS per row (at most 256 rows * KS: the host
+// checks)
+#define KP_MAX 256
+shared float kps[KS > 1 ? KP_MAX : 1];
+shared float kps2[KS > 1 ? KP_MAX : 1];
 
 uint swz(uint v)
 {
@@ -194,7 +203,7 @@ void load_x(uint u, uint t0, out vec4 xv[NX])
 		float d[U][NR], d2[U][NR];                                  \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
 			[[unroll]] for (uint r = 0; r < NR; r++) {          \
-				uint row = min(r0 + r, m - 1), un = u + uu * ns; \
+				uint row = min(r0 + r, m - 1), un = u + uu * st; \
 				q[uu][r] = LOADW(S, pc.o[2 + S], row, k, un); \
 				d[uu][r] = LOADD(S, pc.p[7 + S], row, k, un); \
 				if ((FLAGS & F_SWIGLU) != 0) {              \
@@ -204,7 +213,7 @@ void load_x(uint u, uint t0, out vec4 xv[NX])
 			}                                                   \
 		vec4 xv[U][NX];                                             \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
-			load_x(u + uu * ns, t0, xv[uu]);                    \
+			load_x(u + uu * st, t0, xv[uu]);                    \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
 			[[unroll]] for (uint r = 0; r < NR; r++) {          \
 				acc[r] += wdot(q[uu][r], d[uu][r], xv[uu]); \
@@ -214,11 +223,11 @@ void load_x(uint u, uint t0, out vec4 xv[NX])
 	}
 #define LOOP(S)                                                             \
 	{                                                                   \
-		uint u = t0 / UE + lane;                                    \
+		uint u = t0 / UE + kp * ns + lane;                          \
 		if (UNR >= 4)                                               \
-			for (; u + 3 * ns < u1; u += 4 * ns)                \
+			for (; u + 3 * st < u1; u += 4 * st)                \
 				STEP(S, 4)                                  \
-		for (; u + ns < u1; u += 2 * ns)                            \
+		for (; u + st < u1; u += 2 * st)                            \
 			STEP(S, 2)                                          \
 		if (u < u1)                                                 \
 			STEP(S, 1)                                          \
@@ -257,7 +266,12 @@ void main()
 			acc[j][r] = 0.0;
 			acc2[j][r] = 0.0;
 		}
-	uint nsg = gl_NumSubgroups, sg = gl_SubgroupID, tid = gl_LocalInvocationID.x;
+	uint nsg = gl_NumSubgroups, tid = gl_LocalInvocationID.x;
+	// row groups of kse subgroups (kse 1 if the subgroups do not divide
+	// by KS); subgroup kp of a group strides over the units from kp * ns
+	uint kse = KS > 1 && nsg % KS == 0 ? KS : 1;
+	uint sg = gl_SubgroupID / kse, kp = gl_SubgroupID % kse, st = ns * kse;
+	nsg /= kse;
 	for (uint t0 = 0; t0 < k; t0 += TILE) {
 		uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
 		barrier(); // the previous tile is used up
@@ -293,18 +307,48 @@ void main()
 	float scale = 1.0;
 	if ((FLAGS & F_NORM) != 0)
 		scale = 1.0 / sqrt(wg_sum(ss) / float(k) + pflt(5));
+	// each row's sum: reduced over the subgroup, then (KS) over the
+	// group's subgroups in order, by the first of them
 	[[unroll]] for (uint j = 0; j < MAXRG; j++) {
 		uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
 		if (rg * NR >= rpw || r0 >= m)
 			continue;
-		uint nr = min(NR, m - r0);
 		[[unroll]] for (uint r = 0; r < NR; r++) {
 			float s = subgroupAdd(acc[j][r]) * scale;
 			float s2 = 0.0;
 			if ((FLAGS & F_SWIGLU) != 0)
 				s2 = subgroupAdd(acc2[j][r]) * scale;
+			if (kse > 1 && lane == r) {
+				kps[(rg * NR + r) * kse + kp] = s;
+				if ((FLAGS & F_SWIGLU) != 0)
+					kps2[(rg * NR + r) * kse + kp] = s2;
+			}
+			acc[j][r] = s;
+			acc2[j][r] = s2;
+		}
+	}
+	if (kse > 1)
+		barrier();
+	[[unroll]] for (uint j = 0; j < MAXRG; j++) {
+		uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
+		if (rg * NR >= rpw || r0 >= m || kp != 0)
+			continue;
+		uint nr = min(NR, m - r0);
+		[[unroll]] for (uint r = 0; r < NR; r++) {
 			if (lane != r || r >= nr)
 				continue;
+			float s = acc[j][r], s2 = acc2[j][r];
+			if (kse > 1) {
+				uint b = (rg * NR + r) * kse;
+				s = kps[b];
+				if ((FLAGS & F_SWIGLU) != 0)
+					s2 = kps2[b];
+				for (uint q = 1; q < kse; q++) {
+					s += kps[b + q];
+					if ((FLAGS & F_SWIGLU) != 0)
+						s2 += kps2[b + q];
+				}
+			}
 			uint row = r0 + r;
 			if ((FLAGS & F_ROPE) != 0)
 				ys[rg * NR + r] = s;

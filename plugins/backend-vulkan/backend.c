@@ -333,6 +333,19 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	}
 	const char *mu = getenv("BELT_VK_MV_UNROLL");
 	ctx->mv_unr = mu && atoi(mu) == 4 ? 4 : mu && atoi(mu) == 2 ? 2 : VK_MVF_UNROLL;
+	/* subgroups sharing each row of a matvec with k at least a bound:
+	 * measured on the H100, 2 for F16 (every k) and for Q8_0 (k >= 8192,
+	 * down), 1 (no split) for Q4_0; BELT_VK_MV_KSPLIT (1, 2 or 4) and
+	 * BELT_VK_MV_KSPLIT_K set them for every type */
+	static const uint32_t ks_def[VK_FMV_TYPES] = {1, 2, 1, 2, 1};
+	static const uint32_t ks_k_def[VK_FMV_TYPES] = {0, 0, 0, 8192, 0};
+	const char *mk = getenv("BELT_VK_MV_KSPLIT"), *mkk = getenv("BELT_VK_MV_KSPLIT_K");
+	for (int i = 0; i < VK_FMV_TYPES; i++) {
+		int ks = mk ? atoi(mk) : (int)ks_def[i];
+		ctx->mv_ks[i] = ks == 2 || ks == 4 ? (uint32_t)ks : 1;
+		ctx->mv_ks_k[i] = mkk && atoi(mkk) >= 0 ? (uint32_t)atoi(mkk)
+			      : mk ? 8192 : ks_k_def[i];
+	}
 	VkSubgroupFeatureFlags need_sg = VK_SUBGROUP_FEATURE_BASIC_BIT |
 					 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
 	if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
@@ -469,7 +482,7 @@ static void vk_destroy(void *vctx)
 				vkDestroyShaderModule(ctx->dev, ctx->module[i],
 						      NULL);
 		}
-		VkPipeline *fp = &ctx->fpipe[0][0][0];
+		VkPipeline *fp = &ctx->fpipe[0][0][0][0];
 		for (size_t i = 0; i < sizeof ctx->fpipe / sizeof *fp; i++)
 			if (fp[i])
 				vkDestroyPipeline(ctx->dev, fp[i], NULL);
@@ -900,22 +913,23 @@ static int module_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 /* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags
  * and segments. */
 static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
-			  uint32_t flags, uint32_t nseg, VkPipeline *out,
-			  char *err, size_t errsz)
+			  uint32_t flags, uint32_t nseg, uint32_t ks,
+			  VkPipeline *out, char *err, size_t errsz)
 {
-	VkPipeline *p = &ctx->fpipe[sh - VK_SH_FMV_F32][flags & 15][nseg & 3];
+	VkPipeline *p = &ctx->fpipe[sh - VK_SH_FMV_F32][flags & 15][nseg & 3]
+				   [ks == 4 ? 2 : ks == 2 ? 1 : 0];
 	if (!*p) {
 		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 			return -1;
-		uint32_t data[7] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
+		uint32_t data[8] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
 				    ctx->mv_wg[sh - VK_SH_FMV_F32],
 				    ctx->mv_tile[sh - VK_SH_FMV_F32],
-				    ctx->mv_unr};
-		VkSpecializationMapEntry me[7];
-		for (uint32_t i = 0; i < 7; i++)
+				    ctx->mv_unr, ks};
+		VkSpecializationMapEntry me[8];
+		for (uint32_t i = 0; i < 8; i++)
 			me[i] = (VkSpecializationMapEntry){
 				.constantID = i, .offset = 4 * i, .size = 4};
-		VkSpecializationInfo spi = {.mapEntryCount = 7,
+		VkSpecializationInfo spi = {.mapEntryCount = 8,
 					    .pMapEntries = me,
 					    .dataSize = sizeof data,
 					    .pData = data};
@@ -1380,6 +1394,25 @@ static enum vk_shader fmv_shader(int wtype)
 	}
 }
 
+/* Subgroups sharing each row (matvec_fused KS) for a fused matvec of
+ * shader sh over rows of k, and so its rows per workgroup. */
+#define KP_MAX 256 /* matvec_fused.comp */
+static uint32_t group_ks(const struct vk_ctx *ctx, enum vk_shader sh, int k)
+{
+	uint32_t ti = sh - VK_SH_FMV_F32;
+	uint32_t nsg = ctx->mv_wg[ti] / ctx->subgroup;
+	uint32_t ks = ctx->mv_ks[ti];
+	if (ks == 1 || (uint32_t)k < ctx->mv_ks_k[ti] || nsg % ks ||
+	    ctx->mv_nr * nsg > KP_MAX)
+		return 1;
+	return ks;
+}
+
+static uint32_t group_rpw(const struct vk_ctx *ctx, enum vk_shader sh, int k)
+{
+	return ctx->mv_rpw[sh - VK_SH_FMV_F32] / group_ks(ctx, sh, k);
+}
+
 /* The bindings a fused group writes: y of each matvec, or the tail's. */
 static int group_outputs(const struct belt_table *t, const struct fgroup *g,
 			 const struct belt_binding **out)
@@ -1479,8 +1512,9 @@ static bool fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	} else if (g->nmv == 3 && j < n && is_op(&C[j], "rope_kv") &&
 		   C[j].head == head &&
 		   rope_fusable(t, writes, i, g, j,
-				ctx->mv_rpw[fmv_shader(((const struct vk_op *)m0->kernel->impl)->wtype) -
-					    VK_SH_FMV_F32])) {
+				group_rpw(ctx,
+					  fmv_shader(((const struct vk_op *)m0->kernel->impl)->wtype),
+					  m0->param[0].i))) {
 		g->tail = (int)j;
 		g->flags |= F_ROPE;
 		g->last = j;
@@ -1554,7 +1588,8 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.o[0] = oc[m0].pc.o[1];
 		bi[1] = bi[0];
 	}
-	uint32_t groups = 0, rpw = ctx->mv_rpw[sh - VK_SH_FMV_F32];
+	uint32_t ks = group_ks(ctx, sh, C[m0].param[0].i);
+	uint32_t groups = 0, rpw = group_rpw(ctx, sh, C[m0].param[0].i);
 	for (int s = 0; s < 3; s++) {
 		uint32_t mi = g->mv[s < g->nmv ? s : 0];
 		bi[2 + s] = obi[mi][0];
@@ -1611,8 +1646,8 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		 g->flags & F_NORM ? "norm+" : "", what,
 		 g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");
-	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, &c->pipe, err,
-			   errsz))
+	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks, &c->pipe,
+			   err, errsz))
 		return -1;
 	c->layout = ctx->pl[BELT_MAX_BINDINGS];
 	return 0;

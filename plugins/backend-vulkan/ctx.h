@@ -29,8 +29,8 @@ struct vk_ctx {
 	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
 	VkShaderModule module[VK_SH_COUNT];
 	VkPipeline pipe[VK_SH_COUNT];
-	/* fused matvecs: by weight type, flags (16) and segments (1..3) */
-	VkPipeline fpipe[5][16][4];
+	/* fused matvecs: by weight type, flags (16), segments (1..3) */
+	VkPipeline fpipe[5][16][4][3]; /* ... and k-split 1, 2, 4 */
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem;
 	uint64_t max_alloc;
@@ -43,6 +43,9 @@ struct vk_ctx {
 	uint32_t mv_tile[VK_FMV_TYPES]; /* matvec_fused: floats of x in
 					 * shared (TILE), by weight type */
 	uint32_t mv_unr;  /* matvec_fused: units loaded at once (UNR) */
+	uint32_t mv_ks[VK_FMV_TYPES];	/* matvec_fused: subgroups per row
+					 * (KS), by weight type ... */
+	uint32_t mv_ks_k[VK_FMV_TYPES]; /* ... for k at least this */
 	bool no_map; /* BELT_VK_STAGING */
 	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
 

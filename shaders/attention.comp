@@ -6,9 +6,12 @@
 // subtracted, out_h = sum_t p_t v_t.
 //
 // Default (one workgroup per head): a thread per position computes s_t
-// with 16-byte loads of k_t into att; then groups of head_dim / 4 threads
+// with 16-byte loads of k_t (sixteen in flight), kept in shared memory up
+// to ATT_SH positions (else in att); then groups of head_dim / 4 threads
 // (a vec4 of the output each) split the positions for the weighted sum of
-// v, two positions per step, and add up through shared memory.
+// v, eight positions per step with their loads first, and add up through
+// shared memory. At short contexts the cost is the chain of dependent
+// loads, so each step keeps as many in flight as it can.
 //
 // -DSPLIT (variant split_kv, for long contexts): n_head * ceil(n_ctx / CH)
 // workgroups; workgroup (h, c) does positions [c CH, c CH + CH) as above
@@ -19,8 +22,9 @@
 // bindings: 0 q, 1 k_cache, 2 v_cache, 3 out, 4 att (n_head * n_ctx)
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= 512), n_ctx,
 // scale; aux2: the command's words of the work buffer
-#define WG 128
+#define WG 256
 #define MAX_HD 512
+#define ATT_SH 2048 // positions whose scores stay in shared memory
 #define CH 128 // positions per chunk (split): ATT_SPLIT_CHUNK in kernels.c
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
@@ -31,6 +35,7 @@ layout(binding = 4) coherent buffer Att { float att[]; };
 
 shared vec4 qs[MAX_HD / 4];
 shared vec4 acc_sh[WG];
+shared float att_sh[ATT_SH];
 
 void main()
 {
@@ -59,12 +64,32 @@ void main()
 		qs[i] = q4[pc.o[0] + h * hd4 + i] * scale;
 	barrier();
 
+	// the scores: in shared memory, or (a long context) in att
+	bool sh = t1 - t0 <= ATT_SH;
+#define ATT_W(t, v)                           \
+	{                                     \
+		if (sh)                       \
+			att_sh[(t) - t0] = v; \
+		else                          \
+			att[ao + (t)] = v;    \
+	}
+#define ATT_R(t) (sh ? att_sh[(t) - t0] : att[ao + (t)])
 	float mx = -1.0 / 0.0;
 	for (uint t = t0 + tid; t < t1; t += WG) {
 		uint kb = ko + t * kv4;
-		// eight loads in flight (head_dim a multiple of 32), then the rest
+		// sixteen loads in flight (head_dim a multiple of 64), then the
+		// rest eight or one at a time
 		vec4 d4 = vec4(0.0), e4 = vec4(0.0);
 		uint i = 0;
+		for (; i + 16 <= hd4; i += 16) {
+			vec4 k[16];
+			[[unroll]] for (uint u = 0; u < 16; u++)
+				k[u] = kc4[kb + i + u];
+			[[unroll]] for (uint u = 0; u < 16; u += 2) {
+				d4 += qs[i + u] * k[u];
+				e4 += qs[i + u + 1] * k[u + 1];
+			}
+		}
 		for (; i + 8 <= hd4; i += 8) {
 			vec4 k0 = kc4[kb + i], k1 = kc4[kb + i + 1];
 			vec4 k2 = kc4[kb + i + 2], k3 = kc4[kb + i + 3];
@@ -77,14 +102,14 @@ void main()
 			d4 += qs[i] * kc4[kb + i];
 		d4 += e4;
 		float s = (d4.x + d4.y) + (d4.z + d4.w);
-		att[ao + t] = s;
+		ATT_W(t, s)
 		mx = max(mx, s);
 	}
 	mx = wg_max(mx);
 	float sum = 0.0;
 	for (uint t = t0 + tid; t < t1; t += WG) {
-		float e = exp(att[ao + t] - mx);
-		att[ao + t] = e;
+		float e = exp(ATT_R(t) - mx);
+		ATT_W(t, e)
 		sum += e;
 	}
 	sum = wg_sum(sum); // its barriers also order att for what follows
@@ -96,18 +121,19 @@ void main()
 	uint g = tid / hd4, i = tid % hd4;
 	vec4 a = vec4(0.0), b = vec4(0.0);
 	if (g < groups) {
-		// four positions per step, their loads first
+		// eight positions per step, their loads first
 		uint t = t0 + g;
-		for (; t + 3 * groups < t1; t += 4 * groups) {
-			vec4 v0 = vc4[vo + t * kv4 + i];
-			vec4 v1 = vc4[vo + (t + groups) * kv4 + i];
-			vec4 v2 = vc4[vo + (t + 2 * groups) * kv4 + i];
-			vec4 v3 = vc4[vo + (t + 3 * groups) * kv4 + i];
-			a += att[ao + t] * v0 + att[ao + t + groups] * v1;
-			b += att[ao + t + 2 * groups] * v2 + att[ao + t + 3 * groups] * v3;
+		for (; t + 7 * groups < t1; t += 8 * groups) {
+			vec4 v[8];
+			[[unroll]] for (uint u = 0; u < 8; u++)
+				v[u] = vc4[vo + (t + u * groups) * kv4 + i];
+			[[unroll]] for (uint u = 0; u < 8; u += 2) {
+				a += ATT_R(t + u * groups) * v[u];
+				b += ATT_R(t + (u + 1) * groups) * v[u + 1];
+			}
 		}
 		for (; t < t1; t += groups)
-			a += att[ao + t] * vc4[vo + t * kv4 + i];
+			a += ATT_R(t) * vc4[vo + t * kv4 + i];
 	}
 	acc_sh[tid] = a + b;
 	barrier();

@@ -617,9 +617,11 @@ START_TEST(test_attention_gqa)
 	rng_seed(10);
 	const int n_head = 8;
 	static const int kv_heads[] = {8, 4, 2, 1};
-	static const int dims[][2] = {{8, 40}, {64, 300}, {80, 20}, {256, 9},
-				      {12, 17}, {128, 520}};
-	for (int g = 0; g < 4 * 6; g++) {
+	/* (head_dim, n_ctx); 2100 positions: past the 2048 whose scores
+	 * the default variant keeps in shared memory */
+	static const int dims[][2] = {{8, 40},	{64, 300}, {80, 20}, {256, 9},
+				      {12, 17}, {128, 520}, {64, 2100}};
+	for (int g = 0; g < 4 * 7; g++) {
 		int n_head_kv = kv_heads[g % 4];
 		int head_dim = dims[g / 4][0], n_ctx = dims[g / 4][1];
 		int q_n = n_head * head_dim, kv_dim = n_head_kv * head_dim;

@@ -317,9 +317,9 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
 	ctx->mv_swz = !(sw && !strcmp(sw, "0"));
 	/* floats of x staged in shared memory at a time (BELT_VK_MV_TILE: a
-	 * multiple of 2048 that fits beside the shader's 1 KiB of
-	 * reductions), and units each lane loads before using them
-	 * (BELT_VK_MV_UNROLL: 2 or 4) */
+	 * multiple of 2048 that fits beside the shader's other shared
+	 * arrays, 6 KiB at most), and units each lane loads before using
+	 * them (BELT_VK_MV_UNROLL: 2 or 4) */
 	const char *mt = getenv("BELT_VK_MV_TILE");
 	uint32_t shmax = p2.properties.limits.maxComputeSharedMemorySize;
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
@@ -327,7 +327,7 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		uint32_t tile = mt ? (uint32_t)atoi(mt) : i == 4 ? VK_MVF_TILE_Q4_0 : VK_MVF_TILE;
 		if (tile < 2048 || tile % 2048)
 			tile = VK_MVF_TILE;
-		while (tile > 2048 && tile * 4 + 2048 > shmax)
+		while (tile > 2048 && tile * 4 + 6144 > shmax)
 			tile -= 2048;
 		ctx->mv_tile[i] = tile;
 	}
@@ -482,10 +482,8 @@ static void vk_destroy(void *vctx)
 				vkDestroyShaderModule(ctx->dev, ctx->module[i],
 						      NULL);
 		}
-		VkPipeline *fp = &ctx->fpipe[0][0][0][0];
-		for (size_t i = 0; i < sizeof ctx->fpipe / sizeof *fp; i++)
-			if (fp[i])
-				vkDestroyPipeline(ctx->dev, fp[i], NULL);
+		for (uint32_t i = 0; i < ctx->n_fpipe; i++)
+			vkDestroyPipeline(ctx->dev, ctx->fpipe[i].pipe, NULL);
 		for (int i = 0; i <= BELT_MAX_BINDINGS; i++) {
 			if (ctx->pl[i])
 				vkDestroyPipelineLayout(ctx->dev, ctx->pl[i],
@@ -914,41 +912,53 @@ static int module_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
  * and segments. */
 static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 			  uint32_t flags, uint32_t nseg, uint32_t ks,
-			  VkPipeline *out, char *err, size_t errsz)
+			  uint32_t tile, VkPipeline *out, char *err,
+			  size_t errsz)
 {
-	VkPipeline *p = &ctx->fpipe[sh - VK_SH_FMV_F32][flags & 15][nseg & 3]
-				   [ks == 4 ? 2 : ks == 2 ? 1 : 0];
-	if (!*p) {
-		if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
-			return -1;
-		uint32_t data[8] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
-				    ctx->mv_wg[sh - VK_SH_FMV_F32],
-				    ctx->mv_tile[sh - VK_SH_FMV_F32],
-				    ctx->mv_unr, ks};
-		VkSpecializationMapEntry me[8];
-		for (uint32_t i = 0; i < 8; i++)
-			me[i] = (VkSpecializationMapEntry){
-				.constantID = i, .offset = 4 * i, .size = 4};
-		VkSpecializationInfo spi = {.mapEntryCount = 8,
-					    .pMapEntries = me,
-					    .dataSize = sizeof data,
-					    .pData = data};
-		VkComputePipelineCreateInfo cpi = {
-			.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-			.stage = {
-				.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-				.stage = VK_SHADER_STAGE_COMPUTE_BIT,
-				.module = ctx->module[sh],
-				.pName = "main",
-				.pSpecializationInfo = &spi,
-			},
-			.layout = ctx->pl[BELT_MAX_BINDINGS],
-		};
-		VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi,
-						 NULL, p),
-			"vkCreateComputePipelines");
+	for (uint32_t i = 0; i < ctx->n_fpipe; i++) {
+		const struct vk_fpipe *f = &ctx->fpipe[i];
+		if (f->sh == (uint32_t)sh && f->flags == flags &&
+		    f->nseg == nseg && f->ks == ks && f->tile == tile) {
+			*out = f->pipe;
+			return 0;
+		}
 	}
-	*out = *p;
+	if (ctx->n_fpipe == VK_FPIPE_MAX)
+		return belt_errf(err, errsz,
+				 "vulkan: more than %d fused matvec pipelines",
+				 VK_FPIPE_MAX);
+	if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
+		return -1;
+	uint32_t data[8] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
+			    ctx->mv_wg[sh - VK_SH_FMV_F32], tile,
+			    ctx->mv_unr, ks};
+	VkSpecializationMapEntry me[8];
+	for (uint32_t i = 0; i < 8; i++)
+		me[i] = (VkSpecializationMapEntry){
+			.constantID = i, .offset = 4 * i, .size = 4};
+	VkSpecializationInfo spi = {.mapEntryCount = 8,
+				    .pMapEntries = me,
+				    .dataSize = sizeof data,
+				    .pData = data};
+	VkComputePipelineCreateInfo cpi = {
+		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+		.stage = {
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+			.module = ctx->module[sh],
+			.pName = "main",
+			.pSpecializationInfo = &spi,
+		},
+		.layout = ctx->pl[BELT_MAX_BINDINGS],
+	};
+	VkPipeline p;
+	VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi, NULL,
+					 &p),
+		"vkCreateComputePipelines");
+	ctx->fpipe[ctx->n_fpipe++] = (struct vk_fpipe){
+		.sh = sh, .flags = flags, .nseg = nseg, .ks = ks, .tile = tile,
+		.pipe = p};
+	*out = p;
 	return 0;
 }
 
@@ -1646,7 +1656,8 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		 g->flags & F_NORM ? "norm+" : "", what,
 		 g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");
-	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks, &c->pipe,
+	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks,
+			   ctx->mv_tile[sh - VK_SH_FMV_F32], &c->pipe,
 			   err, errsz))
 		return -1;
 	c->layout = ctx->pl[BELT_MAX_BINDINGS];

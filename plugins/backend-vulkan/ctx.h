@@ -29,8 +29,12 @@ struct vk_ctx {
 	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
 	VkShaderModule module[VK_SH_COUNT];
 	VkPipeline pipe[VK_SH_COUNT];
-	/* fused matvecs: by weight type, flags (16), segments (1..3) */
-	VkPipeline fpipe[5][16][4][3]; /* ... and k-split 1, 2, 4 */
+	/* fused matvec pipelines made so far, by their specialization */
+	struct vk_fpipe {
+		uint32_t sh, flags, nseg, ks, tile;
+		VkPipeline pipe;
+	} fpipe[VK_FPIPE_MAX];
+	uint32_t n_fpipe;
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem;
 	uint64_t max_alloc;

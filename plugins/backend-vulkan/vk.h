@@ -37,6 +37,9 @@
 #define VK_MVF_TILE 2048
 #define VK_MVF_TILE_Q4_0 4096
 #define VK_MVF_UNROLL 2
+/* distinct matvec_fused pipelines a context keeps (flags x segments x
+ * types in use, in practice well under this) */
+#define VK_FPIPE_MAX 128
 /* Weight types of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q4_0. */
 #define VK_FMV_TYPES 5
 

@@ -19,8 +19,8 @@
 // bin where the count at or above crosses k; for top-p without top-k,
 // narrow() sums exp(v - v1) over the values at or above 16 probe keys and
 // keeps the bracket where that sum crosses the target.
-// Those are gathered in shared memory, where each thread ranks one of
-// them against all: tau_k is the smallest value with fewer than k values
+// Those are gathered in shared memory, where each is ranked against all
+// (after top-k by one subgroup alone, without workgroup barriers): tau_k is the smallest value with fewer than k values
 // above it; tau_p the largest v whose sum over the values >= v reaches
 // top_p of the total over those >= tau_k. (If ties keep more than SMALL
 // values in a bracket a single key wide, that key is the answer.)
@@ -368,11 +368,6 @@ uint gather(uint lo, uint len)
 	return m;
 }
 
-float wg_min(float v)
-{
-	return -wg_max(-v);
-}
-
 // (minimum of mn, maximum of mx) over the workgroup, one round of barriers
 shared vec2 mm_sh[64];
 vec2 wg_minmax(float mn, float mx)
@@ -387,22 +382,6 @@ vec2 wg_minmax(float mn, float mx)
 		r = vec2(min(r.x, mm_sh[q].x), max(r.y, mm_sh[q].y));
 	barrier();
 	return r;
-}
-
-// Over the m gathered values: the smallest with fewer than k above it.
-float rank_kth(uint m, uint k)
-{
-	uint i = gl_LocalInvocationID.x;
-	float best = uintBitsToFloat(0x7f800000u);
-	if (i < m) {
-		float v = sm[i];
-		uint gt = 0u;
-		for (uint j = 0u; j < m; j++)
-			gt += sm[j] > v ? 1u : 0u;
-		if (gt < k)
-			best = v;
-	}
-	return wg_min(best);
 }
 
 // Over the m gathered values, those >= fl: the largest v whose
@@ -423,6 +402,83 @@ float rank_top_p(uint m, float fl, float target, float v1)
 			best = v;
 	}
 	return wg_max(best);
+}
+
+// After the top-k gather, by subgroup 0 alone (the other subgroups have
+// returned; subgroup operations only, no workgroup barrier): tau_k, tau_m,
+// tau_p over the m values in sm (tau_k: the smallest with fewer than k
+// above it; tau_p as rank_top_p finds it), then (ARGMAX) the draw, and
+// the outputs main() writes at its end.
+void finish_k(uint m, uint k, bool m_on, float tm, bool p_on, float top_p,
+	      float v1, uint wcnt, uint nwg)
+{
+	uint lane = gl_SubgroupInvocationID, ns = gl_SubgroupSize;
+	// tau_k: the smallest value with fewer than k values above it
+	float tau = uintBitsToFloat(0x7f800000u);
+	for (uint i = lane; i < m; i += ns) {
+		float v = sm[i];
+		uint gt = 0u;
+		for (uint j = 0u; j < m; j++)
+			gt += sm[j] > v ? 1u : 0u;
+		if (gt < k)
+			tau = min(tau, v);
+	}
+	tau = subgroupMin(tau);
+	float fl = tau; // top-p's floor: the values >= tau_k
+	if (m_on)
+		tau = max(tau, tm);
+	if (p_on) {
+		float z = 0.0;
+		for (uint i = lane; i < m; i += ns) {
+			float w = exp(sm[i] - v1);
+			sw[i] = w;
+			z += sm[i] >= fl ? w : 0.0;
+		}
+		z = subgroupAdd(z);
+		subgroupMemoryBarrierShared();
+		subgroupBarrier();
+		float target = top_p * z, tp = NEG_INF;
+		for (uint i = lane; i < m; i += ns) {
+			float v = sm[i];
+			if (!(v >= fl))
+				continue;
+			float sum = 0.0;
+			for (uint j = 0u; j < m; j++)
+				sum += sm[j] >= v ? sw[j] : 0.0;
+			if (sum >= target)
+				tp = max(tp, v);
+		}
+		tau = max(tau, subgroupMax(tp));
+	}
+#ifdef ARGMAX
+	float bv = NEG_INF;
+	uint bi = 0xffffffffu, pos = cur_pos();
+	for (uint i = lane; i < m; i += ns) {
+		if (!(sm[i] >= tau))
+			continue;
+		uint id = sid[i];
+		float sv = gumbel_perturb(sm[i], pflt(4), id, pos, pc.p[5], pc.p[6]);
+		if (better(sv, id, bv, bi)) {
+			bv = sv;
+			bi = id;
+		}
+	}
+	bool ok = bi != 0xffffffffu;
+	float mv = subgroupMax(ok ? bv : NEG_INF);
+	uint tok = subgroupMin(ok && bv == mv ? bi : 0xffffffffu);
+	if (lane == 0u) {
+		ids[pc.o[2] + pos + 1u] = int(tok);
+		stop_if_eog(tok);
+	}
+#endif
+	if (lane == 0u) {
+		scratch[pc.o[1]] = tau;
+		if (nwg > 1u) {
+			worku[wcnt] = 0u;
+			worku[wcnt + 1u] = 0u;
+			worku[wcnt + 2u] = 0u;
+		}
+	}
 }
 
 void main()
@@ -566,8 +622,13 @@ void main()
 				      SMALL);
 		if (n_lo <= SMALL) {
 			m = gather(lo, len);
-			tau = rank_kth(m, uint(top_k));
-			have_sm = true;
+			// the rest is small: subgroup 0 alone, no barriers
+			if (gl_SubgroupID != 0u)
+				return;
+			precise float tmk = v1 + log(min_p);
+			finish_k(m, uint(top_k), m_on, tmk, p_on, top_p, v1,
+				 wcnt, nwg);
+			return;
 		} else {
 			tau = val_of(lo);
 		}

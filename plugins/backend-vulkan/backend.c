@@ -908,6 +908,29 @@ static int module_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	return 0;
 }
 
+/* A compute pipeline of shader sh's module (made) over the layout of
+ * n_bind bindings, specialized by spi (or not, NULL). */
+static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+			 const VkSpecializationInfo *spi, VkPipeline *out,
+			 char *err, size_t errsz)
+{
+	VkComputePipelineCreateInfo cpi = {
+		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+		.stage = {
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+			.module = ctx->module[sh],
+			.pName = "main",
+			.pSpecializationInfo = spi,
+		},
+		.layout = ctx->pl[n_bind],
+	};
+	VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi, NULL,
+					 out),
+		"vkCreateComputePipelines");
+	return 0;
+}
+
 /* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags
  * and segments. */
 static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
@@ -940,21 +963,9 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 				    .pMapEntries = me,
 				    .dataSize = sizeof data,
 				    .pData = data};
-	VkComputePipelineCreateInfo cpi = {
-		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-		.stage = {
-			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
-			.module = ctx->module[sh],
-			.pName = "main",
-			.pSpecializationInfo = &spi,
-		},
-		.layout = ctx->pl[BELT_MAX_BINDINGS],
-	};
 	VkPipeline p;
-	VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi, NULL,
-					 &p),
-		"vkCreateComputePipelines");
+	if (make_pipeline(ctx, sh, BELT_MAX_BINDINGS, &spi, &p, err, errsz))
+		return -1;
 	ctx->fpipe[ctx->n_fpipe++] = (struct vk_fpipe){
 		.sh = sh, .flags = flags, .nseg = nseg, .ks = ks, .tile = tile,
 		.pipe = p};
@@ -969,20 +980,8 @@ int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 		return 0;
 	if (module_for(ctx, sh, n_bind, err, errsz))
 		return -1;
-	VkComputePipelineCreateInfo cpi = {
-		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-		.stage = {
-			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
-			.module = ctx->module[sh],
-			.pName = "main",
-		},
-		.layout = ctx->pl[n_bind],
-	};
-	VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi, NULL,
-					 &ctx->pipe[sh]),
-		"vkCreateComputePipelines");
-	return 0;
+	return make_pipeline(ctx, sh, n_bind, NULL, &ctx->pipe[sh], err,
+			     errsz);
 }
 
 /* ---- dependencies ----

@@ -931,17 +931,16 @@ static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	return 0;
 }
 
-/* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags
- * and segments. */
+/* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags,
+ * segments and k-split (made once, then found in ctx->fpipe). */
 static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 			  uint32_t flags, uint32_t nseg, uint32_t ks,
-			  uint32_t tile, VkPipeline *out, char *err,
-			  size_t errsz)
+			  VkPipeline *out, char *err, size_t errsz)
 {
 	for (uint32_t i = 0; i < ctx->n_fpipe; i++) {
 		const struct vk_fpipe *f = &ctx->fpipe[i];
 		if (f->sh == (uint32_t)sh && f->flags == flags &&
-		    f->nseg == nseg && f->ks == ks && f->tile == tile) {
+		    f->nseg == nseg && f->ks == ks) {
 			*out = f->pipe;
 			return 0;
 		}
@@ -953,8 +952,8 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
 		return -1;
 	uint32_t data[8] = {flags, nseg, ctx->mv_nr, ctx->mv_swz,
-			    ctx->mv_wg[sh - VK_SH_FMV_F32], tile,
-			    ctx->mv_unr, ks};
+			    ctx->mv_wg[sh - VK_SH_FMV_F32],
+			    ctx->mv_tile[sh - VK_SH_FMV_F32], ctx->mv_unr, ks};
 	VkSpecializationMapEntry me[8];
 	for (uint32_t i = 0; i < 8; i++)
 		me[i] = (VkSpecializationMapEntry){
@@ -967,8 +966,7 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	if (make_pipeline(ctx, sh, BELT_MAX_BINDINGS, &spi, &p, err, errsz))
 		return -1;
 	ctx->fpipe[ctx->n_fpipe++] = (struct vk_fpipe){
-		.sh = sh, .flags = flags, .nseg = nseg, .ks = ks, .tile = tile,
-		.pipe = p};
+		.sh = sh, .flags = flags, .nseg = nseg, .ks = ks, .pipe = p};
 	*out = p;
 	return 0;
 }
@@ -1655,8 +1653,7 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		 g->flags & F_NORM ? "norm+" : "", what,
 		 g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");
-	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks,
-			   ctx->mv_tile[sh - VK_SH_FMV_F32], &c->pipe,
+	if (fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks, &c->pipe,
 			   err, errsz))
 		return -1;
 	c->layout = ctx->pl[BELT_MAX_BINDINGS];

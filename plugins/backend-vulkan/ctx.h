@@ -31,7 +31,7 @@ struct vk_ctx {
 	VkPipeline pipe[VK_SH_COUNT];
 	/* fused matvec pipelines made so far, by their specialization */
 	struct vk_fpipe {
-		uint32_t sh, flags, nseg, ks, tile;
+		uint32_t sh, flags, nseg, ks;
 		VkPipeline pipe;
 	} fpipe[VK_FPIPE_MAX];
 	uint32_t n_fpipe;

@@ -335,13 +335,15 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	ctx->mv_unr = mu && atoi(mu) == 4 ? 4 : mu && atoi(mu) == 2 ? 2 : VK_MVF_UNROLL;
 	/* subgroups sharing each row of a matvec with k at least a bound:
 	 * measured on the H100, 2 for F16 (every k) and for Q8_0 (k >= 8192,
-	 * down), 1 (no split) for Q4_0; BELT_VK_MV_KSPLIT (1, 2 or 4) and
-	 * BELT_VK_MV_KSPLIT_K set them for every type */
+	 * down), 1 (no split) for Q4_0; on a CPU device (lavapipe) 1, which
+	 * there runs F16 at twice the speed of 2; BELT_VK_MV_KSPLIT (1, 2 or
+	 * 4) and BELT_VK_MV_KSPLIT_K set them for every type */
 	static const uint32_t ks_def[VK_FMV_TYPES] = {1, 2, 1, 2, 1};
 	static const uint32_t ks_k_def[VK_FMV_TYPES] = {0, 0, 0, 8192, 0};
+	bool cpu_dev = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	const char *mk = getenv("BELT_VK_MV_KSPLIT"), *mkk = getenv("BELT_VK_MV_KSPLIT_K");
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
-		int ks = mk ? atoi(mk) : (int)ks_def[i];
+		int ks = mk ? atoi(mk) : cpu_dev ? 1 : (int)ks_def[i];
 		ctx->mv_ks[i] = ks == 2 || ks == 4 ? (uint32_t)ks : 1;
 		ctx->mv_ks_k[i] = mkk && atoi(mkk) >= 0 ? (uint32_t)atoi(mkk)
 			      : mk ? 8192 : ks_k_def[i];

@@ -463,12 +463,10 @@ void finish_k(uint m, uint k, bool m_on, float tm, bool p_on, float top_p,
 			bi = id;
 		}
 	}
-	bool ok = bi != 0xffffffffu;
-	float mv = subgroupMax(ok ? bv : NEG_INF);
-	uint tok = subgroupMin(ok && bv == mv ? bi : 0xffffffffu);
+	sg_argmax(bv, bi);
 	if (lane == 0u) {
-		ids[pc.o[2] + pos + 1u] = int(tok);
-		stop_if_eog(tok);
+		ids[pc.o[2] + pos + 1u] = int(bi);
+		stop_if_eog(bi);
 	}
 #endif
 	if (lane == 0u) {

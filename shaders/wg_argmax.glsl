@@ -1,6 +1,6 @@
-// Drawing a token: the workgroup's best (value, index) pair and the
-// end-of-generation check after it. Shared by argmax.comp and
-// sample_threshold.comp -DARGMAX, which define WG before including it.
+// Drawing a token: the subgroup's and the workgroup's best (value, index)
+// pair and the end-of-generation check after it. Shared by argmax.comp
+// and sample_threshold.comp -DARGMAX.
 
 // one pair per subgroup (at least 4 lanes: at most 64 subgroups)
 shared float best_v[64];
@@ -14,17 +14,25 @@ bool better(float v, uint i, float cv, uint ci)
 	       (ci == 0xffffffffu || v > cv || (v == cv && i < ci));
 }
 
-// Every thread's pair in, the workgroup's best out, in every thread: the
-// subgroup's largest value, then its lowest index with that value, then
-// the same over the subgroups' pairs. Call it again only after a barrier.
-void wg_argmax(inout float v, inout uint i)
+// Every lane's pair in, the subgroup's best out, in every lane: its
+// largest value, then its lowest index with that value.
+void sg_argmax(inout float v, inout uint i)
 {
 	bool ok = i != 0xffffffffu;
 	float mv = subgroupMax(ok ? v : uintBitsToFloat(0xff800000u));
-	uint mi = subgroupMin(ok && v == mv ? i : 0xffffffffu);
+	i = subgroupMin(ok && v == mv ? i : 0xffffffffu);
+	v = mv;
+}
+
+// Every thread's pair in, the workgroup's best out, in every thread: each
+// subgroup's best, then the best of those. Call it again only after a
+// barrier.
+void wg_argmax(inout float v, inout uint i)
+{
+	sg_argmax(v, i);
 	if (subgroupElect()) {
-		best_v[gl_SubgroupID] = mv;
-		best_i[gl_SubgroupID] = mi;
+		best_v[gl_SubgroupID] = v;
+		best_i[gl_SubgroupID] = i;
 	}
 	barrier();
 	v = best_v[0];

@@ -1,5 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#if defined(XQ8)
+#extension GL_EXT_spirv_intrinsics : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #include "common.glsl"
 #include "rope.glsl"
 // matvec_fused: every matvec whose weights allow 16-byte loads, alone or as
@@ -8,6 +12,10 @@
 // table. Built once per weight type (-DTYPE_F32 ...). Q8_0 and Q4_0
 // weights are in the backend's GPU layout (doc/vulkan.md): a tensor's
 // block quants first, 16 or 32 bytes per block, then its block scales.
+// XQ8 (Q4_0 only; the host builds it for devices with
+// shaderIntegerDotProduct and subgroup shuffles): x is staged as int8, a
+// scale per block of 32, as the CPU backend's quantize_x makes it, and a
+// unit's dot product is 8 packed 4x8 integer dot products (wdot below).
 //
 // bindings: 0 x, 1 rmsnorm weight (flag NORM), 2..4 W of segments 0..2,
 //           5..7 y of segments 0..2
@@ -16,7 +24,7 @@
 // aux0:     rows per workgroup (NR times the subgroups the host expects)
 // specialization constants (one pipeline each, so that the compiler drops
 // what a dispatch does not do): 0 flags, 1 segments, 2 NR, 3 SWZ, 4 the
-// workgroup size, 5 TILE (floats of x staged at a time), 6 UNR (units a
+// workgroup size, 5 TILE (values of x staged at a time), 6 UNR (units a
 // lane loads before it uses them: 2 or 4), 7 KS (subgroups per row group:
 // with KS > 1 each of them takes every KS-th stretch of a subgroup's
 // units, and their sums meet in shared memory, in a fixed order, so that
@@ -80,6 +88,9 @@ DECL_W(2, 4)
 #error "matvec_fused.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
 #endif
 #define NX (UE / 4)
+#if defined(XQ8) && !defined(TYPE_Q4_0)
+#error "matvec_fused.comp: XQ8 is for TYPE_Q4_0"
+#endif
 
 #if defined(TYPE_F16)
 vec4 lo4(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }
@@ -156,6 +167,34 @@ float wdot(WT q, float d, vec4 xv[NX])
 	return d * (dot(s8(q.x), xv[0]) + dot(s8(q.y), xv[1]) +
 		    dot(s8(q.z), xv[2]) + dot(s8(q.w), xv[3]));
 }
+#elif defined(XQ8)
+#define WT uvec4
+#define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 32) + (u)]
+#define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u)]))
+// OpSDot of two uints as four packed int8 each (SPV_KHR_integer_dot_product;
+// fmt 0: PackedVectorFormat4x8Bit); glslc has no GL_EXT_integer_dot_product
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"],
+		  capabilities = [6019, 6018], id = 4450)
+int sdot4x8(uint a, uint b, spirv_literal int fmt);
+// a unit's x: the block's quants 0..15 and 16..31, 4 to a uint, and
+// (its scale's bits, -8 * the sum of its quants)
+struct XU {
+	uvec4 lo, hi;
+	uvec2 d;
+};
+// byte i of q holds element i in its low nibble and element 16 + i in its
+// high nibble, unsigned (n - 8 is the weight): sum (n_i - 8) x_i =
+// dot(n, x) - 8 sum(x), the nibbles being valid signed int8 too
+float wdot(WT q, float d, XU x)
+{
+	uvec4 lo = q & 0x0f0f0f0fu, hi = (q >> 4) & 0x0f0f0f0fu;
+	int s = int(x.d.y);
+	s += sdot4x8(lo.x, x.lo.x, 0) + sdot4x8(lo.y, x.lo.y, 0) +
+	     sdot4x8(lo.z, x.lo.z, 0) + sdot4x8(lo.w, x.lo.w, 0);
+	s += sdot4x8(hi.x, x.hi.x, 0) + sdot4x8(hi.y, x.hi.y, 0) +
+	     sdot4x8(hi.z, x.hi.z, 0) + sdot4x8(hi.w, x.hi.w, 0);
+	return d * uintBitsToFloat(x.d.x) * float(s);
+}
 #else
 #define WT uvec4
 #define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 32) + (u)]
@@ -176,7 +215,16 @@ float wdot(WT q, float d, vec4 xv[NX])
 // would all hit the same four banks. Vec4 v is therefore kept in slot
 // v ^ ((v / 8) % 8) (SWZ), which gives those lanes eight distinct bank
 // groups for every NX.
+#if defined(XQ8)
+// XQ8: TILE values of x as int8 in blocks of 32; block b's quants 0..15 in
+// xql[b], 16..31 in xqh[b] (lane i reads block u + i: consecutive 16-byte
+// slots, no bank conflict, no swizzle), its scale and -8 * its quants'
+// sum in xqd[b]. 1.25 bytes per value (the host checks the total).
+shared uvec4 xql[TILE / 32], xqh[TILE / 32];
+shared uvec2 xqd[TILE / 32];
+#else
 shared vec4 xs[TILE / 4];
+#endif
 // ROPE: the workgroup's rows (at most 512: the host checks), for pairs
 #define YS_MAX 512
 shared float ys[(FLAGS & F_ROPE) != 0 ? YS_MAX : 1];
@@ -191,11 +239,77 @@ uint swz(uint v)
 	return SWZ != 0 ? v ^ ((v >> 3) & 7u) : v;
 }
 
+#if defined(XQ8)
+#define XDECL(U) XU xv[U]
+void load_x(uint u, uint t0, out XU xv)
+{
+	uint b = u - t0 / 32;
+	xv.lo = xql[b];
+	xv.hi = xqh[b];
+	xv.d = xqd[b];
+}
+
+// float f >= 0 rounded to fp16 (to nearest, ties to even) and back, as the
+// CPU's _cvtss_sh(f, 0): packHalf2x16 leaves the rounding to the device
+float half_rte(float f)
+{
+	if (f < 6.103515625e-05) // fp16 subnormal: steps of 2^-24
+		return roundEven(f * 16777216.0) * 5.9604644775390625e-08;
+	uint b = floatBitsToUint(f);
+	b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
+	float r = uintBitsToFloat(b);
+	return r > 65504.0 ? uintBitsToFloat(0x7f800000u) : r;
+}
+
+uint pack_s8(ivec4 q)
+{
+	uvec4 b = uvec4(q) & 0xffu;
+	return b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
+}
+
+// Stage x[t0, t0 + tn) as int8 (tn a multiple of 32) as the CPU backend's
+// quantize_x: d = amax / 127 rounded to fp16, q = v * (127 / amax)
+// rounded to nearest even (0 where amax is 0). Four lanes per block, 8
+// values each: lanes 4i..4i+3 of a subgroup take one block, so that its
+// maximum and sum are two xor shuffles each. ss as ld4.
+void stage_xq(XS s, uint t0, uint tn, inout float ss)
+{
+	uint ns = gl_SubgroupSize;
+	for (uint j = gl_SubgroupID * ns + gl_SubgroupInvocationID; j < tn / 8;
+	     j += WG) {
+		vec4 a = ld4(s, t0 + 8 * j, ss), b = ld4(s, t0 + 8 * j + 4, ss);
+		vec4 m4 = max(abs(a), abs(b));
+		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+		amax = max(amax, subgroupShuffleXor(amax, 1));
+		amax = max(amax, subgroupShuffleXor(amax, 2));
+		float id = amax > 0.0 ? 127.0 / amax : 0.0;
+		ivec4 qa = ivec4(roundEven(a * id)), qb = ivec4(roundEven(b * id));
+		ivec4 q4 = qa + qb;
+		int sum = q4.x + q4.y + q4.z + q4.w;
+		sum += subgroupShuffleXor(sum, 1);
+		sum += subgroupShuffleXor(sum, 2);
+		// one component each: a store of .xy would rewrite all four
+		uint blk = j / 4, c = j % 4;
+		if (c < 2) {
+			xql[blk][2 * c] = pack_s8(qa);
+			xql[blk][2 * c + 1] = pack_s8(qb);
+		} else {
+			xqh[blk][2 * c - 4] = pack_s8(qa);
+			xqh[blk][2 * c - 3] = pack_s8(qb);
+		}
+		if (c == 0)
+			xqd[blk] = uvec2(floatBitsToUint(half_rte(amax / 127.0)),
+					 uint(-8 * sum));
+	}
+}
+#else
+#define XDECL(U) vec4 xv[U][NX]
 void load_x(uint u, uint t0, out vec4 xv[NX])
 {
 	[[unroll]] for (uint j = 0; j < NX; j++)
 		xv[j] = xs[swz((u * UE - t0) / 4 + j)];
 }
+#endif
 
 #define STEP(S, U)                                                          \
 	{                                                                   \
@@ -211,7 +325,7 @@ void load_x(uint u, uint t0, out vec4 xv[NX])
 					d2[uu][r] = LOADD(1, pc.p[8], row, k, un); \
 				}                                           \
 			}                                                   \
-		vec4 xv[U][NX];                                             \
+		XDECL(U);                                                   \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
 			load_x(u + uu * st, t0, xv[uu]);                    \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
@@ -275,8 +389,12 @@ void main()
 	for (uint t0 = 0; t0 < k; t0 += TILE) {
 		uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
 		barrier(); // the previous tile is used up
+#if defined(XQ8)
+		stage_xq(xs_, t0, tn, ss);
+#else
 		for (uint j = tid; j < tn / 4; j += WG)
 			xs[swz(j)] = ld4(xs_, t0 + 4 * j, ss);
+#endif
 		barrier();
 		[[unroll]] for (uint j = 0; j < MAXRG; j++) {
 			uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;

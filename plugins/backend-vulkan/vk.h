@@ -88,6 +88,7 @@ enum vk_shader {
 	VK_SH_FMV_BF16,
 	VK_SH_FMV_Q8_0,
 	VK_SH_FMV_Q4_0,
+	VK_SH_FMV_Q4_0_XQ, /* x as int8, integer dot products */
 	VK_SH_EMBED_Q8_0R,
 	VK_SH_EMBED_Q4_0R,
 	VK_SH_REPACK_Q8_0,

@@ -307,8 +307,9 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	bool wg_ok = wg >= 64 && wg <= 1024 && !(wg & (wg - 1)) &&
 		     wg <= p2.properties.limits.maxComputeWorkGroupInvocations;
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
-		/* Q4_0 (index 4): more threads per row, measured faster */
-		uint32_t w = wg_ok ? wg : i == 4 ? VK_MVF_WG_Q4_0 : VK_MVF_WG;
+		/* Q4_0 (index 4, 5 with x as int8): more threads per row,
+		 * measured faster */
+		uint32_t w = wg_ok ? wg : i >= 4 ? VK_MVF_WG_Q4_0 : VK_MVF_WG;
 		ctx->mv_wg[i] = w;
 		ctx->mv_rpw[i] = ctx->mv_nr * (ctx->subgroup < w ? w / ctx->subgroup : 1);
 	}
@@ -316,18 +317,25 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	 * not, for comparison) */
 	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
 	ctx->mv_swz = !(sw && !strcmp(sw, "0"));
-	/* floats of x staged in shared memory at a time (BELT_VK_MV_TILE: a
+	/* values of x staged in shared memory at a time (BELT_VK_MV_TILE: a
 	 * multiple of 2048 that fits beside the shader's other shared
 	 * arrays, 6 KiB at most), and units each lane loads before using
 	 * them (BELT_VK_MV_UNROLL: 2 or 4) */
 	const char *mt = getenv("BELT_VK_MV_TILE");
 	uint32_t shmax = p2.properties.limits.maxComputeSharedMemorySize;
+	/* Q4_0: the larger tile, measured faster (slower for the rest); with
+	 * x as int8, all of x for rows up to 16384 */
+	static const uint32_t tile_def[VK_FMV_TYPES] = {
+		VK_MVF_TILE,	  VK_MVF_TILE,	    VK_MVF_TILE,
+		VK_MVF_TILE,	  VK_MVF_TILE_Q4_0, VK_MVF_TILE_Q4_0_XQ};
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
-		/* Q4_0: the larger tile, measured faster (slower for the rest) */
-		uint32_t tile = mt ? (uint32_t)atoi(mt) : i == 4 ? VK_MVF_TILE_Q4_0 : VK_MVF_TILE;
+		/* shared bytes per 4 values: floats, or int8 quants and a
+		 * scale and sum (8 bytes) per 32 */
+		uint32_t b4 = i == VK_SH_FMV_Q4_0_XQ - VK_SH_FMV_F32 ? 5 : 16;
+		uint32_t tile = mt ? (uint32_t)atoi(mt) : tile_def[i];
 		if (tile < 2048 || tile % 2048)
 			tile = VK_MVF_TILE;
-		while (tile > 2048 && tile * 4 + 6144 > shmax)
+		while (tile > 2048 && tile / 4 * b4 + 6144 > shmax)
 			tile -= 2048;
 		ctx->mv_tile[i] = tile;
 	}
@@ -338,8 +346,8 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	 * down), 1 (no split) for Q4_0; on a CPU device (lavapipe) 1, which
 	 * there runs F16 at twice the speed of 2; BELT_VK_MV_KSPLIT (1, 2 or
 	 * 4) and BELT_VK_MV_KSPLIT_K set them for every type */
-	static const uint32_t ks_def[VK_FMV_TYPES] = {1, 2, 1, 2, 1};
-	static const uint32_t ks_k_def[VK_FMV_TYPES] = {0, 0, 0, 8192, 0};
+	static const uint32_t ks_def[VK_FMV_TYPES] = {1, 2, 1, 2, 1, 1};
+	static const uint32_t ks_k_def[VK_FMV_TYPES] = {0, 0, 0, 8192, 0, 0};
 	bool cpu_dev = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	const char *mk = getenv("BELT_VK_MV_KSPLIT"), *mkk = getenv("BELT_VK_MV_KSPLIT_K");
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
@@ -363,6 +371,11 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
 		.pNext = &s16};
 	vkGetPhysicalDeviceFeatures2(ctx->phys, &f2);
+	/* Q4_0 matvecs with x as int8 where the device can: 8 packed dot
+	 * products per 16 weight bytes instead of 32 nibble conversions and
+	 * FMAs (doc/vulkan.md); BELT_VK_Q8X=0: the float path */
+	const char *q8 = getenv("BELT_VK_Q8X");
+	ctx->q8x = !(q8 && !strcmp(q8, "0")) && vk_int8_dot(ctx->phys);
 	if (!s16.storageBuffer16BitAccess)
 		return belt_errf(err, errsz,
 				 "vulkan: %s lacks storageBuffer16BitAccess",
@@ -395,19 +408,27 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		.queueCount = 1,
 		.pQueuePriorities = &prio,
 	};
+	VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR en_idp = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR,
+		.shaderIntegerDotProduct = VK_TRUE,
+	};
 	VkPhysicalDevice16BitStorageFeatures en16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+		.pNext = ctx->q8x ? &en_idp : NULL,
 		.storageBuffer16BitAccess = VK_TRUE,
 	};
 	VkPhysicalDeviceFeatures2 en = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
 		.pNext = &en16,
 	};
+	const char *ext_idp = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
 	VkDeviceCreateInfo dci = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
 		.pNext = &en,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &qci,
+		.enabledExtensionCount = ctx->q8x ? 1 : 0,
+		.ppEnabledExtensionNames = ctx->q8x ? &ext_idp : NULL,
 	};
 	VKCHECK(vkCreateDevice(ctx->phys, &dci, NULL, &ctx->dev),
 		"vkCreateDevice");
@@ -1392,14 +1413,14 @@ static bool fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
 }
 
 /* matvec_fused's shader for a weight type */
-static enum vk_shader fmv_shader(int wtype)
+static enum vk_shader fmv_shader(const struct vk_ctx *ctx, int wtype)
 {
 	switch (wtype) {
 	case BELT_TYPE_F32: return VK_SH_FMV_F32;
 	case BELT_TYPE_F16: return VK_SH_FMV_F16;
 	case BELT_TYPE_BF16: return VK_SH_FMV_BF16;
 	case BELT_TYPE_Q8_0: return VK_SH_FMV_Q8_0;
-	default: return VK_SH_FMV_Q4_0;
+	default: return ctx->q8x ? VK_SH_FMV_Q4_0_XQ : VK_SH_FMV_Q4_0;
 	}
 }
 
@@ -1522,7 +1543,7 @@ static bool fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		   C[j].head == head &&
 		   rope_fusable(t, writes, i, g, j,
 				group_rpw(ctx,
-					  fmv_shader(((const struct vk_op *)m0->kernel->impl)->wtype),
+					  fmv_shader(ctx, ((const struct vk_op *)m0->kernel->impl)->wtype),
 					  m0->param[0].i))) {
 		g->tail = (int)j;
 		g->flags |= F_ROPE;
@@ -1584,7 +1605,7 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	const struct belt_cmd *C = t->cmds;
 	uint32_t m0 = g->mv[0];
 	const struct vk_op *op = C[m0].kernel->impl;
-	enum vk_shader sh = fmv_shader(op->wtype);
+	enum vk_shader sh = fmv_shader(ctx, op->wtype);
 	memset(c, 0, sizeof *c);
 	if (g->norm >= 0) {
 		bi[0] = obi[g->norm][0];

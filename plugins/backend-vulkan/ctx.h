@@ -50,6 +50,7 @@ struct vk_ctx {
 	uint32_t mv_ks[VK_FMV_TYPES];	/* matvec_fused: subgroups per row
 					 * (KS), by weight type ... */
 	uint32_t mv_ks_k[VK_FMV_TYPES]; /* ... for k at least this */
+	bool q8x; /* Q4_0 matvecs with x as int8 (VK_SH_FMV_Q4_0_XQ) */
 	bool no_map; /* BELT_VK_STAGING */
 	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
 

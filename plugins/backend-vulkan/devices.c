@@ -80,6 +80,45 @@ static int default_device(VkPhysicalDevice *devs, uint32_t n)
 	return 0;
 }
 
+/* Whether d offers device extension name. */
+static bool has_device_ext(VkPhysicalDevice d, const char *name)
+{
+	uint32_t n = 0;
+	if (vkEnumerateDeviceExtensionProperties(d, NULL, &n, NULL) !=
+		    VK_SUCCESS ||
+	    !n)
+		return false;
+	VkExtensionProperties *e = calloc(n, sizeof *e);
+	bool found = false;
+	if (e && vkEnumerateDeviceExtensionProperties(d, NULL, &n, e) ==
+			 VK_SUCCESS)
+		for (uint32_t i = 0; i < n && !found; i++)
+			found = !strcmp(e[i].extensionName, name);
+	free(e);
+	return found;
+}
+
+bool vk_int8_dot(VkPhysicalDevice d)
+{
+	if (!has_device_ext(d, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
+		return false;
+	VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idp = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &idp};
+	vkGetPhysicalDeviceFeatures2(d, &f2);
+	VkPhysicalDeviceSubgroupProperties sg = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+	VkPhysicalDeviceProperties2 p2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &sg};
+	vkGetPhysicalDeviceProperties2(d, &p2);
+	return idp.shaderIntegerDotProduct && sg.subgroupSize >= 4 &&
+	       (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+	       (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+}
+
 static void describe(VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
 		     char *buf, size_t bufsz, size_t *len)
 {
@@ -110,6 +149,8 @@ static void describe(VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
 	    l->maxComputeWorkGroupInvocations);
 	if (p->apiVersion < VK_API_VERSION_1_2)
 		put(buf, bufsz, len, ", unusable: belt needs Vulkan 1.2");
+	else if (has_p2 && vk_int8_dot(d))
+		put(buf, bufsz, len, ", int8 dot products");
 	put(buf, bufsz, len, "%s\n", dflt ? " (default)" : "");
 }
 

@@ -36,12 +36,16 @@
  * of 16 weight bytes each lane loads before it uses them (doc/vulkan.md) */
 #define VK_MVF_TILE 2048
 #define VK_MVF_TILE_Q4_0 4096
+/* Q4_0 with x as int8 (VK_SH_FMV_Q4_0_XQ): values of x staged at once,
+ * 1.25 bytes each, so that rows up to 16384 (the 8B model's down: 14336)
+ * stage x once */
+#define VK_MVF_TILE_Q4_0_XQ 16384
 #define VK_MVF_UNROLL 2
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_FPIPE_MAX 128
-/* Weight types of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q4_0. */
-#define VK_FMV_TYPES 5
+/* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q4_0_XQ. */
+#define VK_FMV_TYPES 6
 
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */
@@ -134,6 +138,12 @@ struct vk_op {
 /* The instance-level Vulkan version the loader offers (1.0 if it cannot
  * say); devices.c. */
 uint32_t vk_loader_version(void);
+/* Whether device d can run Q4_0 matvecs with x as int8
+ * (VK_SH_FMV_Q4_0_XQ): VK_KHR_shader_integer_dot_product with
+ * shaderIntegerDotProduct, and subgroup shuffles in compute shaders on
+ * subgroups of 4 or more (four lanes quantize a block); devices.c. Needs
+ * an instance of Vulkan 1.1 or later. */
+bool vk_int8_dot(VkPhysicalDevice d);
 
 extern const struct belt_kernel vk_kernels[];
 extern const size_t vk_n_kernels;

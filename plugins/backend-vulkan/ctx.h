@@ -39,7 +39,8 @@ struct vk_ctx {
 	VkPhysicalDeviceMemoryProperties mem;
 	uint64_t max_alloc;
 	uint32_t subgroup; /* subgroupSize */
-	uint32_t mv_nr;	   /* matvec_fused: rows per subgroup (NR) */
+	uint32_t mv_nr[VK_FMV_TYPES]; /* matvec_fused: rows per subgroup
+				       * (NR), by weight type */
 	uint32_t mv_rpw[VK_FMV_TYPES]; /* per workgroup, by weight type */
 	uint32_t mv_swz;   /* 1: x swizzled in shared (matvec_fused SWZ) */
 	uint32_t mv_wg[VK_FMV_TYPES]; /* matvec_fused threads per workgroup,

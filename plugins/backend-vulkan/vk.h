@@ -24,8 +24,9 @@
  * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the env
- * BELT_VK_MV_ROWS overrides it). */
+ * BELT_VK_MV_ROWS overrides it): 1, and 2 for Q4_0 with x as int8. */
 #define VK_MVF_ROWS 1
+#define VK_MVF_ROWS_Q4_0_XQ 2
 /* Threads per workgroup of matvec_fused (BELT_VK_MV_WG overrides both):
  * 256, and 512 for Q4_0. On the H100, tg128 tokens/s, 256 vs 512 threads
  * of one row per subgroup: 1B Q4_0 989 vs 994, 8B Q4_0 253 vs 264, 1B F16

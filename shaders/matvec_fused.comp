@@ -12,10 +12,11 @@
 // table. Built once per weight type (-DTYPE_F32 ...). Q8_0 and Q4_0
 // weights are in the backend's GPU layout (doc/vulkan.md): a tensor's
 // block quants first, 16 or 32 bytes per block, then its block scales.
-// XQ8 (Q4_0 only; the host builds it for devices with
+// XQ8 (Q4_0 and Q8_0; the host builds it for devices with
 // shaderIntegerDotProduct and subgroup shuffles): x is staged as int8, a
 // scale per block of 32, as the CPU backend's quantize_x makes it, and a
-// unit's dot product is 8 packed 4x8 integer dot products (wdot below).
+// unit's dot product is 8 (Q4_0) or 4 (Q8_0) packed 4x8 integer dot
+// products (wdot below).
 //
 // bindings: 0 x, 1 rmsnorm weight (flag NORM), 2..4 W of segments 0..2,
 //           5..7 y of segments 0..2
@@ -88,8 +89,21 @@ DECL_W(2, 4)
 #error "matvec_fused.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
 #endif
 #define NX (UE / 4)
-#if defined(XQ8) && !defined(TYPE_Q4_0)
-#error "matvec_fused.comp: XQ8 is for TYPE_Q4_0"
+#if defined(XQ8) && !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
+#error "matvec_fused.comp: XQ8 is for TYPE_Q4_0 and TYPE_Q8_0"
+#endif
+#if defined(XQ8)
+// OpSDot of two uints as four packed int8 each (SPV_KHR_integer_dot_product;
+// fmt 0: PackedVectorFormat4x8Bit); glslc has no GL_EXT_integer_dot_product
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"],
+		  capabilities = [6019, 6018], id = 4450)
+int sdot4x8(uint a, uint b, spirv_literal int fmt);
+// a unit's x: the block's quants 0..15 and 16..31 (Q8_0: the unit's 16 in
+// lo), 4 to a uint, and (its scale's bits, -8 * the sum of its quants)
+struct XU {
+	uvec4 lo, hi;
+	uvec2 d;
+};
 #endif
 
 #if defined(TYPE_F16)
@@ -162,26 +176,26 @@ float wdot(WT q, float d, vec4 xv[NX])
 #define WT uvec4
 #define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 16) + (u)]
 #define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u) / 2]))
+#if defined(XQ8)
+// 16 signed weights against the unit's 16 quants of x
+float wdot(WT q, float d, XU x)
+{
+	int s = sdot4x8(q.x, x.lo.x, 0) + sdot4x8(q.y, x.lo.y, 0) +
+		sdot4x8(q.z, x.lo.z, 0) + sdot4x8(q.w, x.lo.w, 0);
+	return d * uintBitsToFloat(x.d.x) * float(s);
+}
+#else
 float wdot(WT q, float d, vec4 xv[NX])
 {
 	return d * (dot(s8(q.x), xv[0]) + dot(s8(q.y), xv[1]) +
 		    dot(s8(q.z), xv[2]) + dot(s8(q.w), xv[3]));
 }
-#elif defined(XQ8)
+#endif
+#else
 #define WT uvec4
 #define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 32) + (u)]
 #define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u)]))
-// OpSDot of two uints as four packed int8 each (SPV_KHR_integer_dot_product;
-// fmt 0: PackedVectorFormat4x8Bit); glslc has no GL_EXT_integer_dot_product
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"],
-		  capabilities = [6019, 6018], id = 4450)
-int sdot4x8(uint a, uint b, spirv_literal int fmt);
-// a unit's x: the block's quants 0..15 and 16..31, 4 to a uint, and
-// (its scale's bits, -8 * the sum of its quants)
-struct XU {
-	uvec4 lo, hi;
-	uvec2 d;
-};
+#if defined(XQ8)
 // byte i of q holds element i in its low nibble and element 16 + i in its
 // high nibble, unsigned (n - 8 is the weight): sum (n_i - 8) x_i =
 // dot(n, x) - 8 sum(x), the nibbles being valid signed int8 too
@@ -196,9 +210,6 @@ float wdot(WT q, float d, XU x)
 	return d * uintBitsToFloat(x.d.x) * float(s);
 }
 #else
-#define WT uvec4
-#define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 32) + (u)]
-#define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u)]))
 float wdot(WT q, float d, vec4 xv[NX])
 {
 	return d * (dot(n4(q.x), xv[0]) + dot(n4(q.y), xv[1]) +
@@ -206,6 +217,7 @@ float wdot(WT q, float d, vec4 xv[NX])
 		    dot(n4(q.x >> 4), xv[4]) + dot(n4(q.y >> 4), xv[5]) +
 		    dot(n4(q.z >> 4), xv[6]) + dot(n4(q.w >> 4), xv[7]));
 }
+#endif
 #endif
 
 // x (times the norm weight, with NORM) is staged in shared memory a tile at
@@ -217,10 +229,14 @@ float wdot(WT q, float d, vec4 xv[NX])
 // groups for every NX.
 #if defined(XQ8)
 // XQ8: TILE values of x as int8 in blocks of 32; block b's quants 0..15 in
-// xql[b], 16..31 in xqh[b] (lane i reads block u + i: consecutive 16-byte
-// slots, no bank conflict, no swizzle), its scale and -8 * its quants'
+// xqq[XLO(b)], 16..31 in xqq[XHI(b)] (Q4_0: lane i reads block u + i,
+// consecutive 16-byte slots, no bank conflict, no swizzle; Q8_0: lane i
+// reads unit u + i, alternately a low and a high half, which the 4 slots
+// between the halves put on other banks), its scale and -8 * its quants'
 // sum in xqd[b]. 1.25 bytes per value (the host checks the total).
-shared uvec4 xql[TILE / 32], xqh[TILE / 32];
+#define XLO(b) (b)
+#define XHI(b) (TILE / 32 + 4 + (b))
+shared uvec4 xqq[2 * (TILE / 32) + 4];
 shared uvec2 xqd[TILE / 32];
 #else
 shared vec4 xs[TILE / 4];
@@ -243,9 +259,15 @@ uint swz(uint v)
 #define XDECL(U) XU xv[U]
 void load_x(uint u, uint t0, out XU xv)
 {
+#if defined(TYPE_Q8_0)
+	uint e = u * UE - t0, b = e / 32; // unit u: values 16u .. 16u + 15
+	xv.lo = xqq[(e & 16u) != 0u ? XHI(b) : XLO(b)];
+	xv.hi = uvec4(0);
+#else
 	uint b = u - t0 / 32;
-	xv.lo = xql[b];
-	xv.hi = xqh[b];
+	xv.lo = xqq[XLO(b)];
+	xv.hi = xqq[XHI(b)];
+#endif
 	xv.d = xqd[b];
 }
 
@@ -291,11 +313,11 @@ void stage_xq(XS s, uint t0, uint tn, inout float ss)
 		// one component each: a store of .xy would rewrite all four
 		uint blk = j / 4, c = j % 4;
 		if (c < 2) {
-			xql[blk][2 * c] = pack_s8(qa);
-			xql[blk][2 * c + 1] = pack_s8(qb);
+			xqq[XLO(blk)][2 * c] = pack_s8(qa);
+			xqq[XLO(blk)][2 * c + 1] = pack_s8(qb);
 		} else {
-			xqh[blk][2 * c - 4] = pack_s8(qa);
-			xqh[blk][2 * c - 3] = pack_s8(qb);
+			xqq[XHI(blk)][2 * c - 4] = pack_s8(qa);
+			xqq[XHI(blk)][2 * c - 3] = pack_s8(qb);
 		}
 		if (c == 0)
 			xqd[blk] = uvec2(floatBitsToUint(half_rte(amax / 127.0)),

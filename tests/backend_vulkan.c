@@ -48,7 +48,7 @@ static char err[BELT_ERR_SIZE];
 struct be {
 	const struct belt_backend_ops *B;
 	void *ctx;
-	bool int8_x; /* cpu: Q4_0 matvecs with x as int8 (avx2, avx512) */
+	bool int8_x; /* cpu: Q4_0/Q8_0 matvecs with x as int8 (avx2, avx512) */
 };
 
 static struct be open_vk(void)
@@ -71,7 +71,8 @@ static struct be open_cpu(void)
 	return b;
 }
 
-/* The CPU backend on ISA path isa (int8 x for Q4_0 on avx2 and avx512);
+/* The CPU backend on ISA path isa (int8 x for Q4_0 and Q8_0 on avx2 and
+ * avx512);
  * false, with a note, where this CPU cannot run it. */
 static bool open_cpu_isa(const char *isa, struct be *b)
 {
@@ -286,8 +287,8 @@ static double weight_at(int t, const uint8_t *row, int j)
 
 static double worst_matvec[N_WTYPES];
 
-/* Whether the Vulkan backend runs Q4_0 matvecs with x as int8: its
- * default device has int8 dot products and BELT_VK_Q8X is not 0. */
+/* Whether the Vulkan backend runs Q4_0 and Q8_0 matvecs with x as int8:
+ * its default device has int8 dot products and BELT_VK_Q8X is not 0. */
 static bool vk_q8x(void)
 {
 	const char *e = getenv("BELT_VK_Q8X");
@@ -362,8 +363,10 @@ static void check_matvec(struct be *vk, struct be *cpu, int ti, int k, int m,
 	fill(x, (size_t)k);
 	backend_matvec(vk, t, w, rb, x, k, m, woff, xoff, y);
 	backend_matvec(cpu, t, w, rb, x, k, m, 0, 0, yc);
-	/* Q4_0 in matvec_fused (16-byte aligned weights) with x as int8 */
-	bool xq = t == BELT_TYPE_Q4_0 && woff % 16 == 0 && vk_q8x();
+	/* Q4_0 and Q8_0 in matvec_fused (16-byte aligned weights) with x as
+	 * int8 */
+	bool xq = (t == BELT_TYPE_Q4_0 || t == BELT_TYPE_Q8_0) &&
+		  woff % 16 == 0 && vk_q8x();
 	double *xqv = malloc((size_t)k * sizeof *xqv),
 	       *dq = malloc((size_t)k * sizeof *dq);
 	if (xq)
@@ -388,9 +391,9 @@ static void check_matvec(struct be *vk, struct be *cpu, int ti, int k, int m,
 		if (xq) {
 			double tq = 2e-5 * magq + 1e-6 + flip;
 			ck_assert_msg(fabs(y[r] - refq) <= tq,
-				      "matvec q4_0, int8 x, k=%d m=%d row %d: "
+				      "matvec %s, int8 x, k=%d m=%d row %d: "
 				      "%.9g vs int8-x ref %.9g (tol %.3g)",
-				      k, m, r, y[r], refq, tq);
+				      belt_type_name(t), k, m, r, y[r], refq, tq);
 			tol += qerr;
 			e = fabs(y[r] - refq);
 		}
@@ -443,7 +446,7 @@ START_TEST(test_matvec)
 		check_matvec(&vt, &cpu, _i, 32 * 160, 70, 0, 0);
 		be_close(&vt);
 	}
-	if (t == BELT_TYPE_Q4_0) {
+	if (t == BELT_TYPE_Q4_0 || t == BELT_TYPE_Q8_0) {
 		/* the float path, for devices without int8 dot products */
 		setenv("BELT_VK_Q8X", "0", 1);
 		struct be vf = open_vk();
@@ -1159,7 +1162,7 @@ static void chain_model(struct be *b, int wt, uint32_t max_run,
 		free(all[i]);
 }
 
-/* The chain on vk against cpu. Q4_0 with x as int8: against the CPU's
+/* The chain on vk against cpu. Q4_0 and Q8_0 with x as int8: against the CPU's
  * AVX2 path instead (x quantized the same way; skipped where the CPU
  * lacks AVX2), with vk unfused (the NORM fusion quantizes x before the
  * norm's scale, so its fp16 block scales round otherwise). This chain's
@@ -1172,7 +1175,8 @@ static void check_chain(struct be *vk, struct be *cpu, int wt,
 {
 	struct chain_out ov, oc;
 	struct be c8 = {0};
-	bool q8x = wt == BELT_TYPE_Q4_0 && vk_q8x() && !cpu->int8_x;
+	bool q8x = (wt == BELT_TYPE_Q4_0 || wt == BELT_TYPE_Q8_0) && vk_q8x() &&
+		   !cpu->int8_x;
 	if (q8x) {
 		if (!open_cpu_isa("avx2", &c8))
 			return;
@@ -1203,13 +1207,14 @@ static void check_chain(struct be *vk, struct be *cpu, int wt,
 			      belt_type_name(wt), i, ov.x_last[i], oc.x_last[i]);
 }
 
-/* Loop index N_WTYPES: Q4_0 on the float path (BELT_VK_Q8X=0). */
+/* Loop index N_WTYPES, N_WTYPES + 1: Q4_0, Q8_0 on the float path
+ * (BELT_VK_Q8X=0). */
 static int loop_wtype(int i)
 {
 	if (i < N_WTYPES)
 		return wtypes[i];
 	setenv("BELT_VK_Q8X", "0", 1);
-	return BELT_TYPE_Q4_0;
+	return i == N_WTYPES ? BELT_TYPE_Q4_0 : BELT_TYPE_Q8_0;
 }
 
 START_TEST(test_chained_model)
@@ -1237,11 +1242,12 @@ START_TEST(test_fused)
 {
 	int wt = loop_wtype(_i);
 	struct be vk = open_vk();
-	/* Q4_0 with x as int8: the NORM fusion rounds x's fp16 block scales
-	 * from x before the norm's scale, which this chain amplifies (as in
-	 * check_chain: 6.8% of the largest logit, 32% in x, measured), so
-	 * token ids only here; test_q8x_fused checks each flag exactly */
-	bool ids_only = wt == BELT_TYPE_Q4_0 && vk_q8x();
+	/* Q4_0 and Q8_0 with x as int8: the NORM fusion rounds x's fp16
+	 * block scales from x before the norm's scale, which this chain
+	 * amplifies (as in check_chain: 6.8% of the largest logit, 32% in x,
+	 * measured on Q4_0), so token ids only here; test_q8x_fused checks
+	 * each flag exactly */
+	bool ids_only = (wt == BELT_TYPE_Q4_0 || wt == BELT_TYPE_Q8_0) && vk_q8x();
 	static const uint32_t runs[] = {1, 4, 1, 4};
 	for (int r = 0; r < 4; r++) {
 		struct chain_out of, ou;
@@ -1285,7 +1291,7 @@ START_TEST(test_fused)
 }
 END_TEST
 
-/* Q4_0 with x as int8: each fused flag against BELT_VK_FUSE=0, to float
+/* Q4_0 and Q8_0 with x as int8: each fused flag against BELT_VK_FUSE=0, to float
  * rounding (1e-5 relative). x is +-2 and the rmsnorm's eps 0, so that the
  * norm's scale is exactly 1/2 and the NORM fusion (x quantized before the
  * scale) makes the quants and the (halved) fp16 block scales of the
@@ -1300,7 +1306,7 @@ END_TEST
 enum { QF_Q, QF_KK, QF_V, QF_G, QF_R, QF_N };
 static const int qf_n[QF_N] = {QF_M, QF_M2, QF_M2, QF_M, QF_M};
 
-static void q8x_table(struct be *b, float out[QF_N][QF_M])
+static void q8x_table(struct be *b, int wt, float out[QF_N][QF_M])
 {
 	rng_seed(77);
 	const int K = QF_K, M = QF_M, M2 = QF_M2;
@@ -1310,7 +1316,7 @@ static void q8x_table(struct be *b, float out[QF_N][QF_M])
 	size_t rb = 0;
 	uint64_t off[NW + 1] = {0};
 	for (int i = 0; i < NW; i++) {
-		w[i] = weights_new(BELT_TYPE_Q4_0, K, rows[i], &rb);
+		w[i] = weights_new(wt, K, rows[i], &rb);
 		off[i + 1] = off[i] + (rb * (size_t)rows[i] + 31) / 32 * 32;
 	}
 	float *x = malloc((size_t)K * 4), *nw = malloc((size_t)K * 4),
@@ -1347,8 +1353,8 @@ static void q8x_table(struct be *b, float out[QF_N][QF_M])
 	} while (0)
 #define MV(wi, in, o)                                                      \
 	do {                                                               \
-		c[n] = cmd_new(b, "matvec", BELT_TYPE_Q4_0, "mv");         \
-		bind(&c[n], W, off[wi], rb * (size_t)rows[wi], BELT_TYPE_Q4_0); \
+		c[n] = cmd_new(b, "matvec", wt, "mv");                     \
+		bind(&c[n], W, off[wi], rb * (size_t)rows[wi], wt);        \
 		bind(&c[n], ACT(in));                                      \
 		bind(&c[n], ACT(o));                                       \
 		pi(&c[n], K);                                              \
@@ -1419,19 +1425,24 @@ START_TEST(test_q8x_fused)
 		for (int i = 0; i < 6 && env[e][i]; i += 2)
 			unsetenv(env[e][i]);
 		float of[QF_N][QF_M], ou[QF_N][QF_M];
-		q8x_table(&vk, of);
-		setenv("BELT_VK_FUSE", "0", 1);
-		q8x_table(&vk, ou);
-		unsetenv("BELT_VK_FUSE");
+		for (int t = 0; t < 2; t++) {
+			int wt = t ? BELT_TYPE_Q8_0 : BELT_TYPE_Q4_0;
+			q8x_table(&vk, wt, of);
+			setenv("BELT_VK_FUSE", "0", 1);
+			q8x_table(&vk, wt, ou);
+			unsetenv("BELT_VK_FUSE");
+			static const char *name[QF_N] = {"q", "k", "v", "silu",
+							 "add"};
+			for (int i = 0; i < QF_N; i++)
+				for (int r = 0; r < qf_n[i]; r++)
+					ck_assert_msg(fabsf(of[i][r] - ou[i][r]) <=
+							      1e-5f * fmaxf(1.0f, fabsf(ou[i][r])),
+						      "q8x fused %s (env %zu) %s row %d: "
+						      "%.9g vs unfused %.9g",
+						      belt_type_name(wt), e, name[i], r,
+						      of[i][r], ou[i][r]);
+		}
 		be_close(&vk);
-		static const char *name[QF_N] = {"q", "k", "v", "silu", "add"};
-		for (int i = 0; i < QF_N; i++)
-			for (int r = 0; r < qf_n[i]; r++)
-				ck_assert_msg(fabsf(of[i][r] - ou[i][r]) <=
-						      1e-5f * fmaxf(1.0f, fabsf(ou[i][r])),
-					      "q8x fused (env %zu) %s row %d: "
-					      "%.9g vs unfused %.9g",
-					      e, name[i], r, of[i][r], ou[i][r]);
 	}
 }
 END_TEST
@@ -1728,7 +1739,8 @@ START_TEST(test_validation)
 	check_chain(&vk, &cpu, BELT_TYPE_BF16, 16);
 	if (vk_q8x()) { /* the int8 x variant with each fused flag */
 		float o[QF_N][QF_M];
-		q8x_table(&vk, o);
+		q8x_table(&vk, BELT_TYPE_Q4_0, o);
+		q8x_table(&vk, BELT_TYPE_Q8_0, o);
 	}
 	be_close(&vk);
 	setenv("BELT_VK_STAGING", "1", 1);
@@ -1755,8 +1767,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stop_at_eog);
 	tcase_add_test(tc, test_argmax);
 	tcase_add_test(tc, test_head_last_only);
-	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES + 1);
-	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES + 1);
+	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES + 2);
+	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES + 2);
 	tcase_add_test(tc, test_q8x_fused);
 	tcase_add_test(tc, test_staging);
 	suite_add_tcase(s, tc);

@@ -305,16 +305,20 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	uint32_t wg = mw ? (uint32_t)atoi(mw) : 0;
 	bool wg_ok = wg >= 64 && wg <= 1024 && !(wg & (wg - 1)) &&
 		     wg <= p2.properties.limits.maxComputeWorkGroupInvocations;
+	/* by variant (F32, F16, BF16, Q8_0, Q4_0, Q4_0 and Q8_0 with x as
+	 * int8), the H100's best measured (doc/vulkan.md): more threads per
+	 * row for Q4_0 and int8 x, 2 rows per subgroup for int8 Q4_0 (8B
+	 * 346 -> 358 tokens/s) */
+	static const uint32_t wg_def[VK_FMV_TYPES] = {
+		VK_MVF_WG,	VK_MVF_WG,	VK_MVF_WG,	VK_MVF_WG,
+		VK_MVF_WG_Q4_0, VK_MVF_WG_Q4_0, VK_MVF_WG_Q4_0};
+	static const uint32_t nr_def[VK_FMV_TYPES] = {
+		VK_MVF_ROWS, VK_MVF_ROWS,	  VK_MVF_ROWS, VK_MVF_ROWS,
+		VK_MVF_ROWS, VK_MVF_ROWS_Q4_0_XQ, VK_MVF_ROWS};
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
-		/* Q4_0 (index 4, 5 with x as int8): more threads per row,
-		 * measured faster */
-		uint32_t w = wg_ok ? wg : i >= 4 ? VK_MVF_WG_Q4_0 : VK_MVF_WG;
+		uint32_t w = wg_ok ? wg : wg_def[i];
 		ctx->mv_wg[i] = w;
-		/* Q4_0 with x as int8: 2 rows per subgroup, measured faster
-		 * (8B 346 -> 358 tokens/s on the H100) */
-		ctx->mv_nr[i] = mr_ok ? (uint32_t)atoi(mr)
-			      : i == VK_SH_FMV_Q4_0_XQ - VK_SH_FMV_F32 ? VK_MVF_ROWS_Q4_0_XQ
-								  : VK_MVF_ROWS;
+		ctx->mv_nr[i] = mr_ok ? (uint32_t)atoi(mr) : nr_def[i];
 		ctx->mv_rpw[i] = ctx->mv_nr[i] * (ctx->subgroup < w ? w / ctx->subgroup : 1);
 	}
 	/* and whether x is swizzled in shared memory (BELT_VK_MV_SWIZZLE=0:
@@ -331,11 +335,12 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	 * x as int8, all of x for rows up to 16384 */
 	static const uint32_t tile_def[VK_FMV_TYPES] = {
 		VK_MVF_TILE,	  VK_MVF_TILE,	    VK_MVF_TILE,
-		VK_MVF_TILE,	  VK_MVF_TILE_Q4_0, VK_MVF_TILE_Q4_0_XQ};
+		VK_MVF_TILE,	  VK_MVF_TILE_Q4_0, VK_MVF_TILE_XQ,
+		VK_MVF_TILE_XQ};
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
 		/* shared bytes per 4 values: floats, or int8 quants and a
 		 * scale and sum (8 bytes) per 32 */
-		uint32_t b4 = i == VK_SH_FMV_Q4_0_XQ - VK_SH_FMV_F32 ? 5 : 16;
+		uint32_t b4 = i >= VK_SH_FMV_Q4_0_XQ - VK_SH_FMV_F32 ? 5 : 16;
 		uint32_t tile = mt ? (uint32_t)atoi(mt) : tile_def[i];
 		if (tile < 2048 || tile % 2048)
 			tile = VK_MVF_TILE;
@@ -344,14 +349,20 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		ctx->mv_tile[i] = tile;
 	}
 	const char *mu = getenv("BELT_VK_MV_UNROLL");
-	ctx->mv_unr = mu && atoi(mu) == 4 ? 4 : mu && atoi(mu) == 2 ? 2 : VK_MVF_UNROLL;
+	/* 4 for Q8_0 with int8 x (8B 236 -> 245 tokens/s) */
+	for (int i = 0; i < VK_FMV_TYPES; i++)
+		ctx->mv_unr[i] = mu && atoi(mu) == 4   ? 4
+				 : mu && atoi(mu) == 2 ? 2
+				 : i == VK_SH_FMV_Q8_0_XQ - VK_SH_FMV_F32
+					 ? VK_MVF_UNROLL_Q8_0_XQ
+					 : VK_MVF_UNROLL;
 	/* subgroups sharing each row of a matvec with k at least a bound:
 	 * measured on the H100, 2 for F16 (every k) and for Q8_0 (k >= 8192,
 	 * down), 1 (no split) for Q4_0; on a CPU device (lavapipe) 1, which
 	 * there runs F16 at twice the speed of 2; BELT_VK_MV_KSPLIT (1, 2 or
 	 * 4) and BELT_VK_MV_KSPLIT_K set them for every type */
-	static const uint32_t ks_def[VK_FMV_TYPES] = {1, 2, 1, 2, 1, 1};
-	static const uint32_t ks_k_def[VK_FMV_TYPES] = {0, 0, 0, 8192, 0, 0};
+	static const uint32_t ks_def[VK_FMV_TYPES] = {1, 2, 1, 2, 1, 1, 1};
+	static const uint32_t ks_k_def[VK_FMV_TYPES] = {0, 0, 0, 8192, 0, 0, 0};
 	bool cpu_dev = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 	const char *mk = getenv("BELT_VK_MV_KSPLIT"), *mkk = getenv("BELT_VK_MV_KSPLIT_K");
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
@@ -375,11 +386,15 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
 		.pNext = &s16};
 	vkGetPhysicalDeviceFeatures2(ctx->phys, &f2);
-	/* Q4_0 matvecs with x as int8 where the device can: 8 packed dot
-	 * products per 16 weight bytes instead of 32 nibble conversions and
-	 * FMAs (doc/vulkan.md); BELT_VK_Q8X=0: the float path */
+	/* Q4_0 and Q8_0 matvecs with x as int8 where the device can: 8 or 4
+	 * packed dot products per 16 weight bytes instead of 32 or 16 int8
+	 * conversions and FMAs (doc/vulkan.md); BELT_VK_Q8X=0: the float
+	 * path, =q4_0 or =q8_0: int8 x for that type only */
 	const char *q8 = getenv("BELT_VK_Q8X");
-	ctx->q8x = !(q8 && !strcmp(q8, "0")) && vk_int8_dot(ctx->phys);
+	ctx->q8x = !vk_int8_dot(ctx->phys) || (q8 && !strcmp(q8, "0")) ? 0
+		   : q8 && !strcmp(q8, "q4_0")			      ? VK_Q8X_Q4_0
+		   : q8 && !strcmp(q8, "q8_0")			      ? VK_Q8X_Q8_0
+								      : VK_Q8X_Q4_0 | VK_Q8X_Q8_0;
 	if (!s16.storageBuffer16BitAccess)
 		return belt_errf(err, errsz,
 				 "vulkan: %s lacks storageBuffer16BitAccess",
@@ -980,7 +995,8 @@ static int fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 		return -1;
 	uint32_t data[8] = {flags, nseg, ctx->mv_nr[sh - VK_SH_FMV_F32], ctx->mv_swz,
 			    ctx->mv_wg[sh - VK_SH_FMV_F32],
-			    ctx->mv_tile[sh - VK_SH_FMV_F32], ctx->mv_unr, ks};
+			    ctx->mv_tile[sh - VK_SH_FMV_F32],
+			    ctx->mv_unr[sh - VK_SH_FMV_F32], ks};
 	VkSpecializationMapEntry me[8];
 	for (uint32_t i = 0; i < 8; i++)
 		me[i] = (VkSpecializationMapEntry){
@@ -1423,8 +1439,10 @@ static enum vk_shader fmv_shader(const struct vk_ctx *ctx, int wtype)
 	case BELT_TYPE_F32: return VK_SH_FMV_F32;
 	case BELT_TYPE_F16: return VK_SH_FMV_F16;
 	case BELT_TYPE_BF16: return VK_SH_FMV_BF16;
-	case BELT_TYPE_Q8_0: return VK_SH_FMV_Q8_0;
-	default: return ctx->q8x ? VK_SH_FMV_Q4_0_XQ : VK_SH_FMV_Q4_0;
+	case BELT_TYPE_Q8_0:
+		return ctx->q8x & VK_Q8X_Q8_0 ? VK_SH_FMV_Q8_0_XQ : VK_SH_FMV_Q8_0;
+	default:
+		return ctx->q8x & VK_Q8X_Q4_0 ? VK_SH_FMV_Q4_0_XQ : VK_SH_FMV_Q4_0;
 	}
 }
 

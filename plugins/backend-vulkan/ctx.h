@@ -47,11 +47,13 @@ struct vk_ctx {
 				       * by weight type (VK_SH_FMV_* order) */
 	uint32_t mv_tile[VK_FMV_TYPES]; /* matvec_fused: floats of x in
 					 * shared (TILE), by weight type */
-	uint32_t mv_unr;  /* matvec_fused: units loaded at once (UNR) */
+	uint32_t mv_unr[VK_FMV_TYPES]; /* matvec_fused: units loaded at
+					* once (UNR), by weight type */
 	uint32_t mv_ks[VK_FMV_TYPES];	/* matvec_fused: subgroups per row
 					 * (KS), by weight type ... */
 	uint32_t mv_ks_k[VK_FMV_TYPES]; /* ... for k at least this */
-	bool q8x; /* Q4_0 matvecs with x as int8 (VK_SH_FMV_Q4_0_XQ) */
+	unsigned q8x; /* matvecs with x as int8 (VK_SH_FMV_Q4_0_XQ,
+		       * VK_SH_FMV_Q8_0_XQ): VK_Q8X_* bits */
 	bool no_map; /* BELT_VK_STAGING */
 	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
 

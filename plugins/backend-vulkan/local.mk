@@ -40,6 +40,7 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q4_0_xq.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h \
 	plugins/backend-vulkan/spv/embed_q8_0r.spv.h \
 	plugins/backend-vulkan/spv/embed_q4_0r.spv.h \
 	plugins/backend-vulkan/spv/repack_q8_0.spv.h \
@@ -122,6 +123,9 @@ plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fus
 
 plugins/backend-vulkan/spv/matvec_fused_q4_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
 
 plugins/backend-vulkan/spv/embed_q8_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl

@@ -68,6 +68,9 @@ static const uint32_t spv_matvec_fused_q4_0[] =
 static const uint32_t spv_matvec_fused_q4_0_xq[] =
 #include "spv/matvec_fused_q4_0_xq.spv.h"
 	;
+static const uint32_t spv_matvec_fused_q8_0_xq[] =
+#include "spv/matvec_fused_q8_0_xq.spv.h"
+	;
 static const uint32_t spv_embed_q8_0r[] =
 #include "spv/embed_q8_0r.spv.h"
 	;
@@ -124,6 +127,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_FMV_Q8_0, spv_matvec_fused_q8_0),
 	ENTRY(VK_SH_FMV_Q4_0, spv_matvec_fused_q4_0),
 	ENTRY(VK_SH_FMV_Q4_0_XQ, spv_matvec_fused_q4_0_xq),
+	ENTRY(VK_SH_FMV_Q8_0_XQ, spv_matvec_fused_q8_0_xq),
 	ENTRY(VK_SH_EMBED_Q8_0R, spv_embed_q8_0r),
 	ENTRY(VK_SH_EMBED_Q4_0R, spv_embed_q4_0r),
 	ENTRY(VK_SH_REPACK_Q8_0, spv_repack_q8_0),

@@ -28,25 +28,29 @@
 #define VK_MVF_ROWS 1
 #define VK_MVF_ROWS_Q4_0_XQ 2
 /* Threads per workgroup of matvec_fused (BELT_VK_MV_WG overrides both):
- * 256, and 512 for Q4_0. On the H100, tg128 tokens/s, 256 vs 512 threads
- * of one row per subgroup: 1B Q4_0 989 vs 994, 8B Q4_0 253 vs 264, 1B F16
- * 662 vs 633. */
+ * 256, and 512 for Q4_0 and for int8 x. On the H100, tg128 tokens/s, 256
+ * vs 512 threads of one row per subgroup: 1B Q4_0 989 vs 994, 8B Q4_0 253
+ * vs 264, 1B F16 662 vs 633; int8 Q8_0 1B 847 vs 956, 8B 203 vs 236. */
 #define VK_MVF_WG 256
 #define VK_MVF_WG_Q4_0 512
 /* matvec_fused: floats of x staged in shared memory at a time, and units
  * of 16 weight bytes each lane loads before it uses them (doc/vulkan.md) */
 #define VK_MVF_TILE 2048
 #define VK_MVF_TILE_Q4_0 4096
-/* Q4_0 with x as int8 (VK_SH_FMV_Q4_0_XQ): values of x staged at once,
- * 1.25 bytes each, so that rows up to 16384 (the 8B model's down: 14336)
- * stage x once */
-#define VK_MVF_TILE_Q4_0_XQ 16384
+/* Q4_0 and Q8_0 with x as int8 (VK_SH_FMV_Q4_0_XQ, VK_SH_FMV_Q8_0_XQ):
+ * values of x staged at once, 1.25 bytes each, so that rows up to 16384
+ * (the 8B model's down: 14336) stage x once */
+#define VK_MVF_TILE_XQ 16384
+/* Which types' matvecs take x as int8 (vk_ctx q8x; BELT_VK_Q8X) */
+#define VK_Q8X_Q4_0 1u
+#define VK_Q8X_Q8_0 2u
 #define VK_MVF_UNROLL 2
+#define VK_MVF_UNROLL_Q8_0_XQ 4
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_FPIPE_MAX 128
-/* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q4_0_XQ. */
-#define VK_FMV_TYPES 6
+/* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q8_0_XQ. */
+#define VK_FMV_TYPES 7
 
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */
@@ -94,6 +98,7 @@ enum vk_shader {
 	VK_SH_FMV_Q8_0,
 	VK_SH_FMV_Q4_0,
 	VK_SH_FMV_Q4_0_XQ, /* x as int8, integer dot products */
+	VK_SH_FMV_Q8_0_XQ, /* the same for Q8_0 */
 	VK_SH_EMBED_Q8_0R,
 	VK_SH_EMBED_Q4_0R,
 	VK_SH_REPACK_Q8_0,
@@ -139,8 +144,8 @@ struct vk_op {
 /* The instance-level Vulkan version the loader offers (1.0 if it cannot
  * say); devices.c. */
 uint32_t vk_loader_version(void);
-/* Whether device d can run Q4_0 matvecs with x as int8
- * (VK_SH_FMV_Q4_0_XQ): VK_KHR_shader_integer_dot_product with
+/* Whether device d can run Q4_0 and Q8_0 matvecs with x as int8
+ * (VK_SH_FMV_Q4_0_XQ, VK_SH_FMV_Q8_0_XQ): VK_KHR_shader_integer_dot_product with
  * shaderIntegerDotProduct, and subgroup shuffles in compute shaders on
  * subgroups of 4 or more (four lanes quantize a block); devices.c. Needs
  * an instance of Vulkan 1.1 or later. */

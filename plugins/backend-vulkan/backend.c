@@ -349,13 +349,13 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		ctx->mv_tile[i] = tile;
 	}
 	const char *mu = getenv("BELT_VK_MV_UNROLL");
+	bool mu_ok = mu && (atoi(mu) == 2 || atoi(mu) == 4);
 	/* 4 for Q8_0 with int8 x (8B 236 -> 245 tokens/s) */
+	static const uint32_t unr_def[VK_FMV_TYPES] = {
+		VK_MVF_UNROLL, VK_MVF_UNROLL, VK_MVF_UNROLL,	      VK_MVF_UNROLL,
+		VK_MVF_UNROLL, VK_MVF_UNROLL, VK_MVF_UNROLL_Q8_0_XQ};
 	for (int i = 0; i < VK_FMV_TYPES; i++)
-		ctx->mv_unr[i] = mu && atoi(mu) == 4   ? 4
-				 : mu && atoi(mu) == 2 ? 2
-				 : i == VK_SH_FMV_Q8_0_XQ - VK_SH_FMV_F32
-					 ? VK_MVF_UNROLL_Q8_0_XQ
-					 : VK_MVF_UNROLL;
+		ctx->mv_unr[i] = mu_ok ? (uint32_t)atoi(mu) : unr_def[i];
 	/* subgroups sharing each row of a matvec with k at least a bound:
 	 * measured on the H100, 2 for F16 (every k) and for Q8_0 (k >= 8192,
 	 * down), 1 (no split) for Q4_0; on a CPU device (lavapipe) 1, which

@@ -1519,7 +1519,9 @@ static bool fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	g->tail = -1;
 	bool head = C[i].head;
 	/* not for the head: its many rows (vocab) would each reread x and w
-	 * for one dispatch saved per token */
+	 * for one dispatch saved per token (measured on the H100 with int8
+	 * x: 1B Q4_0 1233 -> 1235 tokens/s, 8B Q4_0 359.6 -> 360.2, 1B F16
+	 * 722.6 -> 718.2; not worth it) */
 	if (is_op(&C[i], "rmsnorm") && !head) {
 		g->norm = (int)i;
 		j = i + 1;

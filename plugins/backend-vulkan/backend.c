@@ -296,80 +296,73 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
 	ctx->max_alloc = m3.maxMemoryAllocationSize;
 	ctx->subgroup = sg.subgroupSize ? sg.subgroupSize : 32;
-	/* matvec_fused: rows per subgroup (BELT_VK_MV_ROWS, 1..8), threads
-	 * per workgroup (BELT_VK_MV_WG: 64 .. 1024, a power of two), and so
-	 * rows per workgroup */
+	/* matvec_fused's settings by variant, the H100's best measured
+	 * (doc/vulkan.md): threads per workgroup (more for Q4_0 and int8
+	 * x), rows per subgroup (2 for int8 Q4_0: 8B 346 -> 358 tokens/s),
+	 * units each lane loads before using them (4 for int8 Q8_0: 8B 236 ->
+	 * 245), values of x staged in shared memory at a time (Q4_0 the
+	 * larger tile, slower for the rest; int8 x all of a row up to
+	 * 16384), and subgroups sharing each row of a matvec with k at least
+	 * a bound (2 for F16, every k, and for Q8_0, k >= 8192: down; 1 on a
+	 * CPU device, lavapipe, which there runs F16 at twice the speed of
+	 * 2). xq: x staged as int8 (5 bytes per 4 values, a scale and sum of
+	 * 8 bytes per 32) rather than floats (16). */
+	static const struct {
+		uint32_t wg, nr, unr, tile, ks, ks_k;
+		bool xq;
+	} def[VK_FMV_TYPES] = {
+		[VK_SH_FMV_F32 - VK_SH_FMV_F32] = {VK_MVF_WG, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE, 1, 0, false},
+		[VK_SH_FMV_F16 - VK_SH_FMV_F32] = {VK_MVF_WG, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE, 2, 0, false},
+		[VK_SH_FMV_BF16 - VK_SH_FMV_F32] = {VK_MVF_WG, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE, 1, 0, false},
+		[VK_SH_FMV_Q8_0 - VK_SH_FMV_F32] = {VK_MVF_WG, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE, 2, 8192, false},
+		[VK_SH_FMV_Q4_0 - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE_Q4_0, 1, 0, false},
+		[VK_SH_FMV_Q4_0_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS_Q4_0_XQ, VK_MVF_UNROLL,
+			VK_MVF_TILE_XQ, 1, 0, true},
+		[VK_SH_FMV_Q8_0_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL_Q8_0_XQ,
+			VK_MVF_TILE_XQ, 1, 0, true},
+	};
+	/* Each overridden for every variant, for sweeps: BELT_VK_MV_WG (64
+	 * .. 1024, a power of two), BELT_VK_MV_ROWS (1..8), BELT_VK_MV_UNROLL
+	 * (2 or 4), BELT_VK_MV_TILE (a multiple of 2048 that fits beside the
+	 * shader's other shared arrays, 6 KiB at most), BELT_VK_MV_KSPLIT (1,
+	 * 2 or 4) and BELT_VK_MV_KSPLIT_K; BELT_VK_MV_SWIZZLE=0: x not
+	 * swizzled in shared memory, for comparison. */
 	const char *mr = getenv("BELT_VK_MV_ROWS");
 	bool mr_ok = mr && atoi(mr) >= 1 && atoi(mr) <= 8;
 	const char *mw = getenv("BELT_VK_MV_WG");
 	uint32_t wg = mw ? (uint32_t)atoi(mw) : 0;
 	bool wg_ok = wg >= 64 && wg <= 1024 && !(wg & (wg - 1)) &&
 		     wg <= p2.properties.limits.maxComputeWorkGroupInvocations;
-	/* by variant (F32, F16, BF16, Q8_0, Q4_0, Q4_0 and Q8_0 with x as
-	 * int8), the H100's best measured (doc/vulkan.md): more threads per
-	 * row for Q4_0 and int8 x, 2 rows per subgroup for int8 Q4_0 (8B
-	 * 346 -> 358 tokens/s) */
-	static const uint32_t wg_def[VK_FMV_TYPES] = {
-		VK_MVF_WG,	VK_MVF_WG,	VK_MVF_WG,	VK_MVF_WG,
-		VK_MVF_WG_Q4_0, VK_MVF_WG_Q4_0, VK_MVF_WG_Q4_0};
-	static const uint32_t nr_def[VK_FMV_TYPES] = {
-		VK_MVF_ROWS, VK_MVF_ROWS,	  VK_MVF_ROWS, VK_MVF_ROWS,
-		VK_MVF_ROWS, VK_MVF_ROWS_Q4_0_XQ, VK_MVF_ROWS};
-	for (int i = 0; i < VK_FMV_TYPES; i++) {
-		uint32_t w = wg_ok ? wg : wg_def[i];
-		ctx->mv_wg[i] = w;
-		ctx->mv_nr[i] = mr_ok ? (uint32_t)atoi(mr) : nr_def[i];
-		ctx->mv_rpw[i] = ctx->mv_nr[i] * (ctx->subgroup < w ? w / ctx->subgroup : 1);
-	}
-	/* and whether x is swizzled in shared memory (BELT_VK_MV_SWIZZLE=0:
-	 * not, for comparison) */
-	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
-	ctx->mv_swz = !(sw && !strcmp(sw, "0"));
-	/* values of x staged in shared memory at a time (BELT_VK_MV_TILE: a
-	 * multiple of 2048 that fits beside the shader's other shared
-	 * arrays, 6 KiB at most), and units each lane loads before using
-	 * them (BELT_VK_MV_UNROLL: 2 or 4) */
+	const char *mu = getenv("BELT_VK_MV_UNROLL");
+	bool mu_ok = mu && (atoi(mu) == 2 || atoi(mu) == 4);
 	const char *mt = getenv("BELT_VK_MV_TILE");
 	uint32_t shmax = p2.properties.limits.maxComputeSharedMemorySize;
-	/* Q4_0: the larger tile, measured faster (slower for the rest); with
-	 * x as int8, all of x for rows up to 16384 */
-	static const uint32_t tile_def[VK_FMV_TYPES] = {
-		VK_MVF_TILE,	  VK_MVF_TILE,	    VK_MVF_TILE,
-		VK_MVF_TILE,	  VK_MVF_TILE_Q4_0, VK_MVF_TILE_XQ,
-		VK_MVF_TILE_XQ};
+	bool cpu_dev = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+	const char *mk = getenv("BELT_VK_MV_KSPLIT"), *mkk = getenv("BELT_VK_MV_KSPLIT_K");
+	const char *sw = getenv("BELT_VK_MV_SWIZZLE");
+	ctx->mv_swz = !(sw && !strcmp(sw, "0"));
 	for (int i = 0; i < VK_FMV_TYPES; i++) {
-		/* shared bytes per 4 values: floats, or int8 quants and a
-		 * scale and sum (8 bytes) per 32 */
-		uint32_t b4 = i >= VK_SH_FMV_Q4_0_XQ - VK_SH_FMV_F32 ? 5 : 16;
-		uint32_t tile = mt ? (uint32_t)atoi(mt) : tile_def[i];
+		uint32_t w = wg_ok ? wg : def[i].wg;
+		ctx->mv_wg[i] = w;
+		ctx->mv_nr[i] = mr_ok ? (uint32_t)atoi(mr) : def[i].nr;
+		ctx->mv_rpw[i] = ctx->mv_nr[i] * (ctx->subgroup < w ? w / ctx->subgroup : 1);
+		ctx->mv_unr[i] = mu_ok ? (uint32_t)atoi(mu) : def[i].unr;
+		uint32_t b4 = def[i].xq ? 5 : 16; /* shared bytes per 4 values */
+		uint32_t tile = mt ? (uint32_t)atoi(mt) : def[i].tile;
 		if (tile < 2048 || tile % 2048)
 			tile = VK_MVF_TILE;
 		while (tile > 2048 && tile / 4 * b4 + 6144 > shmax)
 			tile -= 2048;
 		ctx->mv_tile[i] = tile;
-	}
-	const char *mu = getenv("BELT_VK_MV_UNROLL");
-	bool mu_ok = mu && (atoi(mu) == 2 || atoi(mu) == 4);
-	/* 4 for Q8_0 with int8 x (8B 236 -> 245 tokens/s) */
-	static const uint32_t unr_def[VK_FMV_TYPES] = {
-		VK_MVF_UNROLL, VK_MVF_UNROLL, VK_MVF_UNROLL,	      VK_MVF_UNROLL,
-		VK_MVF_UNROLL, VK_MVF_UNROLL, VK_MVF_UNROLL_Q8_0_XQ};
-	for (int i = 0; i < VK_FMV_TYPES; i++)
-		ctx->mv_unr[i] = mu_ok ? (uint32_t)atoi(mu) : unr_def[i];
-	/* subgroups sharing each row of a matvec with k at least a bound:
-	 * measured on the H100, 2 for F16 (every k) and for Q8_0 (k >= 8192,
-	 * down), 1 (no split) for Q4_0; on a CPU device (lavapipe) 1, which
-	 * there runs F16 at twice the speed of 2; BELT_VK_MV_KSPLIT (1, 2 or
-	 * 4) and BELT_VK_MV_KSPLIT_K set them for every type */
-	static const uint32_t ks_def[VK_FMV_TYPES] = {1, 2, 1, 2, 1, 1, 1};
-	static const uint32_t ks_k_def[VK_FMV_TYPES] = {0, 0, 0, 8192, 0, 0, 0};
-	bool cpu_dev = p2.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-	const char *mk = getenv("BELT_VK_MV_KSPLIT"), *mkk = getenv("BELT_VK_MV_KSPLIT_K");
-	for (int i = 0; i < VK_FMV_TYPES; i++) {
-		int ks = mk ? atoi(mk) : cpu_dev ? 1 : (int)ks_def[i];
+		int ks = mk ? atoi(mk) : cpu_dev ? 1 : (int)def[i].ks;
 		ctx->mv_ks[i] = ks == 2 || ks == 4 ? (uint32_t)ks : 1;
 		ctx->mv_ks_k[i] = mkk && atoi(mkk) >= 0 ? (uint32_t)atoi(mkk)
-			      : mk ? 8192 : ks_k_def[i];
+			      : mk ? 8192 : def[i].ks_k;
 	}
 	VkSubgroupFeatureFlags need_sg = VK_SUBGROUP_FEATURE_BASIC_BIT |
 					 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;

@@ -22,6 +22,17 @@ static bool selected(const char *file)
 	return false;
 }
 
+/* BELT_GOLDEN_SHORT=a.gguf,b.gguf: for these files (the biggest model, in
+ * software Vulkan) check each prompt once, over its first SHORT_TOKENS
+ * generated tokens: every kernel and shape still runs, without replaying
+ * the long rows, which the CPU run and the GPU machine check in full. */
+#define SHORT_TOKENS 24
+static bool short_rows(const char *file)
+{
+	const char *s = getenv("BELT_GOLDEN_SHORT");
+	return s && strstr(s, file);
+}
+
 static struct belt_model *load(const char *file)
 {
 	struct belt_model_params mp;
@@ -95,8 +106,16 @@ static void check_reference(const char *model, const char *file, uint32_t chunk)
 	struct belt_session *s = session(m, chunk);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
 	unsigned rows = 0, full = 0;
+	bool shortened = short_rows(file);
 	for (size_t r = 0; r < t->n_rows; r++) {
 		if (strcmp(tsv_get(t, r, "model"), model))
+			continue;
+		/* the same prompt's longer row repeats the shorter's start */
+		bool seen = false;
+		for (size_t e = 0; shortened && e < r && !seen; e++)
+			seen = !strcmp(tsv_get(t, e, "model"), model) &&
+			       !strcmp(tsv_get(t, e, "prompt"), tsv_get(t, r, "prompt"));
+		if (seen)
 			continue;
 		size_t n_prompt, n_gen, n_ours;
 		int32_t *prompt = parse_ids(tsv_get(t, r, "prompt_ids"), &n_prompt);
@@ -109,6 +128,8 @@ static void check_reference(const char *model, const char *file, uint32_t chunk)
 		ck_assert_msg(n_ours == n_prompt && !memcmp(ours, prompt, n_prompt * 4),
 			      "%s: prompt '%s' tokenizes differently", file, text);
 		size_t stable = (size_t)atol(tsv_get(t, r, "stable_prefix"));
+		if (shortened && n_gen > SHORT_TOKENS)
+			n_gen = SHORT_TOKENS;
 		if (n_gen > 0) {
 			struct collect c;
 			generate(s, prompt, n_prompt, (uint32_t)n_gen, false, &c);
@@ -127,8 +148,9 @@ static void check_reference(const char *model, const char *file, uint32_t chunk)
 		free(gen);
 	}
 	ck_assert_uint_gt(rows, 0);
-	printf("golden %-28s %s chunk %2u: %u/%u rows identical to the reference over their whole length\n",
-	       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", chunk, full, rows);
+	printf("golden %-28s %s chunk %2u: %u/%u rows identical to the reference over their whole length%s\n",
+	       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", chunk, full, rows,
+	       shortened ? " (BELT_GOLDEN_SHORT: first " "24" " tokens, one row per prompt)" : "");
 	belt_session_free(s);
 	belt_model_free(m);
 	tsv_free(t);
@@ -236,6 +258,8 @@ static void check_llamacpp(const char *file, uint32_t n, unsigned need)
 	struct belt_session *s = session(m, 16);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
 	unsigned rows = 0, same = 0;
+	if (short_rows(file) && n > SHORT_TOKENS)
+		n = SHORT_TOKENS;
 	for (size_t r = 0; r < t->n_rows; r++) {
 		if (strcmp(tsv_get(t, r, "file"), file))
 			continue;
@@ -271,7 +295,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("golden");
 	TCase *gen = tcase_create("generation");
-	tcase_set_timeout(gen, 600);
+	tcase_set_timeout(gen, 0); /* no limit: CI bounds the run */
 	tcase_add_test(gen, stories_f32);
 	tcase_add_test(gen, stories_f16);
 	tcase_add_test(gen, stories_ggml_org);
@@ -280,14 +304,14 @@ static Suite *suite(void)
 	tcase_add_test(gen, pycoder_f16);
 	suite_add_tcase(s, gen);
 	TCase *lg = tcase_create("logits");
-	tcase_set_timeout(lg, 600);
+	tcase_set_timeout(lg, 0); /* no limit: CI bounds the run */
 	tcase_add_test(lg, logits_stories_f32);
 	tcase_add_test(lg, logits_stories_ggml_org);
 	tcase_add_test(lg, logits_aidreams_f32);
 	tcase_add_test(lg, logits_stories_f16);
 	suite_add_tcase(s, lg);
 	TCase *lc = tcase_create("llamacpp");
-	tcase_set_timeout(lc, 600);
+	tcase_set_timeout(lc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(lc, llamacpp_q8_0);
 	tcase_add_test(lc, llamacpp_f16);
 	suite_add_tcase(s, lc);

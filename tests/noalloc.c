@@ -161,7 +161,7 @@ int main(void)
 {
 	Suite *s = suite_create("noalloc");
 	TCase *tc = tcase_create("decode");
-	tcase_set_timeout(tc, 300);
+	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(tc, decode_allocates_nothing);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -6,14 +6,23 @@ top="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$top/build}"
 jobs="$(nproc)"
 
+# each stage's time, so a slow machine shows where it goes
+stage_start=$SECONDS
+stage() {
+	echo "ci stage: $1 $((SECONDS - stage_start)) s"
+	stage_start=$SECONDS
+}
+
 cd "$top"
 [ -x configure ] || autoreconf -fi
 mkdir -p "$build"
 cd "$build"
 [ -f Makefile ] || "$top/configure" -q
 make -j"$jobs" -s
+stage build
 make -j"$jobs" -s check || { cat tests/*.log 2>/dev/null | tail -200; exit 1; }
-grep -h "^golden\|^logits\|^llama.cpp\|heap allocations" tests/*.log || true
+grep -h "^golden\|^logits\|^llama.cpp\|^batch\|heap allocations" tests/*.log || true
+stage "make check"
 
 # memcheck: every suite but the end-to-end golden one (run on the small
 # models below instead, to keep the time reasonable).
@@ -31,4 +40,5 @@ $vg ./belt run -m "$BELT_SHARED_DIR/models/stories260K.f32.gguf" -p "Once upon a
 $vg ./belt run -m "$BELT_SHARED_DIR/models/pycoder29M.q8_0.gguf" -p "def f(x):" -n 8 -t 2 >/dev/null 2>&1
 $vg ./belt info -m "$BELT_SHARED_DIR/models/stories260K.ggml-org.gguf" >/dev/null
 $vg ./belt tokenize -m "$BELT_SHARED_DIR/vocab/ggml-vocab-llama-spm.gguf" -p "Hello wörld 🦙" >/dev/null
+stage memcheck
 echo "valgrind: clean"

@@ -677,7 +677,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("sampler");
 	TCase *tc = tcase_create("gumbel");
-	tcase_set_timeout(tc, 600);
+	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(tc, test_philox_kat);
 	tcase_add_test(tc, test_gamma_q);
 	tcase_add_test(tc, test_penalties_exact);

@@ -881,7 +881,7 @@ static Suite *tokenizer_suite(void)
 {
 	Suite *s = suite_create("tokenizer");
 	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 600);
+	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(tc, vocab_llama_spm);
 	tcase_add_test(tc, vocab_phi3);
 	tcase_add_test(tc, round_trip);

@@ -837,7 +837,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("tokenizer_bpe");
 	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 600);
+	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(tc, all_vocabs);
 	tcase_add_test(tc, qwen2_on_qwen35_texts);
 	tcase_add_test(tc, round_trip_all);

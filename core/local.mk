@@ -7,6 +7,7 @@ libbelt_la_SOURCES += \
 	core/arch/arch.c \
 	core/arch/config.c \
 	core/model/model.c \
+	core/dispatch/ops.c \
 	core/dispatch/dispatch.c \
 	core/session/session.c \
 	core/session/generate.c \
@@ -18,6 +19,7 @@ noinst_HEADERS += \
 	core/arch/arch.h \
 	core/arch/config.h \
 	core/arch/expr.h \
+	core/dispatch/dispatch.h \
 	core/model/model.h \
 	core/plugin/registry.h \
 	core/session/session.h

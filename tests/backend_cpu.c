@@ -153,6 +153,7 @@ static struct belt_cmd cmd_new(void *ctx, const char *op, int wtype,
 	ck_assert_msg(c.kernel != NULL, "no kernel %s for type %d", op, wtype);
 	c.label = label;
 	c.layer = -1;
+	c.patch = op_patch(op);
 	return c;
 }
 
@@ -1583,7 +1584,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("backend-cpu");
 	TCase *tc = tcase_create("kernels");
-	tcase_set_timeout(tc, 600);
+	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_loop_test(tc, test_matvec_float, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_matvec_quant, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_matvec_quant_extremes, 0, N_CONFIGS);

@@ -17,6 +17,22 @@ static inline void bind(struct belt_cmd *c, struct belt_buffer *b, uint64_t off,
 	bd->type = type;
 }
 
+/* The patch kind the architecture YAML gives op: what the backend feeds
+ * its kernel per token (belt/ops.h). */
+static inline enum belt_patch op_patch(const char *op)
+{
+	if (!strcmp(op, "embed"))
+		return BELT_PATCH_TOKEN_OFFSET;
+	if (!strcmp(op, "rope_kv") || !strcmp(op, "sample_penalty") ||
+	    !strcmp(op, "sample_gumbel"))
+		return BELT_PATCH_POSITION;
+	if (!strcmp(op, "attention"))
+		return BELT_PATCH_KV_LEN;
+	if (!strcmp(op, "argmax"))
+		return BELT_PATCH_ARGMAX_OUTPUT;
+	return BELT_PATCH_NONE;
+}
+
 /* Append an integer or a float param. */
 static inline void pi(struct belt_cmd *c, int32_t v)
 {

@@ -27,6 +27,28 @@ tests_plugins_backend_nosym_la_SOURCES = tests/plugins/nosym.c
 tests_plugins_backend_nosym_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
 AM_TESTS_ENVIRONMENT += BELT_TEST_PLUGINS='$(abs_top_builddir)/tests/plugins'; export BELT_TEST_PLUGINS;
 
+# The registry by (kind, name) and the ABI ranges, with test plugins of
+# every kind: ones that work, and backends of the oldest and a newer ABI.
+check_PROGRAMS += tests/check_registry
+TESTS += tests/check_registry
+tests_check_registry_SOURCES = tests/registry.c tests/synth/synth.c
+tests_check_registry_CFLAGS = $(TEST_CFLAGS)
+tests_check_registry_LDADD = $(TEST_LIBS) -lm
+check_LTLIBRARIES += tests/plugins/grammar-test.la tests/plugins/draft-test.la \
+	tests/plugins/backend-oldabi.la tests/plugins/backend-newabi.la
+tests_plugins_grammar_test_la_SOURCES = tests/plugins/grammar-test.c
+tests_plugins_grammar_test_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
+tests_plugins_grammar_test_la_LIBADD = libbelt.la
+tests_plugins_draft_test_la_SOURCES = tests/plugins/draft-test.c
+tests_plugins_draft_test_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
+tests_plugins_draft_test_la_LIBADD = libbelt.la
+tests_plugins_backend_oldabi_la_SOURCES = tests/plugins/backend-oldabi.c
+tests_plugins_backend_oldabi_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
+tests_plugins_backend_oldabi_la_LIBADD = libbelt.la
+tests_plugins_backend_newabi_la_SOURCES = tests/plugins/backend-newabi.c
+tests_plugins_backend_newabi_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
+tests_plugins_backend_newabi_la_LIBADD = libbelt.la
+
 # Zero heap allocations in the decode hot path.
 check_PROGRAMS += tests/check_noalloc
 TESTS += tests/check_noalloc
@@ -48,3 +70,11 @@ tests_check_sampler_vulkan_CFLAGS = $(TEST_CFLAGS) $(VULKAN_CFLAGS)
 tests_check_sampler_vulkan_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 endif
 EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh
+
+# The batched pass against the one-token path, on every shipped model.
+check_PROGRAMS += tests/check_batch
+TESTS += tests/check_batch
+tests_check_batch_SOURCES = tests/batch.c tests/ref.c
+tests_check_batch_CFLAGS = $(TEST_CFLAGS)
+tests_check_batch_LDADD = $(TEST_LIBS)
+

@@ -250,7 +250,7 @@ START_TEST(yaml_faults)
 	const char *model = synth("ok.gguf", no_edit);
 	static const struct { const char *from, *to, *want; } cases[] = {
 		{"  x: n_embd\n", "  x: [n_embd\n", "YAML syntax error"},
-		{"op: silu_mul", "op: frobnicate", "no kernel for op 'frobnicate'"},
+		{"op: silu_mul", "op: frobnicate", "unknown op 'frobnicate'"},
 		{"bind: [hb, hb2, hb]", "bind: [hb, nowhere, hb]", "unknown binding 'nowhere'"},
 		{"params: {n: n_ff}", "params: {n: n_ff * bogus}", "unknown name 'bogus'"},
 		{"patch: position", "patch: sideways", "unknown patch 'sideways'"},
@@ -276,7 +276,7 @@ START_TEST(plugin_faults)
 		     "BELT_PLUGIN_PATH= %s run -m '%s' -p hi", belt_bin(), model);
 	expect_error(1, "plugin 'backend-nosuch' not found",
 		     "%s run -m '%s' -p hi --backend nosuch", belt_bin(), model);
-	expect_error(1, "plugin ABI version 999, this belt expects 1",
+	expect_error(1, "plugin ABI 999; this belt supports 1..1",
 		     "BELT_PLUGIN_PATH='%s' %s run -m '%s' -p hi --backend badabi", plugins,
 		     belt_bin(), model);
 	expect_error(1, "no symbol 'belt_plugin_entry'",
@@ -342,7 +342,7 @@ int main(void)
 	Suite *s = suite_create("malformed");
 	TCase *tc = tcase_create("cli");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 300);
+	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(tc, gguf_faults);
 	tcase_add_test(tc, truncated_files);
 	tcase_add_test(tc, model_faults);

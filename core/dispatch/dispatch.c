@@ -1,18 +1,21 @@
-/* Turns the architecture's forward pass into the dispatch table: one
+/* Turns the architecture's forward pass into a dispatch table: one
  * command per op (per layer inside the layer loop), with bindings resolved
- * to buffers, params evaluated and packed in the kernel's order. Built
- * once per session; replayed per token by the backend. */
+ * to buffers, params evaluated and packed in the order of the op's
+ * contract (belt/ops.h). The same YAML gives the one-row decode table and
+ * the batched table: only the rows of the activation bindings differ. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/session.h"
+#include "dispatch/dispatch.h"
 
 struct build {
-	struct belt_session *s;
+	struct belt_model *m;
+	const struct dispatch_map *map;
 	const struct belt_arch *a;
+	struct belt_vars vars; /* the map's, with l per layer */
 	char *err;
 	size_t errsz;
 };
@@ -28,45 +31,64 @@ static int at(struct build *b, struct arch_pos p, const char *fmt, ...)
 	return belt_errf(b->err, b->errsz, "%s:%u:%u: %s", b->a->path, p.line, p.col, msg);
 }
 
-static struct session_buffer *find_buffer(struct belt_session *s, const char *name)
+static const struct dispatch_buffer *find_buffer(const struct dispatch_map *map,
+						const char *name)
 {
-	for (unsigned i = 0; i < s->n_bufs; i++)
-		if (!strcmp(s->bufs[i].name, name))
-			return &s->bufs[i];
+	for (unsigned i = 0; i < map->n_bufs; i++)
+		if (!strcmp(map->bufs[i].name, name))
+			return &map->bufs[i];
 	return NULL;
 }
 
-/* Resolve one binding name; *is_tensor tells whether it is a weight. */
+bool belt_dispatch_buffer_per_row(const struct belt_arch *a, const char *name)
+{
+	for (unsigned i = 0; i < a->n_ops; i++) {
+		const struct belt_op_contract *oc = belt_op_contract(a->ops[i].op);
+		for (unsigned j = 0; oc && j < a->ops[i].n_bind && j < oc->n_bind; j++)
+			if (oc->bind[j].kind == BELT_BIND_ROWS && !strcmp(a->ops[i].bind[j], name))
+				return true;
+	}
+	return false;
+}
+
+/* Resolve binding i of op; *tensor is set when it is a weight. In a
+ * batched table an argmax_output command's ids go to the row outputs. */
 static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int layer,
 		    struct belt_binding *out, const struct belt_gguf_tensor **tensor)
 {
-	struct belt_session *s = b->s;
+	const struct dispatch_map *map = b->map;
 	char name[256];
 	belt_subst_layer(op->bind[i], layer, name, sizeof name);
 	*tensor = NULL;
 	if (!strcmp(name, "token_ids")) {
-		*out = (struct belt_binding){s->token_ids, 0, (uint64_t)(s->n_ctx + 1) * 4,
-					     BELT_TYPE_I32, {s->n_ctx + 1, 1}};
+		if (map->rows > 1 && op->patch == BELT_PATCH_ARGMAX_OUTPUT)
+			*out = (struct belt_binding){map->row_ids, 0, (uint64_t)map->rows * 4,
+						     BELT_TYPE_I32, {map->rows, 1}};
+		else
+			*out = (struct belt_binding){map->token_ids, 0,
+						     (uint64_t)(map->n_ctx + 1) * 4, BELT_TYPE_I32,
+						     {map->n_ctx + 1, 1}};
 		return 0;
 	}
-	struct session_buffer *sb = find_buffer(s, name);
+	const struct dispatch_buffer *sb = find_buffer(map, name);
 	if (sb) {
 		if (sb->kv && layer < 0)
 			return at(b, op->bind_pos[i],
 				  "KV cache '%s' bound outside the layer loop", name);
 		uint64_t off = sb->kv ? (uint64_t)layer * sb->elems * 4 : 0;
-		*out = (struct belt_binding){sb->buf, off, sb->elems * 4, BELT_TYPE_F32,
-					     {(int64_t)sb->elems, 1}};
+		uint32_t rows = sb->per_row ? map->rows : 1;
+		*out = (struct belt_binding){sb->buf, off, sb->elems * 4 * rows, BELT_TYPE_F32,
+					     {(int64_t)sb->elems, rows}};
 		return 0;
 	}
-	const struct belt_gguf_tensor *t = belt_model_tensor(s->m, name);
+	const struct belt_gguf_tensor *t = belt_model_tensor(b->m, name);
 	if (!t)
 		return at(b, op->bind_pos[i],
 			  "unknown binding '%s' (not a buffer, KV cache, token_ids or declared tensor)",
 			  name);
 	*tensor = t;
 	uint64_t off;
-	struct belt_buffer *wb = belt_model_weight(s->m, t, &off);
+	struct belt_buffer *wb = belt_model_weight(b->m, t, &off);
 	if (!wb)
 		return at(b, op->bind_pos[i], "tensor '%s' is in no weight buffer", name);
 	*out = (struct belt_binding){wb, off, t->size, t->type,
@@ -83,12 +105,12 @@ static const struct arch_named_expr *find_param(const struct arch_op *op,
 	return NULL;
 }
 
-/* Pack the op's params in the order of the kernel's schema "a:i b:f". */
+/* Pack the op's params in the order of its contract's schema "a:i b:f". */
 static int pack_params(struct build *b, const struct arch_op *op, int layer,
-		       struct belt_cmd *c)
+		       const struct belt_op_contract *oc, struct belt_cmd *c)
 {
-	const char *p = c->kernel->params ? c->kernel->params : "";
-	struct belt_vars *vs = &b->s->vars;
+	const char *p = oc->params;
+	struct belt_vars *vs = &b->vars;
 	belt_vars_set(vs, "l", layer);
 	c->n_param = 0;
 	while (*p) {
@@ -98,8 +120,8 @@ static int pack_params(struct build *b, const struct arch_op *op, int layer,
 		if (!*p)
 			break;
 		if (!colon || (colon[1] != 'i' && colon[1] != 'f') || c->n_param == BELT_MAX_PARAMS)
-			return at(b, op->pos, "kernel '%s' has a bad param schema '%s'",
-				  op->op, c->kernel->params);
+			return at(b, op->pos, "op '%s' has a bad param schema '%s'", op->op,
+				  oc->params);
 		const struct arch_named_expr *e = find_param(op, p, (size_t)(colon - p));
 		if (!e)
 			return at(b, op->pos, "op '%s' needs param '%.*s'", op->op,
@@ -121,11 +143,11 @@ static int pack_params(struct build *b, const struct arch_op *op, int layer,
 		for (unsigned i = 0; i < op->n_param; i++) {
 			char key[64];
 			snprintf(key, sizeof key, "%s:", op->param[i].name);
-			const char *hit = strstr(c->kernel->params, key);
-			if (!hit || (hit != c->kernel->params && hit[-1] != ' '))
+			const char *hit = strstr(oc->params, key);
+			if (!hit || (hit != oc->params && hit[-1] != ' '))
 				return at(b, op->param[i].pos,
-					  "op '%s' has no param '%s' (kernel takes \"%s\")", op->op,
-					  op->param[i].name, c->kernel->params);
+					  "op '%s' has no param '%s' (it takes \"%s\")", op->op,
+					  op->param[i].name, oc->params);
 		}
 	}
 	return 0;
@@ -134,9 +156,17 @@ static int pack_params(struct build *b, const struct arch_op *op, int layer,
 static int build_cmd(struct build *b, const struct arch_op *op, int layer,
 		     struct belt_cmd *c, char *label)
 {
-	struct belt_session *s = b->s;
+	struct belt_model *m = b->m;
 	const struct belt_gguf_tensor *weight = NULL;
 	memset(c, 0, sizeof *c);
+	const struct belt_op_contract *oc = belt_op_contract(op->op);
+	if (!oc)
+		return at(b, op->pos, "unknown op '%s' (belt/ops.h lists the ops)", op->op);
+	if (op->n_bind != oc->n_bind)
+		return at(b, op->pos, "op '%s' takes %u bindings, the YAML gives %u", op->op,
+			  oc->n_bind, op->n_bind);
+	if (op->patch != BELT_PATCH_NONE && !(oc->patches & (1u << op->patch)))
+		return at(b, op->pos, "op '%s' does not take this patch kind", op->op);
 	c->n_bind = (uint8_t)op->n_bind;
 	for (unsigned i = 0; i < op->n_bind; i++) {
 		const struct belt_gguf_tensor *t;
@@ -147,16 +177,13 @@ static int build_cmd(struct build *b, const struct arch_op *op, int layer,
 	}
 	int wtype = weight ? (int)weight->type : BELT_TYPE_F32;
 	char vbuf[64];
-	const char *variant = belt_model_variant(s->m, op->op, op->variant, vbuf, sizeof vbuf);
-	c->kernel = s->m->be->kernel_find(s->m->be_ctx, op->op, variant, wtype);
+	const char *variant = belt_model_variant(m, op->op, op->variant, vbuf, sizeof vbuf);
+	c->kernel = m->be->kernel_find(m->be_ctx, op->op, variant, wtype);
 	if (!c->kernel)
 		return at(b, op->pos,
 			  "backend '%s' has no kernel for op '%s' (variant '%s', weight type %s)",
-			  s->m->be->name, op->op, variant, belt_type_name(wtype));
-	if (c->kernel->n_bind != op->n_bind)
-		return at(b, op->pos, "op '%s' takes %u bindings, the YAML gives %u",
-			  op->op, c->kernel->n_bind, op->n_bind);
-	if (pack_params(b, op, layer, c))
+			  m->be->name, op->op, variant, belt_type_name(wtype));
+	if (pack_params(b, op, layer, oc, c))
 		return -1;
 	c->patch = op->patch;
 	c->head = op->section == ARCH_HEAD;
@@ -170,36 +197,44 @@ static int build_cmd(struct build *b, const struct arch_op *op, int layer,
 	else
 		snprintf(label, 48, "%s", op->op);
 	c->label = label;
+	char msg[BELT_ERR_SIZE];
+	if (belt_cmd_check(c, msg, sizeof msg))
+		return at(b, op->pos, "%s", msg);
 	return 0;
 }
 
-int belt_dispatch_build(struct belt_session *s, char *err, size_t errsz)
+int belt_dispatch_build(struct belt_model *m, const struct dispatch_map *map,
+			struct belt_table *t, char (**labels)[48], char *err,
+			size_t errsz)
 {
-	const struct belt_arch *a = s->m->arch;
-	struct build b = {.s = s, .a = a, .err = err, .errsz = errsz};
+	const struct belt_arch *a = m->arch;
+	struct build b = {.m = m, .map = map, .a = a, .vars = *map->vars, .err = err,
+			  .errsz = errsz};
 	unsigned n = 0;
 	for (unsigned i = 0; i < a->n_ops; i++)
-		n += a->ops[i].section == ARCH_LAYER ? s->m->n_layer : 1;
-	s->table.cmds = calloc(n, sizeof *s->table.cmds);
-	s->labels = calloc(n, sizeof *s->labels);
-	if (!s->table.cmds || !s->labels)
+		n += a->ops[i].section == ARCH_LAYER ? m->n_layer : 1;
+	t->cmds = calloc(n, sizeof *t->cmds);
+	*labels = calloc(n, sizeof **labels);
+	if (!t->cmds || !*labels)
 		return belt_errf(err, errsz, "dispatch table: out of memory (%u commands)", n);
 	unsigned c = 0;
 	for (int sec = ARCH_EMBED; sec <= ARCH_HEAD; sec++) {
-		int layers = sec == ARCH_LAYER ? (int)s->m->n_layer : 1;
+		int layers = sec == ARCH_LAYER ? (int)m->n_layer : 1;
 		for (int l = 0; l < layers; l++) {
 			for (unsigned i = 0; i < a->n_ops; i++) {
 				if ((int)a->ops[i].section != sec)
 					continue;
 				if (build_cmd(&b, &a->ops[i], sec == ARCH_LAYER ? l : -1,
-					      &s->table.cmds[c], s->labels[c]))
+					      &t->cmds[c], (*labels)[c]))
 					return -1;
 				c++;
 			}
 		}
 	}
-	s->table.n_cmds = c;
-	s->table.n_ctx = s->n_ctx;
-	s->table.token_ids = s->token_ids;
+	t->n_cmds = c;
+	t->n_ctx = map->n_ctx;
+	t->token_ids = map->token_ids;
+	t->rows = map->rows;
+	t->row_ids = map->rows > 1 ? map->row_ids : NULL;
 	return 0;
 }

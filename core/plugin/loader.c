@@ -61,9 +61,11 @@ static const struct belt_plugin *descriptor(lt_dlhandle h, const char *file,
 			  BELT_PLUGIN_ENTRY_SYMBOL);
 		return NULL;
 	}
-	if (p->abi != BELT_PLUGIN_ABI) {
-		belt_errf(err, errsz, "%s: plugin ABI version %u, this belt expects %u",
-			  file, p->abi, BELT_PLUGIN_ABI);
+	/* Only abi is read before this check: the rest of a descriptor
+	 * from outside the range may not be laid out as this core expects. */
+	if (p->abi < BELT_PLUGIN_ABI_MIN || p->abi > BELT_PLUGIN_ABI) {
+		belt_errf(err, errsz, "%s: plugin ABI %u; this belt supports %u..%u", file,
+			  p->abi, BELT_PLUGIN_ABI_MIN, BELT_PLUGIN_ABI);
 		return NULL;
 	}
 	if (!p->name || !p->register_features) {
@@ -89,30 +91,18 @@ int belt_plugin_load(const char *name, char *err, size_t errsz)
 	const lt_dlinfo *info = lt_dlgetinfo(h);
 	const char *file = info && info->filename ? info->filename : name;
 	const struct belt_plugin *p = descriptor(h, file, err, errsz);
-	if (!p || p->register_features(belt_registry_global(), err, errsz)) {
+	struct belt_registry *r = belt_registry_global();
+	unsigned before = belt_registry_count(r);
+	if (!p || p->register_features(r, err, errsz)) {
 		if (p)
 			belt_err_prefix(err, errsz, file);
+		/* What it registered before failing points into the module. */
+		belt_registry_truncate(r, before);
 		lt_dlclose(h);
 		return -1;
 	}
 	strcpy(loader.names[loader.n_loaded++], name);
 	return 0;
-}
-
-const struct belt_backend_ops *belt_backend_get(const char *name, char *err,
-						size_t errsz)
-{
-	const struct belt_backend_ops *ops = belt_registry_backend(belt_registry_global(), name);
-	if (ops)
-		return ops;
-	char module[80];
-	snprintf(module, sizeof module, "backend-%s", name);
-	if (belt_plugin_load(module, err, errsz))
-		return NULL;
-	ops = belt_registry_backend(belt_registry_global(), name);
-	if (!ops)
-		belt_errf(err, errsz, "plugin '%s' registered no backend named '%s'", module, name);
-	return ops;
 }
 
 struct scan {

@@ -1,5 +1,6 @@
-/* The registry: the one place that knows which features exist, by name.
- * It is the only global state in libbelt. */
+/* The registry: the one place that knows which features exist, keyed by
+ * (kind, name). It is the only global state in libbelt. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,96 +8,188 @@
 #include "belt/plugin.h"
 #include "plugin/registry.h"
 
-#define MAX_BACKENDS 16
-#define MAX_SAMPLERS 16
+#define MAX_FEATURES 64
+
+struct feature {
+	enum belt_plugin_kind kind;
+	const char *name; /* ops->name: the module keeps it alive */
+	const void *ops;  /* struct belt_<kind>_ops */
+};
 
 struct belt_registry {
-	const struct belt_backend_ops *backends[MAX_BACKENDS];
-	unsigned n_backends;
-	const struct belt_sampler_ops *samplers[MAX_SAMPLERS];
-	unsigned n_samplers;
+	struct feature features[MAX_FEATURES];
+	unsigned n;
 };
 
 static struct belt_registry registry;
+
+/* Per kind: its name, which is also its modules' prefix, and the ABI
+ * range of its ops table that this core reads. */
+static const struct {
+	const char *name;
+	uint32_t abi_min, abi;
+} kinds[BELT_KIND_COUNT] = {
+	[BELT_KIND_BACKEND] = {"backend", BELT_BACKEND_ABI_MIN, BELT_BACKEND_ABI},
+	[BELT_KIND_SAMPLER] = {"sampler", BELT_SAMPLER_ABI_MIN, BELT_SAMPLER_ABI},
+	[BELT_KIND_GRAMMAR] = {"grammar", BELT_GRAMMAR_ABI_MIN, BELT_GRAMMAR_ABI},
+	[BELT_KIND_DRAFT] = {"draft", BELT_DRAFT_ABI_MIN, BELT_DRAFT_ABI},
+};
 
 struct belt_registry *belt_registry_global(void)
 {
 	return &registry;
 }
 
+const void *belt_registry_find(const struct belt_registry *r,
+			       enum belt_plugin_kind kind, const char *name)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->features[i].kind == kind && !strcmp(r->features[i].name, name))
+			return r->features[i].ops;
+	return NULL;
+}
+
+unsigned belt_registry_count(const struct belt_registry *r)
+{
+	return r->n;
+}
+
+void belt_registry_truncate(struct belt_registry *r, unsigned n)
+{
+	if (n < r->n)
+		r->n = n;
+}
+
+/* Add ops, whose abi and name the typed wrappers read. The ABI is checked
+ * before complete() looks at any function, since a table from outside the
+ * range may not have them where this core expects. */
+static int add(struct belt_registry *r, enum belt_plugin_kind kind, const void *ops,
+	       uint32_t abi, const char *name, bool (*complete)(const void *ops),
+	       char *err, size_t errsz)
+{
+	const char *k = kinds[kind].name;
+	if (!ops || !name || !*name)
+		return belt_errf(err, errsz, "%s without a name", k);
+	if (abi < kinds[kind].abi_min || abi > kinds[kind].abi)
+		return belt_errf(err, errsz, "%s '%s' has %s ABI %u; this belt supports %u..%u",
+				 k, name, k, abi, kinds[kind].abi_min, kinds[kind].abi);
+	if (!complete(ops))
+		return belt_errf(err, errsz, "%s '%s' lacks a required function", k, name);
+	if (belt_registry_find(r, kind, name))
+		return belt_errf(err, errsz, "%s '%s' registered twice", k, name);
+	if (r->n == MAX_FEATURES)
+		return belt_errf(err, errsz, "cannot add %s '%s': at most %d features", k, name,
+				 MAX_FEATURES);
+	r->features[r->n++] = (struct feature){.kind = kind, .name = name, .ops = ops};
+	return 0;
+}
+
+#define ADD(r, kind, ops, complete, err, errsz)                                    \
+	add(r, kind, ops, (ops) ? (ops)->abi : 0, (ops) ? (ops)->name : NULL, complete, \
+	    err, errsz)
+
+/* The functions the core calls without checking (buffer_wrap and
+ * list_devices may be NULL). */
+static bool backend_complete(const void *p)
+{
+	const struct belt_backend_ops *o = p;
+	return o->create && o->destroy && o->buffer_create && o->buffer_destroy &&
+	       o->buffer_write && o->buffer_read && o->kernel_find && o->table_prepare &&
+	       o->table_release && o->table_run;
+}
+
+static bool sampler_complete(const void *p)
+{
+	const struct belt_sampler_ops *o = p;
+	return o->work_size && o->sample && o->chain_commands;
+}
+
+static bool grammar_complete(const void *p)
+{
+	const struct belt_grammar_ops *o = p;
+	return o->compile && o->free && o->reset && o->allowed && o->accept && o->is_complete;
+}
+
+static bool draft_complete(const void *p)
+{
+	const struct belt_draft_ops *o = p;
+	return o->create && o->free && o->propose && o->accept;
+}
+
 int belt_registry_add_backend(struct belt_registry *r,
 			      const struct belt_backend_ops *ops, char *err,
 			      size_t errsz)
 {
-	if (!ops || !ops->name)
-		return belt_errf(err, errsz, "backend without a name");
-	if (ops->abi != BELT_BACKEND_ABI)
-		return belt_errf(err, errsz,
-				 "backend '%s' has backend ABI version %u, this belt expects %u",
-				 ops->name, ops->abi, BELT_BACKEND_ABI);
-	if (belt_registry_backend(r, ops->name))
-		return belt_errf(err, errsz, "backend '%s' registered twice", ops->name);
-	if (r->n_backends == MAX_BACKENDS)
-		return belt_errf(err, errsz, "too many backends (at most %d)", MAX_BACKENDS);
-	r->backends[r->n_backends++] = ops;
-	return 0;
-}
-
-const struct belt_backend_ops *belt_registry_backend(const struct belt_registry *r,
-						     const char *name)
-{
-	for (unsigned i = 0; i < r->n_backends; i++)
-		if (!strcmp(r->backends[i]->name, name))
-			return r->backends[i];
-	return NULL;
+	return ADD(r, BELT_KIND_BACKEND, ops, backend_complete, err, errsz);
 }
 
 int belt_registry_add_sampler(struct belt_registry *r,
 			      const struct belt_sampler_ops *ops, char *err,
 			      size_t errsz)
 {
-	if (!ops || !ops->name)
-		return belt_errf(err, errsz, "sampler without a name");
-	if (ops->abi != BELT_SAMPLER_ABI)
-		return belt_errf(err, errsz,
-				 "sampler '%s' has sampler ABI version %u, this belt expects %u",
-				 ops->name, ops->abi, BELT_SAMPLER_ABI);
-	if (!ops->work_size || !ops->sample || !ops->chain_commands)
-		return belt_errf(err, errsz, "sampler '%s' lacks a function", ops->name);
-	if (belt_registry_sampler(r, ops->name))
-		return belt_errf(err, errsz, "sampler '%s' registered twice", ops->name);
-	if (r->n_samplers == MAX_SAMPLERS)
-		return belt_errf(err, errsz, "too many samplers (at most %d)", MAX_SAMPLERS);
-	r->samplers[r->n_samplers++] = ops;
-	return 0;
+	return ADD(r, BELT_KIND_SAMPLER, ops, sampler_complete, err, errsz);
 }
 
-const struct belt_sampler_ops *belt_registry_sampler(const struct belt_registry *r,
-						     const char *name)
+int belt_registry_add_grammar(struct belt_registry *r,
+			      const struct belt_grammar_ops *ops, char *err,
+			      size_t errsz)
 {
-	for (unsigned i = 0; i < r->n_samplers; i++)
-		if (!strcmp(r->samplers[i]->name, name))
-			return r->samplers[i];
-	return NULL;
+	return ADD(r, BELT_KIND_GRAMMAR, ops, grammar_complete, err, errsz);
 }
 
-/* As belt_backend_get (loader.c), for module "sampler-<name>". */
+int belt_registry_add_draft(struct belt_registry *r,
+			    const struct belt_draft_ops *ops, char *err,
+			    size_t errsz)
+{
+	return ADD(r, BELT_KIND_DRAFT, ops, draft_complete, err, errsz);
+}
+
+/* The feature, registered already or by loading module "<kind>-<name>". */
+static const void *get(enum belt_plugin_kind kind, const char *name, char *err,
+		       size_t errsz)
+{
+	const char *k = kinds[kind].name;
+	/* A name picks a module on the search path; it is never a path. */
+	if (!name || !*name || strchr(name, '/')) {
+		belt_errf(err, errsz, "%s: expected a name, got '%s'", k, name ? name : "");
+		return NULL;
+	}
+	const void *ops = belt_registry_find(&registry, kind, name);
+	if (ops)
+		return ops;
+	char module[64];
+	if ((size_t)snprintf(module, sizeof module, "%s-%s", k, name) >= sizeof module) {
+		belt_errf(err, errsz, "%s name '%s' is too long", k, name);
+		return NULL;
+	}
+	if (belt_plugin_load(module, err, errsz))
+		return NULL;
+	ops = belt_registry_find(&registry, kind, name);
+	if (!ops)
+		belt_errf(err, errsz, "plugin '%s' registered no %s named '%s'", module, k, name);
+	return ops;
+}
+
+const struct belt_backend_ops *belt_backend_get(const char *name, char *err,
+						size_t errsz)
+{
+	return get(BELT_KIND_BACKEND, name, err, errsz);
+}
+
 const struct belt_sampler_ops *belt_sampler_get(const char *name, char *err,
 						size_t errsz)
 {
-	if (!name || !*name) {
-		belt_errf(err, errsz, "sampler: expected a name");
-		return NULL;
-	}
-	const struct belt_sampler_ops *ops = belt_registry_sampler(&registry, name);
-	if (ops)
-		return ops;
-	char module[80];
-	snprintf(module, sizeof module, "sampler-%s", name);
-	if (belt_plugin_load(module, err, errsz))
-		return NULL;
-	ops = belt_registry_sampler(&registry, name);
-	if (!ops)
-		belt_errf(err, errsz, "plugin '%s' registered no sampler named '%s'", module, name);
-	return ops;
+	return get(BELT_KIND_SAMPLER, name, err, errsz);
+}
+
+const struct belt_grammar_ops *belt_grammar_get(const char *name, char *err,
+						size_t errsz)
+{
+	return get(BELT_KIND_GRAMMAR, name, err, errsz);
+}
+
+const struct belt_draft_ops *belt_draft_get(const char *name, char *err,
+					    size_t errsz)
+{
+	return get(BELT_KIND_DRAFT, name, err, errsz);
 }

@@ -6,11 +6,14 @@
 
 /* The process-wide registry that plugins register into. */
 struct belt_registry *belt_registry_global(void);
-/* A registered backend by name, or NULL. */
-const struct belt_backend_ops *belt_registry_backend(const struct belt_registry *r,
-						     const char *name);
-/* A registered sampler by name, or NULL. */
-const struct belt_sampler_ops *belt_registry_sampler(const struct belt_registry *r,
-						     const char *name);
+/* The registered feature of that kind called name (its ops table, a
+ * struct belt_<kind>_ops), or NULL. */
+const void *belt_registry_find(const struct belt_registry *r,
+			       enum belt_plugin_kind kind, const char *name);
+/* How many features are registered; and forgetting all but the first n,
+ * which the loader does when a plugin fails halfway through registering,
+ * since its module is then closed and the tables it added are gone. */
+unsigned belt_registry_count(const struct belt_registry *r);
+void belt_registry_truncate(struct belt_registry *r, unsigned n);
 
 #endif

@@ -42,9 +42,32 @@ static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
 	return 0;
 }
 
-/* Write the prompt into token_ids and run it in runs of at most max_run
- * positions; the last position's head leaves the first new token in
- * token_ids[pos + n]. */
+/* Run n tokens already in token_ids[pos ..) through the batched table,
+ * n_ubatch rows per pass; flags as table_run's (no head, or every row's). */
+static int run_batched(struct belt_session *s, uint32_t pos, size_t n, uint32_t flags,
+		       float *logits, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	size_t row_bytes = (size_t)m->n_vocab * 4;
+	for (size_t done = 0; done < n;) {
+		uint32_t run = n - done < s->n_ubatch ? (uint32_t)(n - done) : s->n_ubatch;
+		if (m->be->table_run(m->be_ctx, &s->batch, pos + (uint32_t)done, run, flags, err,
+				     errsz))
+			return -1;
+		if (logits && m->be->buffer_read(m->be_ctx, s->logits->buf, 0,
+						 logits + done * (size_t)m->n_vocab,
+						 (uint64_t)run * row_bytes, err, errsz))
+			return -1;
+		done += run;
+	}
+	return 0;
+}
+
+/* Write the prompt into token_ids and run it: all but its last token
+ * through the batched table (a pass per micro-batch, no head), the last
+ * through t, whose head leaves the first new token in token_ids[pos + n]
+ * and its logits in the logits buffer's first row. Without a batched
+ * table, t runs every position, in runs of at most max_run. */
 static int prefill(struct belt_session *s, struct belt_table *t, const int32_t *ids,
 		   size_t n, uint32_t pos, char *err, size_t errsz)
 {
@@ -52,7 +75,13 @@ static int prefill(struct belt_session *s, struct belt_table *t, const int32_t *
 	if (check_prompt(s, ids, n, pos, err, errsz) ||
 	    m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, ids, n * 4, err, errsz))
 		return -1;
-	for (uint32_t done = 0; done < n;) {
+	uint32_t done = 0;
+	if (s->batch.n_cmds && n > 1) {
+		if (run_batched(s, pos, n - 1, BELT_RUN_SKIP_HEAD, NULL, err, errsz))
+			return -1;
+		done = (uint32_t)n - 1;
+	}
+	while (done < n) {
 		uint32_t run = (uint32_t)n - done;
 		if (run > t->max_run)
 			run = t->max_run;
@@ -76,6 +105,69 @@ int belt_session_eval(struct belt_session *s, const int32_t *tokens, size_t n,
 		return m->be->buffer_read(m->be_ctx, s->logits->buf, 0, logits,
 					  (uint64_t)m->n_vocab * 4, err, errsz);
 	return 0;
+}
+
+int belt_session_eval_all(struct belt_session *s, const int32_t *tokens, size_t n,
+			  uint32_t pos, float *logits, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	if (check_prompt(s, tokens, n, pos, err, errsz) ||
+	    m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
+				errsz))
+		return -1;
+	if (s->batch.n_cmds)
+		return run_batched(s, pos, n, 0, logits, err, errsz);
+	/* one position at a time; the head's argmax writes the next slot,
+	 * which the next position then overwrites with the given token */
+	for (size_t i = 0; i < n; i++) {
+		if ((i > 0 && m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)(pos + i) * 4,
+						  &tokens[i], 4, err, errsz)) ||
+		    m->be->table_run(m->be_ctx, &s->table, pos + (uint32_t)i, 1, 0, err, errsz) ||
+		    (logits && m->be->buffer_read(m->be_ctx, s->logits->buf, 0,
+						  logits + i * (size_t)m->n_vocab,
+						  (uint64_t)m->n_vocab * 4, err, errsz)))
+			return -1;
+	}
+	return 0;
+}
+
+int belt_session_tokens(struct belt_session *s, uint32_t pos, size_t n, int32_t *out,
+			char *err, size_t errsz)
+{
+	if (pos > s->n_ctx || n > (size_t)s->n_ctx + 1 - pos)
+		return belt_errf(err, errsz, "tokens %u .. %zu: the context holds %u", pos,
+				 pos + n, s->n_ctx + 1);
+	return s->m->be->buffer_read(s->m->be_ctx, s->token_ids, (uint64_t)pos * 4, out,
+				     (uint64_t)n * 4, err, errsz);
+}
+
+int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int32_t *parent,
+			size_t n, uint32_t pos, int32_t *out, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	if (!s->batch.n_cmds)
+		return belt_errf(err, errsz, "verify: backend '%s' runs no batched tables",
+				 m->be->name);
+	if (n > s->n_ubatch)
+		return belt_errf(err, errsz, "verify: %zu tokens, more than the %u rows of a pass",
+				 n, s->n_ubatch);
+	if (check_prompt(s, tokens, n, pos, err, errsz))
+		return -1;
+	for (size_t r = 0; parent && r < n; r++)
+		if (parent[r] < -1 || parent[r] >= (int32_t)r)
+			return belt_errf(err, errsz,
+					 "verify: parent of row %zu is %d: expected -1 .. %zu", r,
+					 parent[r], r - 1 + (r == 0));
+	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
+				errsz))
+		return -1;
+	s->batch.parent = parent;
+	int rc = m->be->table_run(m->be_ctx, &s->batch, pos, (uint32_t)n,
+				  parent ? BELT_RUN_TREE : 0, err, errsz);
+	s->batch.parent = NULL;
+	if (rc)
+		return -1;
+	return m->be->buffer_read(m->be_ctx, s->row_ids, 0, out, (uint64_t)n * 4, err, errsz);
 }
 
 /* Hand one new token to the caller; false when generation must stop. */

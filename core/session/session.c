@@ -9,7 +9,8 @@
 
 void belt_session_params_default(struct belt_session_params *p)
 {
-	*p = (struct belt_session_params){.n_ctx = 0, .chunk = 16};
+	*p = (struct belt_session_params){.n_ctx = 0, .chunk = 16, .n_batch = 2048,
+					  .n_ubatch = 512};
 }
 
 /* Evaluate a buffer size expression to a whole, positive element count. */
@@ -32,13 +33,14 @@ static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 		       bool kv, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
-	struct session_buffer *sb = &s->bufs[s->n_bufs];
+	struct dispatch_buffer *sb = &s->bufs[s->n_bufs];
 	if (buffer_elems(s, e, &sb->elems, err, errsz))
 		return -1;
 	sb->name = e->name;
 	sb->kv = kv;
+	sb->per_row = !kv && belt_dispatch_buffer_per_row(m->arch, e->name);
 	bool is_logits = !kv && !strcmp(e->name, m->arch->logits);
-	uint64_t bytes = sb->elems * 4 * (kv ? m->n_layer : 1);
+	uint64_t bytes = sb->elems * 4 * (kv ? m->n_layer : sb->per_row ? s->n_ubatch : 1);
 	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
 	if (m->be->buffer_create(m->be_ctx, usage, bytes, &sb->buf, err, errsz)) {
 		char what[128];
@@ -80,7 +82,9 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 	if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_IO, (uint64_t)(s->n_ctx + 1) * 4,
 				 &s->token_ids, err, errsz))
 		return -1;
-	if (belt_dispatch_build(s, err, errsz))
+	struct dispatch_map map = {.bufs = s->bufs, .n_bufs = s->n_bufs, .vars = &s->vars,
+				   .token_ids = s->token_ids, .n_ctx = s->n_ctx, .rows = 1};
+	if (belt_dispatch_build(m, &map, &s->table, &s->labels, err, errsz))
 		return -1;
 	s->table.max_run = s->chunk;
 	/* the ids early exit (BELT_RUN_STOP_AT_EOG) watches for */
@@ -89,6 +93,26 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 			s->table.eog[s->table.n_eog++] = id;
 	if (m->be->table_prepare(m->be_ctx, &s->table, err, errsz)) {
 		s->table.priv = NULL;
+		return belt_err_prefix(err, errsz, m->be->name);
+	}
+	if (s->n_ubatch < 2)
+		return 0;
+	/* the batched table, over the same buffers */
+	s->batch_ids = calloc(s->n_ubatch, sizeof *s->batch_ids);
+	if (!s->batch_ids)
+		return belt_errf(err, errsz, "session: out of memory");
+	if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_IO, (uint64_t)s->n_ubatch * 4, &s->row_ids,
+				 err, errsz))
+		return belt_err_prefix(err, errsz, "row outputs");
+	map.rows = s->n_ubatch;
+	map.row_ids = s->row_ids;
+	if (belt_dispatch_build(m, &map, &s->batch, &s->batch_labels, err, errsz))
+		return -1;
+	s->batch.max_run = s->n_ubatch;
+	memcpy(s->batch.eog, s->table.eog, sizeof s->batch.eog);
+	s->batch.n_eog = s->table.n_eog;
+	if (m->be->table_prepare(m->be_ctx, &s->batch, err, errsz)) {
+		s->batch.priv = NULL;
 		return belt_err_prefix(err, errsz, m->be->name);
 	}
 	return 0;
@@ -113,6 +137,15 @@ int belt_session_create(struct belt_model *m, const struct belt_session_params *
 	s->m = m;
 	s->n_ctx = n_ctx;
 	s->chunk = p->chunk ? p->chunk : 16;
+	s->n_batch = p->n_batch ? p->n_batch : 2048;
+	s->n_ubatch = p->n_ubatch ? p->n_ubatch : 512;
+	if (s->n_ubatch > s->n_batch)
+		s->n_ubatch = s->n_batch;
+	if (s->n_ubatch > n_ctx)
+		s->n_ubatch = n_ctx;
+	/* a backend before ABI 3 runs one-row tables only */
+	if (m->be->abi < 3)
+		s->n_ubatch = 1;
 	if (create(s, err, errsz)) {
 		belt_session_free(s);
 		return -1;
@@ -129,6 +162,13 @@ void belt_session_free(struct belt_session *s)
 	belt_session_chain_release(s);
 	if (s->table.priv)
 		m->be->table_release(m->be_ctx, &s->table);
+	if (s->batch.priv)
+		m->be->table_release(m->be_ctx, &s->batch);
+	if (s->row_ids)
+		m->be->buffer_destroy(m->be_ctx, s->row_ids);
+	free(s->batch.cmds);
+	free(s->batch_labels);
+	free(s->batch_ids);
 	for (unsigned i = 0; i < s->n_bufs; i++)
 		m->be->buffer_destroy(m->be_ctx, s->bufs[i].buf);
 	if (s->token_ids)

@@ -4,25 +4,24 @@
 #define BELT_SESSION_SESSION_H
 
 #include "belt/sampler.h"
+#include "dispatch/dispatch.h"
 #include "model/model.h"
-
-struct session_buffer {
-	const char *name;	/* the architecture's name for it */
-	struct belt_buffer *buf;
-	uint64_t elems;		/* F32 elements (per layer for the KV cache) */
-	bool kv;
-};
 
 struct belt_session {
 	struct belt_model *m;
 	uint32_t n_ctx, chunk;
+	uint32_t n_batch, n_ubatch; /* prompt tokens per batch; rows of the batched table */
 	struct belt_vars vars; /* the model's, plus n_ctx */
-	struct session_buffer *bufs;
+	struct dispatch_buffer *bufs; /* activations hold n_ubatch rows */
 	unsigned n_bufs;
 	struct belt_buffer *token_ids;
-	struct session_buffer *logits;
-	struct belt_table table;
+	struct belt_buffer *row_ids; /* the batched table's row outputs */
+	struct dispatch_buffer *logits;
+	struct belt_table table; /* one token: the decode chain */
 	char (*labels)[48];
+	struct belt_table batch; /* n_ubatch rows; n_cmds 0 when there is none */
+	char (*batch_labels)[48];
+	int32_t *batch_ids; /* host copy of row_ids, n_ubatch */
 	int32_t *ids;	/* host copy of token_ids, n_ctx + 1 */
 	char *text;	/* one token's decoded text */
 	size_t text_cap;
@@ -38,10 +37,6 @@ struct belt_session {
 	struct belt_sampling chain_params;
 	bool chain_ready;
 };
-
-/* Build s->table from the architecture's forward pass. Errors name the
- * YAML file, line and column of the op or binding at fault. */
-int belt_dispatch_build(struct belt_session *s, char *err, size_t errsz);
 
 /* The table for sampled chain decode with sp: s->table with the sampler's
  * commands before the argmax, prepared on first use and kept while sp is

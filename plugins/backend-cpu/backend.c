@@ -23,9 +23,11 @@
 struct plan {
 	struct cpu_cmd *cmds;
 	uint32_t n_cmds;
+	uint32_t rows;	  /* the table's rows: > 1 for a batched table */
 	uint64_t max_pos; /* positions pos < max_pos fit every binding */
 	void *scratch;	  /* n_threads * scratch_stride bytes */
 	size_t scratch_stride;
+	uint32_t *depth;  /* [rows]: tree depths, filled per tree run */
 };
 
 /* One table_run, handed to every thread. */
@@ -34,6 +36,7 @@ struct job {
 	const struct plan *plan;
 	uint64_t base; /* the run's first chunk number */
 	uint32_t pos, n, flags;
+	const int32_t *parent; /* tree runs */
 };
 
 _Static_assert(sizeof(struct job) <= CPU_JOB_ARG, "job too big for the pool");
@@ -89,6 +92,8 @@ static int pick_isa(const char *want, struct cpu_isa *isa, char *err,
 			isa->attend = sets[i]->attend;
 		if (!isa->silu_mul)
 			isa->silu_mul = sets[i]->silu_mul;
+		if (!isa->gemm)
+			isa->gemm = sets[i]->gemm;
 	}
 	return 0;
 }
@@ -296,15 +301,6 @@ static const struct belt_kernel *cpu_kernel_find(void *ctx, const char *op,
 	return NULL;
 }
 
-static int count_params(const char *schema)
-{
-	int n = 0;
-	for (const char *s = schema; *s; s++)
-		if (*s == ':')
-			n++;
-	return n;
-}
-
 /* ---- dependencies ----
  * Commands between two waits run concurrently on different threads, so a
  * wait (c->barrier) goes after a command whenever the next one touches what
@@ -362,13 +358,17 @@ static void plan_free(struct plan *pl)
 		free(pl->cmds[i].owned);
 	free(pl->cmds);
 	free(pl->scratch);
+	free(pl->depth);
 	free(pl);
 }
 
-/* Cut a command's items into chunks of whole `align` groups. */
+/* Cut a command's items (for a pass over all rows) into chunks of whole
+ * `align` groups. */
 static void cut_chunks(struct cpu_cmd *c, const struct cpu_prep *pr, int nth)
 {
-	int64_t len = pr->len > 0 ? pr->len : 1;
+	int64_t per = pr->len > 0 ? pr->len : 1;
+	c->items_per_row = pr->fixed_len ? 0 : per;
+	int64_t len = pr->fixed_len ? per : per * c->rows;
 	int64_t n = 1;
 	if (nth > 1 && len > 1) {
 		int64_t most = (int64_t)nth *
@@ -397,16 +397,8 @@ static int prepare_cmd(struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 				 "cpu: command %u (%s): kernel is not one of "
 				 "this backend's",
 				 idx, name);
-	if (cmd->n_bind != k->n_bind || cmd->n_bind > BELT_MAX_BINDINGS)
-		return belt_errf(err, errsz,
-				 "%s: %s takes %u bindings, the command has %u",
-				 name, k->op, k->n_bind, cmd->n_bind);
-	int np = count_params(k->params);
-	if (cmd->n_param != np)
-		return belt_errf(err, errsz,
-				 "%s: %s takes %d params (%s), the command has "
-				 "%u",
-				 name, k->op, np, k->params, cmd->n_param);
+	if (belt_cmd_check(cmd, err, errsz))
+		return -1;
 	for (int i = 0; i < cmd->n_bind; i++) {
 		const struct belt_binding *b = &cmd->bind[i];
 		if (!b->buf)
@@ -429,11 +421,14 @@ static int prepare_cmd(struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	c->run = op->run;
 	c->head = cmd->head;
 	c->src = cmd;
+	c->patch = cmd->patch;
+	c->rows = belt_cmd_rows(cmd);
 	pr->max_pos = UINT64_MAX;
 	pr->len = 1;
 	pr->align = 1;
 	if (op->prepare(ctx, cmd, c, pr, err, errsz))
 		return -1;
+	pr->writes = belt_op_writes(belt_op_contract(k->op));
 	cut_chunks(c, pr, ctx->n_threads);
 	return 0;
 }
@@ -454,6 +449,12 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 			"for %u commands", t->n_cmds);
 	}
 	pl->max_pos = t->n_ctx ? t->n_ctx : UINT64_MAX;
+	pl->rows = t->rows > 1 ? t->rows : 1;
+	if (!(pl->depth = calloc(pl->rows, sizeof *pl->depth))) {
+		free(g);
+		plan_free(pl);
+		return belt_errf(err, errsz, "cpu: table_prepare: out of memory");
+	}
 	size_t scratch = 0;
 	for (uint32_t i = 0; i < t->n_cmds; i++) {
 		struct cpu_cmd *c = &pl->cmds[i];
@@ -518,17 +519,35 @@ static void cpu_table_release(void *vctx, struct belt_table *t)
 	t->priv = NULL;
 }
 
-static void run_chunk(const struct cpu_cmd *c, struct cpu_worker *w,
-		      uint32_t pos, uint64_t k)
+void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+		struct belt_row_at *at)
 {
-	int64_t i0 = (int64_t)k * c->chunk;
-	int64_t i1 = i0 + c->chunk < c->len ? i0 + c->chunk : c->len;
-	c->run(c, w, pos, i0, i1);
+	belt_row_at(c->patch, ps->batched, ps->pos, r, ps->depth ? ps->depth[r] : r, at);
+}
+
+/* Run the chunks of one command's pass; returns the next chunk number. */
+static uint64_t run_cmd(const struct cpu_cmd *c, struct cpu_worker *w, struct cpu_pool *pool,
+			int ith, const struct cpu_pass *ps, uint64_t first)
+{
+	int64_t len = c->items_per_row ? c->items_per_row * ps->n_rows : c->len;
+	uint64_t end = first + (uint64_t)((len + c->chunk - 1) / c->chunk);
+	uint64_t k;
+	for (k = first; !pool && k < end; k++) {
+		int64_t i0 = (int64_t)(k - first) * c->chunk;
+		c->run(c, w, ps, i0, i0 + c->chunk < len ? i0 + c->chunk : len);
+	}
+	while (pool && cpu_pool_claim(pool, end, &k)) {
+		int64_t i0 = (int64_t)(k - first) * c->chunk;
+		c->run(c, w, ps, i0, i0 + c->chunk < len ? i0 + c->chunk : len);
+		cpu_pool_finish(pool, ith);
+	}
+	return end;
 }
 
 /* Every thread walks the whole run. Chunk numbers run on from j->base in
  * command order; a thread takes what is left of each command, then, where
- * later commands depend on it, waits until all chunks so far are done. */
+ * later commands depend on it, waits until all chunks so far are done. A
+ * one-row table makes a pass per position, a batched table one pass. */
 static void walk(const void *arg, int ith, int nth)
 {
 	const struct job *j = arg;
@@ -542,27 +561,27 @@ static void walk(const void *arg, int ith, int nth)
 		.xq_seq = UINT64_MAX,
 	};
 	bool head_last = j->flags & BELT_RUN_HEAD_LAST_ONLY;
-	uint32_t end = j->pos + j->n;
+	bool batched = pl->rows > 1;
+	uint32_t end = batched ? j->pos + 1 : j->pos + j->n;
 	uint64_t at = j->base;
 	for (uint32_t p = j->pos; p < end; p++) {
-		bool skip_head = (j->flags & BELT_RUN_SKIP_HEAD) || (head_last && p + 1 != end);
+		struct cpu_pass all = {.pos = p, .row0 = 0, .n_rows = batched ? j->n : 1,
+				       .batched = batched, .parent = j->parent,
+				       .depth = j->parent ? pl->depth : NULL};
+		struct cpu_pass last = all;
+		if (batched) {
+			last.row0 = j->n - 1;
+			last.n_rows = 1;
+		}
+		bool skip_head = (j->flags & BELT_RUN_SKIP_HEAD) ||
+				 (head_last && !batched && p + 1 != end);
 		for (uint32_t i = 0; i < pl->n_cmds; i++) {
 			const struct cpu_cmd *c = &pl->cmds[i];
-			uint64_t first = at;
 			w.prev_seq = w.seq;
-			w.seq = first;
-			if (!(skip_head && c->head)) {
-				at += c->n_chunks;
-				uint64_t k;
-				if (!pool)
-					for (k = first; k < at; k++)
-						run_chunk(c, &w, p, k - first);
-				else
-					while (cpu_pool_claim(pool, at, &k)) {
-						run_chunk(c, &w, p, k - first);
-						cpu_pool_finish(pool, ith);
-					}
-			}
+			w.seq = at;
+			if (!(skip_head && c->head))
+				at = run_cmd(c, &w, pool, ith,
+					     c->head && head_last && batched ? &last : &all, at);
 			/* a skipped command keeps its wait: the commands
 			 * around it were grouped with it, not with each other */
 			if (pool && c->barrier)
@@ -578,7 +597,7 @@ static int cpu_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 	if (!t || !t->priv)
 		return belt_errf(err, errsz, "cpu: table_run: table not "
 			"prepared");
-	const struct plan *pl = t->priv;
+	struct plan *pl = t->priv;
 	if (!n)
 		return 0;
 	if ((uint64_t)pos + n > pl->max_pos)
@@ -587,8 +606,22 @@ static int cpu_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 				 " exceed the %" PRIu64
 				 " the table's buffers hold",
 				 pos, (uint64_t)pos + n - 1, pl->max_pos);
+	if (pl->rows > 1 && n > pl->rows)
+		return belt_errf(err, errsz,
+				 "cpu: table_run: %u rows in a pass of a table of %u", n, pl->rows);
 	struct job j = {
 		.ctx = ctx, .plan = pl, .pos = pos, .n = n, .flags = flags};
+	if ((flags & BELT_RUN_TREE) && pl->rows > 1 && t->parent) {
+		for (uint32_t r = 0; r < n; r++) {
+			int32_t p = t->parent[r];
+			if (p >= (int32_t)r || p < -1)
+				return belt_errf(err, errsz,
+						 "cpu: table_run: parent of row %u is %d: expected -1 .. %d",
+						 r, p, (int)r - 1);
+			pl->depth[r] = p < 0 ? 0 : pl->depth[p] + 1;
+		}
+		j.parent = t->parent;
+	}
 	if (ctx->pool) {
 		j.base = cpu_pool_frontier(ctx->pool);
 		cpu_pool_run(ctx->pool, walk, &j, sizeof j);

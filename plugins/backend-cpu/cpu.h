@@ -4,6 +4,8 @@
  * backend.c    ops table, buffers, table prepare/run
  * pool.c       persistent worker threads, chunk claiming between them
  * kernels.c    the kernel table and each op
+ * gemm.c       matrix-matrix products for batched tables: weight tiles
+ *              dequantized once, then blocked F32 products (AVX2 or C)
  * vec.c        portable routines (the reference path, float math)
  * vec_avx2.c   AVX2/FMA/F16C routines (int8 activations for quantized
  *              weights, as ggml), chosen at create() when the CPU has them
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "belt/backend.h"
+#include "belt/ops.h"
 
 #define CPU_ALIGN 64
 #define CPU_QK 32   /* block length of Q8_0/Q4_0 and of the quantized x */
@@ -112,6 +115,19 @@ static inline int32_t *cpu_xq_corr(const void *xq, int k)
 	return cpu_xq_sums(xq, k) + 2 * (k / CPU_QK);
 }
 
+/* y[t * y_stride + r] (+)= sum_j wt[j * 16 + r] * x[t * x_stride + j] for
+ * t < n_t (at most 6), r < 16, j < kc: one block of a weight tile stored
+ * k-major in 16 columns; add: accumulate onto y instead of storing. */
+typedef void (*cpu_gemm_fn)(const float *wt, int kc, const float *x,
+			    size_t x_stride, int n_t, float *y,
+			    size_t y_stride, bool add);
+#define CPU_GEMM_NT 6  /* tokens per block */
+#define CPU_GEMM_NR 16 /* weight rows per block */
+/* The portable block product (gemm.c). */
+void cpu_gemm_block_generic(const float *wt, int kc, const float *x,
+			    size_t x_stride, int n_t, float *y, size_t y_stride,
+			    bool add);
+
 /* One instruction set's routines. rows[] for quantized types reads
  * quantized x when quantize_x is set, floats otherwise. A NULL entry is
  * taken from the next set down (avx512 -> avx2 -> generic). */
@@ -122,6 +138,7 @@ struct cpu_isa {
 	cpu_argmax_fn argmax;
 	cpu_attend_fn attend;
 	cpu_silu_mul_fn silu_mul;
+	cpu_gemm_fn gemm;
 };
 
 extern const struct cpu_isa cpu_isa_generic;
@@ -148,13 +165,30 @@ struct cpu_worker {
 	uint64_t seq, prev_seq, xq_seq;
 };
 
+/* One pass of a command: the token rows it covers and where they sit.
+ * A one-row table runs a pass per position (pos, row 0); a batched table
+ * runs one pass over rows [row0, row0 + n_rows) at pos + row (pos +
+ * depth[row] under a tree). */
+struct cpu_pass {
+	uint32_t pos;
+	uint32_t row0, n_rows;
+	bool batched;
+	const int32_t *parent;	/* tree runs: parent row per row, else NULL */
+	const uint32_t *depth;	/* tree runs: depth per row, else NULL */
+};
+
+/* The patch values of row r (belt_row_at) for command c in pass ps. */
+struct cpu_cmd;
+void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps,
+		uint32_t r, struct belt_row_at *at);
+
 /* A prepared command: the kernel's function, bindings resolved to
  * pointers, and what the kernel worked out once in prepare. run does
- * items [i0, i1) of the command's len work items (rows, heads,
- * elements; 1 for ops done whole). */
-struct cpu_cmd;
+ * items [i0, i1) of the pass's work items: items_per_row per row of the
+ * pass (rows, heads, elements), or, where items_per_row is 0, the len
+ * items the command always has (a matrix product's weight rows). */
 typedef void (*cpu_run_fn)(const struct cpu_cmd *c, struct cpu_worker *w,
-			   uint32_t pos, int64_t i0, int64_t i1);
+			   const struct cpu_pass *ps, int64_t i0, int64_t i1);
 
 struct cpu_cmd {
 	cpu_run_fn run;
@@ -163,11 +197,16 @@ struct cpu_cmd {
 	bool head;
 	bool barrier;	 /* later commands need this one's results */
 	bool reuse_xq;	 /* same x as the previous command, unchanged */
-	int64_t len;	 /* work items */
+	int64_t len;	 /* work items of a pass over every row */
 	int64_t chunk;	 /* items per chunk */
 	uint32_t n_chunks;
-	cpu_rows_fn rows;
+	int64_t items_per_row; /* 0: len items whatever the rows */
+	enum belt_patch patch;
+	uint32_t rows;	 /* rows of the table */
+	int tile;	 /* matrix products: weight rows per tile */
+	cpu_rows_fn rows_fn;
 	cpu_quant_fn quant;
+	cpu_gemm_fn gemm;
 	cpu_argmax_fn argmax;
 	cpu_attend_fn attend;
 	cpu_silu_mul_fn silu_mul;
@@ -184,7 +223,9 @@ struct cpu_prep {
 	uint64_t max_pos;    /* positions pos < max_pos are in range */
 	size_t scratch;	     /* per-thread scratch bytes */
 	uint8_t writes;	     /* bit mask of bindings the command writes */
-	int64_t len;	     /* work items (default 1) */
+	int64_t len;	     /* work items per row (default 1); with
+			      * fixed_len, of the whole command */
+	bool fixed_len;	     /* len does not scale with the rows */
 	int64_t align;	     /* chunks are multiples of this many items */
 	size_t item_bytes;   /* memory an item touches, to size chunks */
 	int max_chunks;	     /* per thread; 0: the default */
@@ -222,6 +263,19 @@ uint64_t cpu_pool_frontier(struct cpu_pool *p);
 bool cpu_pool_claim(struct cpu_pool *p, uint64_t end, uint64_t *idx);
 void cpu_pool_finish(struct cpu_pool *p, int ith);
 void cpu_pool_wait(struct cpu_pool *p, uint64_t target);
+
+/* Batched matvec (gemm.c): y rows of the pass = W x rows, weight rows
+ * [r0, r1) per call, each tile of weight rows dequantized once. */
+void cpu_run_matmul(const struct cpu_cmd *c, struct cpu_worker *w,
+		    const struct cpu_pass *ps, int64_t r0, int64_t r1);
+/* Weight rows per tile for rows of k elements, and the per-thread
+ * scratch a product of such tiles needs. */
+int cpu_matmul_tile(int k);
+size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x);
+/* Weight row `row` of c (of c->w's type) as floats: elements [j0, j1),
+ * j0 and j1 whole blocks of the type (or k). */
+void cpu_dequant_range(const struct cpu_cmd *c, int64_t row, int j0, int j1,
+		       float *out);
 
 /* Dequantize one K-quant super-block (vec.c), as ggml does. */
 void cpu_dequant_q4_k(const struct cpu_block_q4_k *b, float *out);

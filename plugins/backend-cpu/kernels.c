@@ -109,21 +109,29 @@ static void dequant_row(enum cpu_wtype w, const void *row, float *out, int n)
 	}
 }
 
+void cpu_dequant_range(const struct cpu_cmd *c, int64_t row, int j0, int j1, float *out)
+{
+	const char *w = (const char *)c->p[0] + (size_t)row * c->row_bytes;
+	dequant_row(c->w, w + belt_type_row_bytes(wtype_of[c->w], (uint64_t)j0), out, j1 - j0);
+}
+
 static void run_embed(const struct cpu_cmd *c, struct cpu_worker *w,
-		      uint32_t pos, int64_t i0, int64_t i1)
+		      const struct cpu_pass *ps, int64_t i0, int64_t i1)
 {
 	(void)w;
-	(void)i0;
-	(void)i1;
 	int n = c->prm[0].i;
-	int32_t id = ((const int32_t *)c->p[1])[pos];
-	float *out = c->p[2];
-	if (id < 0 || id >= c->n_rows) {
-		memset(out, 0, (size_t)n * sizeof(float));
-		return;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)i;
+		struct belt_row_at at;
+		cpu_row_at(c, ps, r, &at);
+		int32_t id = ((const int32_t *)c->p[1])[at.token];
+		float *out = (float *)c->p[2] + (size_t)r * n;
+		if (id < 0 || id >= c->n_rows)
+			memset(out, 0, (size_t)n * sizeof(float));
+		else
+			dequant_row(c->w, (const char *)c->p[0] + (size_t)id * c->row_bytes,
+				    out, n);
 	}
-	dequant_row(c->w, (const char *)c->p[0] + (size_t)id * c->row_bytes,
-		    out, n);
 }
 
 /* W binding 0 must be a whole number of rows of k elements. */
@@ -172,17 +180,11 @@ static int prep_embed(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 
 /* ---- rmsnorm: out = w * x / sqrt(mean(x^2) + eps) ---- */
 
-static void run_rmsnorm(const struct cpu_cmd *c, struct cpu_worker *w,
-			uint32_t pos, int64_t i0, int64_t i1)
+static void rmsnorm_row(const struct cpu_cmd *c, const float *x, float *out)
 {
-	(void)w;
-	(void)pos;
-	(void)i0;
-	(void)i1;
 	int n = c->prm[0].i;
 	float eps = c->prm[1].f;
-	const float *x = c->p[0], *g = c->p[1];
-	float *out = c->p[2];
+	const float *g = c->p[1];
 	float acc[8] = {0};
 	int i = 0;
 	for (; i + 8 <= n; i += 8)
@@ -196,6 +198,17 @@ static void run_rmsnorm(const struct cpu_cmd *c, struct cpu_worker *w,
 	float scale = 1.0f / sqrtf(ss);
 	for (i = 0; i < n; i++)
 		out[i] = g[i] * (scale * x[i]);
+}
+
+static void run_rmsnorm(const struct cpu_cmd *c, struct cpu_worker *w,
+			const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	size_t n = (size_t)c->prm[0].i;
+	for (int64_t i = i0; i < i1; i++) {
+		size_t r = ps->row0 + (size_t)i;
+		rmsnorm_row(c, (const float *)c->p[0] + r * n, (float *)c->p[2] + r * n);
+	}
 }
 
 static int prep_n3(const struct belt_cmd *cmd, char *err, size_t errsz)
@@ -225,9 +238,9 @@ static int prep_rmsnorm(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 /* ---- matvec: y[r] = W[r] . x ---- */
 
 static void run_matvec(const struct cpu_cmd *c, struct cpu_worker *w,
-		       uint32_t pos, int64_t r0, int64_t r1)
+		       const struct cpu_pass *ps, int64_t r0, int64_t r1)
 {
-	(void)pos;
+	(void)ps;
 	int k = c->prm[0].i;
 	const void *x = c->p[1];
 	if (c->quant) {
@@ -241,7 +254,7 @@ static void run_matvec(const struct cpu_cmd *c, struct cpu_worker *w,
 		}
 		x = w->scratch;
 	}
-	c->rows(c->p[0], c->row_bytes, x, c->p[2], r0, r1, k);
+	c->rows_fn(c->p[0], c->row_bytes, x, c->p[2], r0, r1, k);
 }
 
 static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
@@ -259,15 +272,29 @@ static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	    need(cmd, 1, "x", (uint64_t)k * 4, err, errsz) ||
 	    need(cmd, 2, "y", (uint64_t)m * 4, err, errsz))
 		return -1;
-	c->rows = ctx->isa->rows[op->w];
+	pr->fixed_len = true;
+	pr->len = m;
+	pr->writes = 1u << 2;
+	c->w = op->w;
+	if (c->rows > 1) {
+		/* batched: a matrix product over weight tiles (gemm.c) */
+		c->run = cpu_run_matmul;
+		c->gemm = ctx->isa->gemm;
+		c->tile = cpu_matmul_tile(k);
+		if (cpu_w_quantized(op->w) && ctx->isa->quantize_x)
+			c->quant = ctx->isa->quantize_x;
+		pr->scratch = cpu_matmul_scratch(k, c->tile, c->rows, c->quant != NULL);
+		pr->align = c->tile;
+		pr->item_bytes = SIZE_MAX; /* enough chunks to share */
+		return 0;
+	}
+	c->rows_fn = ctx->isa->rows[op->w];
 	if (cpu_w_quantized(op->w) && ctx->isa->quantize_x) {
 		c->quant = ctx->isa->quantize_x;
 		pr->scratch = cpu_xq_bytes(k);
 	}
-	pr->len = m;
 	pr->align = 16; /* a cache line of y per thread */
 	pr->item_bytes = c->row_bytes;
-	pr->writes = 1u << 2;
 	return 0;
 }
 
@@ -289,28 +316,31 @@ static void rotate(float *v, int n_heads, int head_dim, int rope_dim,
 #define ROPE_MAX_PAIRS 512
 
 static void run_rope_kv(const struct cpu_cmd *c, struct cpu_worker *w,
-			uint32_t pos, int64_t i0, int64_t i1)
+			const struct cpu_pass *ps, int64_t i0, int64_t i1)
 {
 	(void)w;
-	(void)i0;
-	(void)i1;
 	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i;
 	int head_dim = c->prm[2].i, rope_dim = c->prm[3].i;
 	size_t kv_dim = (size_t)n_head_kv * head_dim;
-	float fcr[ROPE_MAX_PAIRS], fci[ROPE_MAX_PAIRS];
-	for (int i = 0; i < rope_dim / 2; i++) {
-		/* as llama2.c's run.c: float angle, cosf/sinf */
-		float val = (float)pos * c->freq[i];
-		fcr[i] = cosf(val);
-		fci[i] = sinf(val);
+	size_t q_dim = (size_t)n_head * head_dim;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)i;
+		struct belt_row_at at;
+		cpu_row_at(c, ps, r, &at);
+		float fcr[ROPE_MAX_PAIRS], fci[ROPE_MAX_PAIRS];
+		for (int j = 0; j < rope_dim / 2; j++) {
+			/* as llama2.c's run.c: float angle, cosf/sinf */
+			float val = (float)at.position * c->freq[j];
+			fcr[j] = cosf(val);
+			fci[j] = sinf(val);
+		}
+		float *q = (float *)c->p[0] + r * q_dim, *k = (float *)c->p[1] + r * kv_dim;
+		rotate(q, n_head, head_dim, rope_dim, fcr, fci);
+		rotate(k, n_head_kv, head_dim, rope_dim, fcr, fci);
+		memcpy((float *)c->p[3] + (size_t)at.slot * kv_dim, k, kv_dim * sizeof(float));
+		memcpy((float *)c->p[4] + (size_t)at.slot * kv_dim,
+		       (const float *)c->p[2] + r * kv_dim, kv_dim * sizeof(float));
 	}
-	float *q = c->p[0], *k = c->p[1];
-	rotate(q, n_head, head_dim, rope_dim, fcr, fci);
-	rotate(k, n_head_kv, head_dim, rope_dim, fcr, fci);
-	memcpy((float *)c->p[3] + (size_t)pos * kv_dim, k,
-	       kv_dim * sizeof(float));
-	memcpy((float *)c->p[4] + (size_t)pos * kv_dim, c->p[2],
-	       kv_dim * sizeof(float));
 }
 
 static int prep_heads(const struct belt_cmd *cmd, char *err, size_t errsz)
@@ -370,23 +400,81 @@ static int prep_rope_kv(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 
 /* ---- attention over pos + 1 cached positions ---- */
 
-static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
-			  uint32_t pos, int64_t h0, int64_t h1)
+/* One head of row r of a tree pass: the cache before pos, then the row's
+ * ancestors in the block (slot pos + a), itself included. */
+static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+			const float *q, const float *kc, const float *vc, size_t stride,
+			float *att, float *out)
 {
-	(void)w;
+	int head_dim = c->prm[2].i;
+	float scale = c->prm[4].f;
+	uint32_t n = ps->pos;
+	for (int32_t a = (int32_t)r; a >= 0; a = ps->parent[a])
+		n++;
+	/* scores in slot order: the prefix, then the ancestors nearest last */
+	uint32_t t = 0;
+	float mx = -INFINITY;
+	for (; t < n; t++) {
+		uint32_t slot = t;
+		if (t >= ps->pos) {
+			int32_t a = (int32_t)r;
+			for (uint32_t up = n - 1 - t; up > 0; up--)
+				a = ps->parent[a];
+			slot = ps->pos + (uint32_t)a;
+		}
+		const float *k = kc + (size_t)slot * stride;
+		float s = 0;
+		for (int d = 0; d < head_dim; d++)
+			s += q[d] * k[d];
+		att[t] = s * scale;
+		mx = att[t] > mx ? att[t] : mx;
+	}
+	float sum = 0;
+	for (t = 0; t < n; t++)
+		sum += att[t] = expf(att[t] - mx);
+	memset(out, 0, (size_t)head_dim * sizeof(float));
+	for (t = 0; t < n; t++) {
+		uint32_t slot = t;
+		if (t >= ps->pos) {
+			int32_t a = (int32_t)r;
+			for (uint32_t up = n - 1 - t; up > 0; up--)
+				a = ps->parent[a];
+			slot = ps->pos + (uint32_t)a;
+		}
+		const float *v = vc + (size_t)slot * stride;
+		float p = att[t] / sum;
+		for (int d = 0; d < head_dim; d++)
+			out[d] += p * v[d];
+	}
+}
+
+static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
+			  const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
 	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i;
 	int head_dim = c->prm[2].i, n_ctx = c->prm[3].i;
-	float scale = c->prm[4].f;
 	int group = n_head / n_head_kv;
 	size_t kv_dim = (size_t)n_head_kv * head_dim;
-	int64_t n_kv = (int64_t)pos + 1;
-	for (int64_t h = h0; h < h1; h++) {
+	size_t q_dim = (size_t)n_head * head_dim;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)(i / n_head);
+		int64_t h = i % n_head;
+		struct belt_row_at at;
+		cpu_row_at(c, ps, r, &at);
 		size_t kv_off = (size_t)(h / group) * head_dim;
-		c->attend((const float *)c->p[0] + h * head_dim,
-			  (const float *)c->p[1] + kv_off,
-			  (const float *)c->p[2] + kv_off, kv_dim, n_kv,
-			  head_dim, scale, (float *)c->p[4] + h * n_ctx,
-			  (float *)c->p[3] + h * head_dim);
+		const float *q = (const float *)c->p[0] + r * q_dim + h * head_dim;
+		float *out = (float *)c->p[3] + r * q_dim + h * head_dim;
+		/* a batched pass scores in this thread's scratch: the att
+		 * binding has room for one row's heads */
+		float *att = ps->batched ? (float *)w->scratch
+					 : (float *)c->p[4] + h * n_ctx;
+		if (ps->parent)
+			attend_tree(c, ps, r, q, (const float *)c->p[1] + kv_off,
+				    (const float *)c->p[2] + kv_off, kv_dim, att, out);
+		else
+			c->attend(q, (const float *)c->p[1] + kv_off,
+				  (const float *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
+				  c->prm[4].f, att, out);
 	}
 }
 
@@ -411,7 +499,9 @@ static int prep_attention(const struct cpu_ctx *ctx,
 	pr->len = n_head;
 	pr->align = 1;
 	pr->item_bytes = SIZE_MAX; /* a head per chunk at most */
-	pr->max_chunks = 2;
+	pr->max_chunks = c->rows > 1 ? 0 : 2;
+	if (c->rows > 1)
+		pr->scratch = (size_t)n_ctx * sizeof(float);
 	pr->max_pos = min_u64(
 		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
 	pr->writes = (1u << 3) | (1u << 4);
@@ -420,22 +510,23 @@ static int prep_attention(const struct cpu_ctx *ctx,
 
 /* ---- elementwise ---- */
 
+/* Rows are contiguous: items count elements from the pass's first row. */
 static void run_silu_mul(const struct cpu_cmd *c, struct cpu_worker *w,
-			 uint32_t pos, int64_t i0, int64_t i1)
+			 const struct cpu_pass *ps, int64_t i0, int64_t i1)
 {
 	(void)w;
-	(void)pos;
-	c->silu_mul((const float *)c->p[0] + i0, (const float *)c->p[1] + i0,
-		    (float *)c->p[2] + i0, i1 - i0);
+	int64_t o = (int64_t)ps->row0 * c->prm[0].i;
+	c->silu_mul((const float *)c->p[0] + o + i0, (const float *)c->p[1] + o + i0,
+		    (float *)c->p[2] + o + i0, i1 - i0);
 }
 
 static void run_add(const struct cpu_cmd *c, struct cpu_worker *w,
-		    uint32_t pos, int64_t i0, int64_t i1)
+		    const struct cpu_pass *ps, int64_t i0, int64_t i1)
 {
 	(void)w;
-	(void)pos;
-	const float *a = c->p[0], *b = c->p[1];
-	float *out = c->p[2];
+	int64_t o = (int64_t)ps->row0 * c->prm[0].i;
+	const float *a = (const float *)c->p[0] + o, *b = (const float *)c->p[1] + o;
+	float *out = (float *)c->p[2] + o;
 	for (int64_t i = i0; i < i1; i++)
 		out[i] = a[i] + b[i];
 }
@@ -457,13 +548,17 @@ static int prep_elementwise(const struct cpu_ctx *ctx,
 /* ---- argmax: token_ids[pos + 1] = argmax(logits) ---- */
 
 static void run_argmax(const struct cpu_cmd *c, struct cpu_worker *w,
-		       uint32_t pos, int64_t i0, int64_t i1)
+		       const struct cpu_pass *ps, int64_t i0, int64_t i1)
 {
 	(void)w;
-	(void)i0;
-	(void)i1;
-	((int32_t *)c->p[1])[pos + 1] =
-		(int32_t)c->argmax(c->p[0], c->prm[0].i);
+	size_t n = (size_t)c->prm[0].i;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)i;
+		struct belt_row_at at;
+		cpu_row_at(c, ps, r, &at);
+		((int32_t *)c->p[1])[at.out] =
+			(int32_t)c->argmax((const float *)c->p[0] + r * n, (int64_t)n);
+	}
 }
 
 static int prep_argmax(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
@@ -475,7 +570,12 @@ static int prep_argmax(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 		return -1;
 	c->argmax = ctx->isa->argmax;
 	uint64_t slots = cmd->bind[1].size / 4;
-	pr->max_pos = slots ? slots - 1 : 0;
+	/* one row writes token_ids[pos + 1]; a batched pass slot r < rows */
+	if (c->rows > 1 && slots < c->rows)
+		return belt_errf(err, errsz, "%s: argmax row outputs hold %" PRIu64
+				 " ids, the table has %u rows", label(cmd), slots, c->rows);
+	if (c->rows == 1)
+		pr->max_pos = slots ? slots - 1 : 0;
 	pr->writes = 1u << 1;
 	return 0;
 }

@@ -235,4 +235,5 @@ const struct cpu_isa cpu_isa_generic = {
 	.argmax = argmax_generic,
 	.attend = attend_generic,
 	.silu_mul = silu_mul_generic,
+	.gemm = cpu_gemm_block_generic,
 };

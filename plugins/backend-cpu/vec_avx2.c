@@ -610,6 +610,60 @@ AVX2 static int64_t argmax(const float *x, int64_t n)
 	return best;
 }
 
+/* A block of the batched product (cpu_gemm_fn): 16 weight rows in two
+ * vectors against NT token rows, one broadcast x value per token and
+ * column: 2 NT accumulators, no horizontal sums. */
+#define GEMM_BLOCK(NT)                                                         \
+	AVX2 static void gemm_##NT(const float *wt, int kc, const float *x,    \
+				   size_t xs, float *y, size_t ys, bool add)   \
+	{                                                                      \
+		__m256 a0[NT], a1[NT];                                         \
+		_Pragma("GCC unroll 8")                                        \
+		for (int t = 0; t < NT; t++)                                   \
+			a0[t] = a1[t] = _mm256_setzero_ps();                   \
+		for (int j = 0; j < kc; j++) {                                 \
+			__m256 w0 = _mm256_loadu_ps(wt + (size_t)j * 16);      \
+			__m256 w1 = _mm256_loadu_ps(wt + (size_t)j * 16 + 8);  \
+			_Pragma("GCC unroll 8")                                \
+			for (int t = 0; t < NT; t++) {                         \
+				__m256 b = _mm256_broadcast_ss(x + t * xs + j); \
+				a0[t] = _mm256_fmadd_ps(w0, b, a0[t]);         \
+				a1[t] = _mm256_fmadd_ps(w1, b, a1[t]);         \
+			}                                                      \
+		}                                                              \
+		_Pragma("GCC unroll 8")                                        \
+		for (int t = 0; t < NT; t++) {                                 \
+			float *yt = y + t * ys;                                \
+			if (add) {                                             \
+				a0[t] = _mm256_add_ps(a0[t], _mm256_loadu_ps(yt)); \
+				a1[t] = _mm256_add_ps(a1[t],                   \
+						      _mm256_loadu_ps(yt + 8)); \
+			}                                                      \
+			_mm256_storeu_ps(yt, a0[t]);                           \
+			_mm256_storeu_ps(yt + 8, a1[t]);                       \
+		}                                                              \
+	}
+GEMM_BLOCK(1)
+GEMM_BLOCK(2)
+GEMM_BLOCK(3)
+GEMM_BLOCK(4)
+GEMM_BLOCK(5)
+GEMM_BLOCK(6)
+
+AVX2 static void gemm_block(const float *wt, int kc, const float *x, size_t xs, int n_t,
+			    float *y, size_t ys, bool add)
+{
+	switch (n_t) {
+	case 6: gemm_6(wt, kc, x, xs, y, ys, add); break;
+	case 5: gemm_5(wt, kc, x, xs, y, ys, add); break;
+	case 4: gemm_4(wt, kc, x, xs, y, ys, add); break;
+	case 3: gemm_3(wt, kc, x, xs, y, ys, add); break;
+	case 2: gemm_2(wt, kc, x, xs, y, ys, add); break;
+	case 1: gemm_1(wt, kc, x, xs, y, ys, add); break;
+	default: break;
+	}
+}
+
 static const struct cpu_isa isa_avx2 = {
 	.name = "avx2",
 	.rows = {
@@ -625,6 +679,7 @@ static const struct cpu_isa isa_avx2 = {
 	.argmax = argmax,
 	.attend = attend,
 	.silu_mul = silu_mul,
+	.gemm = gemm_block,
 };
 
 const struct cpu_isa *const cpu_isa_avx2 = &isa_avx2;

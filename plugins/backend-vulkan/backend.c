@@ -2310,7 +2310,7 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 }
 
 const struct belt_backend_ops vk_backend_ops = {
-	.abi = BELT_BACKEND_ABI,
+	.abi = 2, /* one-row tables only until its batched kernels exist */
 	.name = "vulkan",
 	.description = "Vulkan compute: GLSL shaders, one pre-recorded "
 		       "submission per run",

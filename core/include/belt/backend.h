@@ -1,10 +1,13 @@
 /* belt/backend.h: the contract between the core and a backend plugin.
  *
  * The core builds a dispatch table (an array of struct belt_cmd, one
- * forward pass of one token) from the architecture YAML, using kernels the
- * backend offers by (op, variant, weight type). The backend prepares the
- * table once and replays it for a run of consecutive positions. The table
- * only grows at the end: new fields and new ops are appended. */
+ * forward pass of a block of `rows` tokens: 1 for the decode chain, a
+ * micro-batch for prefill, drafted tokens for verification) from the
+ * architecture YAML, using kernels the backend offers by (op, variant,
+ * weight type); what each op reads, writes and does per row is its
+ * contract in belt/ops.h. The backend prepares the table once and replays
+ * it. The table only grows at the end: new fields and new ops are
+ * appended. */
 #ifndef BELT_BACKEND_H
 #define BELT_BACKEND_H
 
@@ -14,13 +17,20 @@
 
 #include "belt/types.h"
 
-/* 2: belt_backend_options.flags and belt_backend_ops.list_devices */
-#define BELT_BACKEND_ABI 2
+/* 2: belt_backend_options.flags and belt_backend_ops.list_devices
+ * 3: batched tables (belt_table.rows, row_ids, parent; BELT_RUN_TREE);
+ *    commands checked against belt/ops.h; patches applied per row */
+#define BELT_BACKEND_ABI 3
+/* The oldest backend ABI the core still loads (one-row tables only). */
+#define BELT_BACKEND_ABI_MIN 2
 
-/* What a command reads per token, beyond its fixed bindings and params.
- * For the token at position pos: token_offset reads token_ids[pos];
- * position rotates/writes at pos; kv_len attends over pos + 1 entries;
- * argmax_output writes token_ids[pos + 1]. */
+/* What a command reads per token, beyond its fixed bindings and params:
+ * the backend gives the kernel these values (belt_row_at in belt/ops.h),
+ * and 0 for any its patch does not name. For row r of a pass at pos:
+ * token_offset reads token_ids[pos + r]; position rotates at pos + r and
+ * writes cache slot pos + r; kv_len attends over pos + r + 1 entries;
+ * argmax_output writes token_ids[pos + 1] in a one-row table, slot r of
+ * row_ids in a batched one. */
 enum belt_patch {
 	BELT_PATCH_NONE = 0,
 	BELT_PATCH_TOKEN_OFFSET,
@@ -90,15 +100,31 @@ struct belt_table {
 	/* end-of-generation ids (at most BELT_MAX_EOG) for BELT_RUN_STOP_AT_EOG */
 	int32_t eog[8];
 	uint8_t n_eog;
+	/* ABI 3. rows > 1: a batched table. table_run(pos, n) is then one
+	 * pass over n <= rows tokens, row r at position pos + r reading
+	 * token_ids[pos + r]; activations hold a row per token (ne[1] = rows
+	 * of their bindings); argmax_output of row r writes row_ids[r]. */
+	uint32_t rows;
+	struct belt_buffer *row_ids; /* I32 [rows], BELT_BUFFER_IO; batched only */
+	/* With BELT_RUN_TREE, parent[r] (host memory, [rows]) is the row that
+	 * row r continues, -1 for the cache before pos, and parent[r] < r:
+	 * row r then sits at position pos + depth(r), writes cache slot
+	 * pos + r and attends to the cache before pos and its own ancestors
+	 * in the block (itself included). */
+	const int32_t *parent;
 };
 #define BELT_MAX_EOG 8
 
 /* run() flags */
-#define BELT_RUN_HEAD_LAST_ONLY 1u /* skip head commands but for the last token */
+#define BELT_RUN_HEAD_LAST_ONLY 1u /* skip head commands but for the last token
+				    * (in a batched table: the head runs for
+				    * the pass's last row only) */
 #define BELT_RUN_SKIP_HEAD 2u	   /* skip head commands for every token */
 /* the backend may skip the work of the run's tokens after one whose argmax
  * wrote an id of t->eog (the core reads no token after it) */
 #define BELT_RUN_STOP_AT_EOG 4u
+/* batched tables: rows form the tree t->parent gives, not a chain */
+#define BELT_RUN_TREE 8u
 
 /* belt_backend_options.flags */
 #define BELT_BACKEND_PROFILE 1u /* time each command; the backend reports
@@ -145,7 +171,8 @@ struct belt_backend_ops {
 			     size_t errsz);
 	void (*table_release)(void *ctx, struct belt_table *t);
 
-	/* Run the forward pass for positions pos .. pos + n - 1 in order,
+	/* Run the forward pass for positions pos .. pos + n - 1 in order
+	 * (one-row table), or one pass over n rows (batched table),
 	 * returning when the results are visible to buffer_read. Must not
 	 * allocate. */
 	int (*table_run)(void *ctx, struct belt_table *t, uint32_t pos,

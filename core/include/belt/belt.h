@@ -50,6 +50,9 @@ bool belt_model_hparam(const struct belt_model *m, const char *name,
 struct belt_session_params {
 	uint32_t n_ctx; /* 0: the model's training context */
 	uint32_t chunk; /* tokens per backend submission in decode; 0: 16 */
+	/* prompt tokens per batch (llama.cpp's -b; 0: 2048), and per pass
+	 * of the batched table (-ub; 0: 512; 1: token by token) */
+	uint32_t n_batch, n_ubatch;
 };
 /* Fill p with the defaults. */
 void belt_session_params_default(struct belt_session_params *p);
@@ -89,6 +92,26 @@ int belt_generate(struct belt_session *s, const int32_t *prompt,
 int belt_session_eval(struct belt_session *s, const int32_t *tokens,
 		      size_t n, uint32_t pos, float *logits, char *err,
 		      size_t errsz);
+
+/* Run tokens at positions pos .. pos+n-1 and copy every position's logits
+ * into logits (n x n_vocab floats; NULL for none): batched passes of
+ * n_ubatch rows where the backend has them. */
+int belt_session_eval_all(struct belt_session *s, const int32_t *tokens,
+			  size_t n, uint32_t pos, float *logits, char *err,
+			  size_t errsz);
+
+/* One batched pass over n <= n_ubatch drafted tokens at pos (a chain, or
+ * the tree parent gives: parent[r] < r, -1 for the token before pos);
+ * out[r] gets the argmax after row r, as one-token decoding of r's path
+ * would give. token_ids keeps the drafts; cache slot pos + r holds row r. */
+int belt_session_verify(struct belt_session *s, const int32_t *tokens,
+			const int32_t *parent, size_t n, uint32_t pos,
+			int32_t *out, char *err, size_t errsz);
+
+/* Copy token_ids[pos .. pos + n) (the prompt, drafts and generated ids
+ * the session's table reads) into out. */
+int belt_session_tokens(struct belt_session *s, uint32_t pos, size_t n,
+			int32_t *out, char *err, size_t errsz);
 
 struct belt_stats {
 	uint32_t n_prompt;    /* prompt tokens evaluated */

@@ -40,6 +40,8 @@
 #include "belt/backend.h"
 
 #define BELT_SAMPLER_ABI 1
+/* The oldest sampler ABI the core still loads. */
+#define BELT_SAMPLER_ABI_MIN 1
 #define BELT_SEED_RANDOM UINT64_MAX /* the caller picks a seed (time) */
 
 /* Sampling settings, as llama.cpp's flags of the same names. */

@@ -1,0 +1,43 @@
+/* The dispatch layer: turns an architecture's forward pass into a dispatch
+ * table for a block of `rows` tokens, from the model (tensors, weights,
+ * hyperparameters, backend kernels) and a map of the buffers the session
+ * made. It knows nothing of sessions or decoding. */
+#ifndef BELT_DISPATCH_DISPATCH_H
+#define BELT_DISPATCH_DISPATCH_H
+
+#include "belt/ops.h"
+#include "model/model.h"
+
+/* A scratch or KV buffer the architecture names. */
+struct dispatch_buffer {
+	const char *name;
+	struct belt_buffer *buf;
+	uint64_t elems; /* F32 elements per row (per layer for the KV cache) */
+	bool kv;
+	bool per_row; /* holds a row per token of a batched pass */
+};
+
+/* What a table is built over. */
+struct dispatch_map {
+	const struct dispatch_buffer *bufs;
+	unsigned n_bufs;
+	const struct belt_vars *vars; /* the model's, plus n_ctx */
+	struct belt_buffer *token_ids; /* I32 [n_ctx + 1] */
+	uint32_t n_ctx;
+	uint32_t rows;		     /* 1: the decode table; > 1 batched */
+	struct belt_buffer *row_ids; /* batched: I32 [rows] */
+};
+
+/* Whether the architecture binds buffer `name` as activations (a row per
+ * token) anywhere, by the op contracts; work areas (attention's scores)
+ * are not. */
+bool belt_dispatch_buffer_per_row(const struct belt_arch *a, const char *name);
+
+/* Build t (cmds, n_cmds, n_ctx, token_ids, rows, row_ids) and its labels
+ * (*labels, one per command, freed by the caller with t->cmds). Errors
+ * name the YAML file, line and column of the op or binding at fault. */
+int belt_dispatch_build(struct belt_model *m, const struct dispatch_map *map,
+			struct belt_table *t, char (**labels)[48], char *err,
+			size_t errsz);
+
+#endif

@@ -1,0 +1,203 @@
+/* The op contracts (belt/ops.h): one static table, read by the dispatch
+ * builder and by every backend. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "belt/ops.h"
+
+#define R BELT_ACCESS_R
+#define W BELT_ACCESS_W
+#define P(kind) (1u << BELT_PATCH_##kind)
+
+static const struct belt_op_contract contracts[] = {
+	{.op = "embed", .params = "n:i", .n_bind = 3, .row_wise = true,
+	 .patches = P(TOKEN_OFFSET),
+	 .bind = {{"W", BELT_BIND_WEIGHT, R, "n"},
+		  {"token_ids", BELT_BIND_IDS, R, NULL},
+		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	{.op = "rmsnorm", .params = "n:i eps:f", .n_bind = 3, .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R, "n"},
+		  {"w", BELT_BIND_WEIGHT, R, "n"},
+		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	{.op = "matvec", .params = "k:i m:i", .n_bind = 3, .row_wise = true,
+	 .bind = {{"W", BELT_BIND_WEIGHT, R, "k"},
+		  {"x", BELT_BIND_ROWS, R, "k"},
+		  {"y", BELT_BIND_ROWS, W, "m"}}},
+	{.op = "rope_kv", .params = "n_head:i n_head_kv:i head_dim:i rope_dim:i base:f",
+	 .n_bind = 5, .row_wise = true, .patches = P(POSITION) | P(POS_AND_KV),
+	 .bind = {{"q", BELT_BIND_ROWS, R | W, "n_head*head_dim"},
+		  {"k", BELT_BIND_ROWS, R | W, "n_head_kv*head_dim"},
+		  {"v", BELT_BIND_ROWS, R, "n_head_kv*head_dim"},
+		  {"k_cache", BELT_BIND_CACHE, W, "n_head_kv*head_dim"},
+		  {"v_cache", BELT_BIND_CACHE, W, "n_head_kv*head_dim"}}},
+	{.op = "attention", .params = "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
+	 .n_bind = 5, .row_wise = false, .patches = P(KV_LEN) | P(POS_AND_KV),
+	 .bind = {{"q", BELT_BIND_ROWS, R, "n_head*head_dim"},
+		  {"k_cache", BELT_BIND_CACHE, R, "n_head_kv*head_dim"},
+		  {"v_cache", BELT_BIND_CACHE, R, "n_head_kv*head_dim"},
+		  {"out", BELT_BIND_ROWS, W, "n_head*head_dim"},
+		  {"att", BELT_BIND_WORK, R | W, NULL}}},
+	{.op = "silu_mul", .params = "n:i", .n_bind = 3, .row_wise = true,
+	 .bind = {{"gate", BELT_BIND_ROWS, R, "n"},
+		  {"up", BELT_BIND_ROWS, R, "n"},
+		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	{.op = "add", .params = "n:i", .n_bind = 3, .row_wise = true,
+	 .bind = {{"a", BELT_BIND_ROWS, R, "n"},
+		  {"b", BELT_BIND_ROWS, R, "n"},
+		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	{.op = "argmax", .params = "n:i", .n_bind = 2, .row_wise = true,
+	 .patches = P(ARGMAX_OUTPUT),
+	 .bind = {{"logits", BELT_BIND_ROWS, R, "n"},
+		  {"token_ids", BELT_BIND_IDS, W, NULL}}},
+	/* the sampler's chain ops (doc/samplers.md), decode tables only */
+	{.op = "sample_penalty", .params = "n:i last_n:i repeat:f presence:f frequency:f",
+	 .n_bind = 2, .row_wise = true, .sampler = true, .patches = P(POSITION),
+	 .bind = {{"logits", BELT_BIND_ROWS, R | W, "n"},
+		  {"token_ids", BELT_BIND_IDS, R, NULL}}},
+	{.op = "sample_threshold", .params = "n:i top_k:i top_p:f min_p:f",
+	 .n_bind = 2, .row_wise = true, .sampler = true,
+	 .bind = {{"logits", BELT_BIND_ROWS, R, "n"},
+		  {"scratch", BELT_BIND_WORK, W, NULL}}},
+	{.op = "sample_gumbel", .params = "n:i inv_temp:f seed_lo:i seed_hi:i use_threshold:i",
+	 .n_bind = 2, .row_wise = true, .sampler = true, .patches = P(POSITION),
+	 .bind = {{"logits", BELT_BIND_ROWS, R | W, "n"},
+		  {"scratch", BELT_BIND_WORK, R, NULL}}},
+};
+
+const struct belt_op_contract *belt_op_contracts(size_t *n)
+{
+	*n = sizeof contracts / sizeof contracts[0];
+	return contracts;
+}
+
+const struct belt_op_contract *belt_op_contract(const char *op)
+{
+	if (!op)
+		return NULL;
+	for (size_t i = 0; i < sizeof contracts / sizeof contracts[0]; i++)
+		if (!strcmp(contracts[i].op, op))
+			return &contracts[i];
+	return NULL;
+}
+
+uint8_t belt_op_writes(const struct belt_op_contract *c)
+{
+	uint8_t m = 0;
+	for (unsigned i = 0; i < c->n_bind; i++)
+		if (c->bind[i].access & W)
+			m |= (uint8_t)(1u << i);
+	return m;
+}
+
+/* Index of param `name` (len bytes) in schema, or -1. */
+static int param_index(const char *schema, const char *name, size_t len)
+{
+	int i = 0;
+	for (const char *p = schema; *p;) {
+		while (*p == ' ')
+			p++;
+		const char *colon = strchr(p, ':');
+		if (!colon)
+			return -1;
+		if ((size_t)(colon - p) == len && !strncmp(p, name, len))
+			return i;
+		i++;
+		p = colon + 2;
+	}
+	return -1;
+}
+
+int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
+			  const union belt_param *param)
+{
+	if (i >= c->n_bind || !c->bind[i].row)
+		return -1;
+	int64_t v = 1;
+	for (const char *p = c->bind[i].row; *p;) {
+		size_t len = strcspn(p, "*");
+		int at = param_index(c->params, p, len);
+		if (at < 0 || param[at].i <= 0)
+			return -1;
+		v *= param[at].i;
+		p += len + (p[len] == '*');
+	}
+	return v;
+}
+
+uint32_t belt_cmd_rows(const struct belt_cmd *c)
+{
+	const struct belt_op_contract *oc = c->kernel ? belt_op_contract(c->kernel->op) : NULL;
+	if (!oc)
+		return 1;
+	for (unsigned i = 0; i < oc->n_bind && i < c->n_bind; i++)
+		if (oc->bind[i].kind == BELT_BIND_ROWS)
+			return c->bind[i].ne[1] > 1 ? (uint32_t)c->bind[i].ne[1] : 1;
+	return 1;
+}
+
+static int count_params(const char *schema)
+{
+	int n = 0;
+	for (const char *s = schema; *s; s++)
+		n += *s == ':';
+	return n;
+}
+
+int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz)
+{
+	const char *name = c->label ? c->label : "?";
+	if (!c->kernel)
+		return belt_errf(err, errsz, "%s: command has no kernel", name);
+	const struct belt_kernel *k = c->kernel;
+	const struct belt_op_contract *oc = belt_op_contract(k->op);
+	if (!oc)
+		return belt_errf(err, errsz, "%s: op '%s' has no contract in the core (belt/ops.h)",
+				 name, k->op);
+	if (!k->params || strcmp(k->params, oc->params) || k->n_bind != oc->n_bind)
+		return belt_errf(err, errsz,
+				 "%s: kernel %s/%s takes %u bindings and \"%s\"; the op's contract says %u and \"%s\"",
+				 name, k->op, k->variant ? k->variant : "?", k->n_bind,
+				 k->params ? k->params : "", oc->n_bind, oc->params);
+	if (c->n_bind != oc->n_bind || c->n_param != count_params(oc->params))
+		return belt_errf(err, errsz, "%s: %s takes %u bindings and %d params, the command has %u and %u",
+				 name, k->op, oc->n_bind, count_params(oc->params), c->n_bind,
+				 c->n_param);
+	if (c->patch != BELT_PATCH_NONE && !(oc->patches & (1u << c->patch)))
+		return belt_errf(err, errsz, "%s: op %s does not take patch kind %d", name, k->op,
+				 (int)c->patch);
+	uint32_t rows = belt_cmd_rows(c);
+	for (unsigned i = 0; i < oc->n_bind; i++) {
+		if (oc->bind[i].kind != BELT_BIND_ROWS)
+			continue;
+		int64_t e = belt_op_row_elems(oc, i, c->param);
+		if (e < 0)
+			return belt_errf(err, errsz, "%s: %s binding %u (%s): its row length %s is not positive",
+					 name, k->op, i, oc->bind[i].name, oc->bind[i].row);
+		uint64_t need = (uint64_t)e * 4 * rows;
+		if (c->bind[i].size < need)
+			return belt_errf(err, errsz,
+					 "%s: %s binding %u (%s) holds %" PRIu64 " bytes, needs %" PRIu64
+					 " (%u rows of %" PRId64 ")",
+					 name, k->op, i, oc->bind[i].name, c->bind[i].size, need, rows, e);
+	}
+	return 0;
+}
+
+void belt_row_at(enum belt_patch patch, bool batched, uint32_t pos,
+		 uint32_t row, uint32_t depth, struct belt_row_at *out)
+{
+	*out = (struct belt_row_at){0};
+	bool position = patch == BELT_PATCH_POSITION || patch == BELT_PATCH_POS_AND_KV;
+	bool kv = patch == BELT_PATCH_KV_LEN || patch == BELT_PATCH_POS_AND_KV;
+	if (patch == BELT_PATCH_TOKEN_OFFSET)
+		out->token = pos + row;
+	if (position) {
+		out->position = pos + depth;
+		out->slot = pos + row;
+	}
+	if (kv)
+		out->n_kv = pos + row + 1;
+	if (patch == BELT_PATCH_ARGMAX_OUTPUT)
+		out->out = batched ? row : pos + 1;
+}

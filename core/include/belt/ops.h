@@ -1,0 +1,89 @@
+/* belt/ops.h: the op contracts, one table in the core.
+ *
+ * For every op a dispatch table may hold: its bindings (what each is,
+ * whether it is read or written, its elements per row), its param schema,
+ * the patch kinds it takes and what it does per row. The dispatch builder
+ * packs params and checks commands by it; backends take their dependency
+ * analysis (what a command writes) and common checks from it, so no
+ * backend keeps its own copy. doc/ops.md says what each op computes. */
+#ifndef BELT_OPS_H
+#define BELT_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "belt/backend.h"
+
+/* What a binding holds. */
+enum belt_bind_kind {
+	BELT_BIND_ROWS = 1,  /* activations: one row per token of the pass */
+	BELT_BIND_WEIGHT,    /* a tensor, the same for every row */
+	BELT_BIND_CACHE,     /* a layer's KV cache: one row per position */
+	BELT_BIND_IDS,	     /* token_ids, or a batched table's row outputs */
+	BELT_BIND_WORK	     /* the kernel's own scratch; undefined after */
+};
+
+#define BELT_ACCESS_R 1u
+#define BELT_ACCESS_W 2u
+
+struct belt_op_binding {
+	const char *name;   /* "x", "W", "k_cache": for messages */
+	uint8_t kind;	    /* enum belt_bind_kind */
+	uint8_t access;	    /* BELT_ACCESS_R | BELT_ACCESS_W */
+	/* elements per row: a product of param names ("k",
+	 * "n_head*head_dim"); NULL where the kernel checks it itself */
+	const char *row;
+};
+
+struct belt_op_contract {
+	const char *op;
+	const char *params; /* "name:i name:f ...", in order */
+	uint8_t n_bind;
+	struct belt_op_binding bind[BELT_MAX_BINDINGS];
+	/* patch kinds the op takes, as (1u << BELT_PATCH_*); a command's
+	 * patch must be one of them or none (which gives position 0) */
+	uint32_t patches;
+	/* rows are computed independently of each other (all but attention,
+	 * whose row i reads what rope_kv wrote for rows before it) */
+	bool row_wise;
+	bool sampler; /* inserted by the core for sampled decode */
+};
+
+/* The contract of op, or NULL if the core knows no such op. */
+const struct belt_op_contract *belt_op_contract(const char *op);
+/* Every contract: *n of them. */
+const struct belt_op_contract *belt_op_contracts(size_t *n);
+/* Bit i set when binding i of op is written. */
+uint8_t belt_op_writes(const struct belt_op_contract *c);
+/* Elements per row of binding i given the command's params, or -1 when
+ * the contract gives none or a param is not positive. */
+int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
+			  const union belt_param *param);
+
+/* Check a command against its op's contract: the kernel's schema and
+ * binding count equal the contract's, the patch is one the op takes, and
+ * every row binding holds its rows. Backends call it from table_prepare;
+ * the message names the command's label. */
+int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz);
+
+/* Rows of a command's pass: ne[1] of its first row binding, or 1. */
+uint32_t belt_cmd_rows(const struct belt_cmd *c);
+
+/* What a command's patch gives row `row` of a pass that starts at position
+ * pos. A field its patch does not name is 0: a kernel reads nothing
+ * per-token but these. In a batched table (rows > 1) row r sits at
+ * position pos + r (depth[r] instead of r under BELT_RUN_TREE), its cache
+ * entry at slot pos + r, and its output id goes to slot r of the row
+ * outputs; in a one-row table the output goes to token_ids[pos + 1]. */
+struct belt_row_at {
+	uint32_t token;	   /* token_offset: slot of token_ids read */
+	uint32_t position; /* position (and pos_and_kv): RoPE position */
+	uint32_t slot;	   /* position: cache slot written */
+	uint32_t n_kv;	   /* kv_len: cache entries attended (causal) */
+	uint32_t out;	   /* argmax_output: slot of the ids written */
+};
+void belt_row_at(enum belt_patch patch, bool batched, uint32_t pos,
+		 uint32_t row, uint32_t depth, struct belt_row_at *out);
+
+#endif

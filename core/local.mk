@@ -8,6 +8,7 @@ libbelt_la_SOURCES += \
 	core/arch/config.c \
 	core/model/model.c \
 	core/dispatch/ops.c \
+	core/dispatch/deps.c \
 	core/dispatch/dispatch.c \
 	core/session/session.c \
 	core/session/generate.c \

@@ -288,64 +288,7 @@ static const struct belt_kernel *cpu_kernel_find(void *ctx, const char *op,
 						 int wtype)
 {
 	(void)ctx;
-	if (!op)
-		return NULL;
-	if (!variant || !*variant)
-		variant = "default";
-	for (size_t i = 0; i < cpu_n_kernels; i++) {
-		const struct belt_kernel *k = &cpu_kernels[i];
-		if (!strcmp(k->op, op) && !strcmp(k->variant, variant) &&
-		    (k->wtype == BELT_TYPE_ANY || k->wtype == wtype))
-			return k;
-	}
-	return NULL;
-}
-
-/* ---- dependencies ----
- * Commands between two waits run concurrently on different threads, so a
- * wait (c->barrier) goes after a command whenever the next one touches what
- * the group since the last wait wrote, or writes what it read. */
-
-#define GROUP_MAX 64
-
-struct range {
-	const char *lo, *hi;
-	bool write;
-};
-
-struct group {
-	struct range r[GROUP_MAX];
-	int n;
-};
-
-static bool overlaps(const struct range *a, const struct range *b)
-{
-	return a->lo < b->hi && b->lo < a->hi;
-}
-
-static int cmd_ranges(const struct belt_cmd *cmd, const struct cpu_cmd *c,
-		      uint8_t writes, struct range *out)
-{
-	int n = 0;
-	for (int i = 0; i < cmd->n_bind; i++) {
-		if (!cmd->bind[i].size)
-			continue;
-		out[n].lo = c->p[i];
-		out[n].hi = (const char *)c->p[i] + cmd->bind[i].size;
-		out[n].write = writes & (1u << i);
-		n++;
-	}
-	return n;
-}
-
-static bool conflicts(const struct group *g, const struct range *r, int n)
-{
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < g->n; j++)
-			if ((r[i].write || g->r[j].write) &&
-			    overlaps(&r[i], &g->r[j]))
-				return true;
-	return false;
+	return belt_kernel_lookup(cpu_kernels, cpu_n_kernels, op, variant, wtype);
 }
 
 /* ---- prepare / release / run ---- */
@@ -428,7 +371,6 @@ static int prepare_cmd(struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	pr->align = 1;
 	if (op->prepare(ctx, cmd, c, pr, err, errsz))
 		return -1;
-	pr->writes = belt_op_writes(belt_op_contract(k->op));
 	cut_chunks(c, pr, ctx->n_threads);
 	return 0;
 }
@@ -440,10 +382,10 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 	if (!t || (!t->cmds && t->n_cmds))
 		return belt_errf(err, errsz, "cpu: table_prepare: no table");
 	struct plan *pl = calloc(1, sizeof *pl);
-	struct group *g = calloc(1, sizeof *g);
-	if (!pl || !g ||
+	bool *barrier = calloc(t->n_cmds ? t->n_cmds : 1, sizeof *barrier);
+	if (!pl || !barrier ||
 	    !(pl->cmds = calloc(t->n_cmds ? t->n_cmds : 1, sizeof *pl->cmds))) {
-		free(g);
+		free(barrier);
 		plan_free(pl);
 		return belt_errf(err, errsz, "cpu: table_prepare: out of memory "
 			"for %u commands", t->n_cmds);
@@ -451,7 +393,7 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 	pl->max_pos = t->n_ctx ? t->n_ctx : UINT64_MAX;
 	pl->rows = t->rows > 1 ? t->rows : 1;
 	if (!(pl->depth = calloc(pl->rows, sizeof *pl->depth))) {
-		free(g);
+		free(barrier);
 		plan_free(pl);
 		return belt_errf(err, errsz, "cpu: table_prepare: out of memory");
 	}
@@ -461,7 +403,7 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 		struct cpu_prep pr = {0};
 		pl->n_cmds = i + 1; /* so that plan_free frees c->owned */
 		if (prepare_cmd(ctx, &t->cmds[i], i, c, &pr, err, errsz)) {
-			free(g);
+			free(barrier);
 			plan_free(pl);
 			return -1;
 		}
@@ -470,14 +412,6 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 		if (pr.scratch > scratch)
 			scratch = pr.scratch;
 
-		struct range r[BELT_MAX_BINDINGS];
-		int nr = cmd_ranges(&t->cmds[i], c, pr.writes, r);
-		if (i > 0 && (g->n + nr > GROUP_MAX || conflicts(g, r, nr))) {
-			pl->cmds[i - 1].barrier = true;
-			g->n = 0;
-		}
-		memcpy(g->r + g->n, r, (size_t)nr * sizeof *r);
-		g->n += nr;
 
 		/* x is still quantized in this thread's scratch when the
 		 * previous command quantized the same x and wrote elsewhere */
@@ -492,9 +426,11 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 				c->reuse_xq = true;
 		}
 	}
-	free(g);
-	if (t->n_cmds)
-		pl->cmds[t->n_cmds - 1].barrier = true; /* end of a position */
+	/* commands between two waits run concurrently on different threads */
+	belt_table_barriers(t, barrier);
+	for (uint32_t i = 0; i < t->n_cmds; i++)
+		pl->cmds[i].barrier = barrier[i];
+	free(barrier);
 	pl->scratch_stride = (scratch + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
 	size_t total = pl->scratch_stride * (size_t)ctx->n_threads;
 	if (total && posix_memalign(&pl->scratch, CPU_ALIGN, total)) {

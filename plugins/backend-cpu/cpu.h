@@ -222,7 +222,6 @@ struct cpu_cmd {
 struct cpu_prep {
 	uint64_t max_pos;    /* positions pos < max_pos are in range */
 	size_t scratch;	     /* per-thread scratch bytes */
-	uint8_t writes;	     /* bit mask of bindings the command writes */
 	int64_t len;	     /* work items per row (default 1); with
 			      * fixed_len, of the whole command */
 	bool fixed_len;	     /* len does not scale with the rows */

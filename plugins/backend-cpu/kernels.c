@@ -174,7 +174,6 @@ static int prep_embed(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	if (need(cmd, 2, "out", (uint64_t)n * 4, err, errsz))
 		return -1;
 	pr->max_pos = cmd->bind[1].size / 4;
-	pr->writes = 1u << 2;
 	return 0;
 }
 
@@ -229,10 +228,8 @@ static int prep_rmsnorm(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 {
 	(void)ctx;
 	(void)c;
-	if (prep_n3(cmd, err, errsz))
-		return -1;
-	pr->writes = 1u << 2;
-	return 0;
+	(void)pr;
+	return prep_n3(cmd, err, errsz);
 }
 
 /* ---- matvec: y[r] = W[r] . x ---- */
@@ -274,7 +271,6 @@ static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 		return -1;
 	pr->fixed_len = true;
 	pr->len = m;
-	pr->writes = 1u << 2;
 	c->w = op->w;
 	if (c->rows > 1) {
 		/* batched: a matrix product over weight tiles (gemm.c) */
@@ -394,7 +390,6 @@ static int prep_rope_kv(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	c->freq = freq;
 	c->owned = freq;
 	pr->max_pos = min_u64(cmd->bind[3].size, cmd->bind[4].size) / kv_bytes;
-	pr->writes = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4);
 	return 0;
 }
 
@@ -504,7 +499,6 @@ static int prep_attention(const struct cpu_ctx *ctx,
 		pr->scratch = (size_t)n_ctx * sizeof(float);
 	pr->max_pos = min_u64(
 		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
-	pr->writes = (1u << 3) | (1u << 4);
 	return 0;
 }
 
@@ -541,7 +535,6 @@ static int prep_elementwise(const struct cpu_ctx *ctx,
 	pr->len = cmd->param[0].i;
 	pr->align = 16;
 	pr->item_bytes = 12;
-	pr->writes = 1u << 2;
 	return 0;
 }
 
@@ -576,7 +569,6 @@ static int prep_argmax(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 				 " ids, the table has %u rows", label(cmd), slots, c->rows);
 	if (c->rows == 1)
 		pr->max_pos = slots ? slots - 1 : 0;
-	pr->writes = 1u << 1;
 	return 0;
 }
 

@@ -70,6 +70,19 @@ int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz);
 /* Rows of a command's pass: ne[1] of its first row binding, or 1. */
 uint32_t belt_cmd_rows(const struct belt_cmd *c);
 
+/* The kernel of table[0..n) for op, variant (NULL or "": "default") and
+ * weight type (a kernel of BELT_TYPE_ANY takes any), or NULL: the lookup
+ * every backend's kernel_find makes. */
+const struct belt_kernel *belt_kernel_lookup(const struct belt_kernel *table,
+					     size_t n, const char *op,
+					     const char *variant, int wtype);
+
+/* Where a backend that runs the commands between two waits concurrently
+ * must wait: barrier[i] is set when a command after i touches what the
+ * commands since the last wait wrote, or writes what they read (binding
+ * ranges by buffer, access by the contracts); always after the last. */
+void belt_table_barriers(const struct belt_table *t, bool *barrier);
+
 /* What a command's patch gives row `row` of a pass that starts at position
  * pos. A field its patch does not name is 0: a kernel reads nothing
  * per-token but these. In a batched table (rows > 1) row r sits at

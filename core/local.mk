@@ -1,5 +1,6 @@
 # libbelt: the core, in layers: util -> gguf -> tokenizer -> arch (YAML)
-# -> model -> dispatch -> session (decode) -> plugin registry.
+# -> model -> dispatch -> session (decode) -> plugin registry -> api (the
+# public calls that look plugins up).
 libbelt_la_SOURCES += \
 	core/util/error.c \
 	core/util/types.c \
@@ -14,7 +15,8 @@ libbelt_la_SOURCES += \
 	core/session/generate.c \
 	core/session/chain.c \
 	core/plugin/registry.c \
-	core/plugin/loader.c
+	core/plugin/loader.c \
+	core/api/api.c
 
 noinst_HEADERS += \
 	core/arch/arch.h \

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "arch/config.h"
-#include "belt/plugin.h"
 #include "model/model.h"
 
 void belt_model_params_default(struct belt_model_params *p)
@@ -426,9 +425,6 @@ static int load(struct belt_model *m, const struct belt_model_params *p,
 	if (belt_tok_n_vocab(m->tok) > m->n_vocab)
 		return belt_errf(err, errsz, "tokenizer has %d tokens but the model's vocabulary is %d",
 				 belt_tok_n_vocab(m->tok), m->n_vocab);
-	m->be = belt_backend_get(p->backend ? p->backend : "cpu", err, errsz);
-	if (!m->be)
-		return -1;
 	struct belt_backend_options bo = {.n_threads = p->n_threads, .device = p->device,
 					  .flags = p->profile ? BELT_BACKEND_PROFILE : 0};
 	if (m->be->create(&bo, &m->be_ctx, err, errsz)) {
@@ -441,8 +437,8 @@ static int load(struct belt_model *m, const struct belt_model_params *p,
 	return load_weights(m, err, errsz);
 }
 
-int belt_model_load(const struct belt_model_params *p, struct belt_model **out,
-		    char *err, size_t errsz)
+int belt_model_open(const struct belt_model_params *p, const struct belt_backend_ops *be,
+		    struct belt_model **out, char *err, size_t errsz)
 {
 	*out = NULL;
 	if (!p || !p->path)
@@ -450,6 +446,7 @@ int belt_model_load(const struct belt_model_params *p, struct belt_model **out,
 	struct belt_model *m = calloc(1, sizeof *m);
 	if (!m)
 		return belt_errf(err, errsz, "%s: out of memory", p->path);
+	m->be = be;
 	m->g = belt_gguf_open(p->path, err, errsz);
 	if (!m->g) {
 		free(m);

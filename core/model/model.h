@@ -27,6 +27,11 @@ struct belt_model {
 	char kernels[512]; /* "op=variant,..." overrides, validated */
 };
 
+/* Open, validate and load a model onto backend be (which the layer above
+ * found in the registry): belt_model_load without the plugin lookup. */
+int belt_model_open(const struct belt_model_params *p, const struct belt_backend_ops *be,
+		    struct belt_model **out, char *err, size_t errsz);
+
 /* The kernel variant chosen for op: an override, else the YAML's, else
  * "default". */
 const char *belt_model_variant(const struct belt_model *m, const char *op,

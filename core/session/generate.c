@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "belt/plugin.h"
 #include "belt/sampler.h"
 #include "session/session.h"
 
@@ -219,9 +218,10 @@ static int sample_next(struct belt_session *s, const struct belt_sampler_ops *so
 				   err, errsz);
 }
 
-int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
-		  const struct belt_generate_params *gp, belt_token_fn fn, void *ud,
-		  char *err, size_t errsz)
+int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+			  const struct belt_generate_params *gp,
+			  const struct belt_sampler_ops *sampler, belt_token_fn fn, void *ud,
+			  char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	struct belt_generate_params def;
@@ -236,8 +236,9 @@ int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt
 		return -1;
 	if (sp && !belt_sampling_greedy(sp)) {
 		struct belt_table *ct;
-		if (!(so = belt_sampler_get("gumbel", err, errsz)) ||
-		    belt_session_chain(s, so, sp, &ct, err, errsz))
+		if (!(so = sampler))
+			return belt_errf(err, errsz, "sampled decoding: no sampler given");
+		if (belt_session_chain(s, so, sp, &ct, err, errsz))
 			return -1;
 		if (ct) {
 			t = ct;

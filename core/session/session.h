@@ -38,6 +38,13 @@ struct belt_session {
 	bool chain_ready;
 };
 
+/* belt_generate with the sampler for non-greedy settings already found
+ * (the layer above looks it up in the registry). */
+int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+			  const struct belt_generate_params *gp,
+			  const struct belt_sampler_ops *sampler, belt_token_fn fn, void *ud,
+			  char *err, size_t errsz);
+
 /* The table for sampled chain decode with sp: s->table with the sampler's
  * commands before the argmax, prepared on first use and kept while sp is
  * the same. *out is NULL (and 0 returned) when the backend lacks the

@@ -1,0 +1,33 @@
+/* The top of libbelt: the public calls that need plugins. The layers below
+ * (model, session) take the backend and sampler they use; this layer finds
+ * them in the registry by name, loading their modules when needed. */
+#include "belt/belt.h"
+#include "belt/plugin.h"
+#include "session/session.h"
+
+int belt_model_load(const struct belt_model_params *p, struct belt_model **out,
+		    char *err, size_t errsz)
+{
+	*out = NULL;
+	if (!p || !p->path)
+		return belt_errf(err, errsz, "no model file given");
+	const struct belt_backend_ops *be =
+		belt_backend_get(p->backend ? p->backend : "cpu", err, errsz);
+	if (!be)
+		return belt_err_prefix(err, errsz, p->path);
+	return belt_model_open(p, be, out, err, errsz);
+}
+
+int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+		  const struct belt_generate_params *gp, belt_token_fn fn, void *ud,
+		  char *err, size_t errsz)
+{
+	const struct belt_sampler_ops *so = NULL;
+	if (gp && gp->sampling && !belt_sampling_greedy(gp->sampling)) {
+		if (belt_sampling_check(gp->sampling, err, errsz))
+			return -1;
+		if (!(so = belt_sampler_get("gumbel", err, errsz)))
+			return -1;
+	}
+	return belt_session_generate(s, prompt, n_prompt, gp, so, fn, ud, err, errsz);
+}

@@ -1484,6 +1484,23 @@ START_TEST(test_errors)
 	ck_assert_msg(strstr(err, "avx9000"), "%s", err);
 	unsetenv("BELT_CPU_ISA");
 
+	/* belt.yaml's backends.cpu settings: isa from the file, the
+	 * environment over it, an unknown key refused by name */
+	struct belt_setting set[] = {{"isa", "avx9001"}};
+	opt.settings = set;
+	opt.n_settings = 1;
+	ck_assert_int_eq(B->create(&opt, &bad, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "avx9001") && strstr(err, "backends.cpu.isa"), "%s", err);
+	setenv("BELT_CPU_ISA", "generic", 1);
+	ck_assert_msg(B->create(&opt, &bad, err, sizeof err) == 0, "%s", err);
+	B->destroy(bad);
+	unsetenv("BELT_CPU_ISA");
+	set[0] = (struct belt_setting){"threads", "4"};
+	ck_assert_int_eq(B->create(&opt, &bad, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "unknown setting 'threads'"), "%s", err);
+	opt.settings = NULL;
+	opt.n_settings = 0;
+
 	/* one device: index 1 is an error naming it, 0 is the host */
 	opt.device = 1;
 	ck_assert_int_eq(B->create(&opt, &bad, err, sizeof err), -1);

@@ -32,10 +32,51 @@ static int kernels(const char *path, yaml_document_t *doc, yaml_node_t *map, cha
 	return 0;
 }
 
-int belt_config_kernels(const char *dirs, char *out, size_t outsz, char *err, size_t errsz)
+/* backends: {name: {key: value, ...}, ...}: keep the settings of `want`. */
+static int backends(const char *path, yaml_document_t *doc, yaml_node_t *map, const char *want,
+		    struct belt_config *c, char *err, size_t errsz)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return belt_errf(err, errsz, "%s:%zu:%zu: backends: expected a mapping of backend: settings",
+				 path, map->start_mark.line + 1, map->start_mark.column + 1);
+	size_t len = 0;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(doc, p->value);
+		if (k->type != YAML_SCALAR_NODE || v->type != YAML_MAPPING_NODE)
+			return belt_errf(err, errsz, "%s:%zu:%zu: backends: expected name: {setting: value}",
+					 path, k->start_mark.line + 1, k->start_mark.column + 1);
+		if (strcmp((const char *)k->data.scalar.value, want ? want : ""))
+			continue;
+		for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+			yaml_node_t *sk = yaml_document_get_node(doc, q->key);
+			yaml_node_t *sv = yaml_document_get_node(doc, q->value);
+			if (sk->type != YAML_SCALAR_NODE || sv->type != YAML_SCALAR_NODE ||
+			    !sk->data.scalar.length)
+				return belt_errf(err, errsz, "%s:%zu:%zu: backends.%s: expected setting: value",
+						 path, sk->start_mark.line + 1, sk->start_mark.column + 1, want);
+			size_t kl = sk->data.scalar.length, vl = sv->data.scalar.length;
+			if (c->n_setting == BELT_CONFIG_SETTINGS || len + kl + vl + 2 > sizeof c->text)
+				return belt_errf(err, errsz, "%s:%zu:%zu: backends.%s: too many settings",
+						 path, sk->start_mark.line + 1, sk->start_mark.column + 1, want);
+			char *key = c->text + len;
+			memcpy(key, sk->data.scalar.value, kl + 1);
+			char *val = key + kl + 1;
+			memcpy(val, sv->data.scalar.value, vl + 1);
+			len += kl + vl + 2;
+			c->setting[c->n_setting++] = (struct belt_setting){key, val};
+		}
+	}
+	return 0;
+}
+
+int belt_config_load(const char *dirs, const char *backend, struct belt_config *c, char *err,
+		     size_t errsz)
 {
 	char path[4096];
-	*out = 0;
+	memset(c, 0, sizeof *c);
+	char *out = c->kernels;
+	size_t outsz = sizeof c->kernels;
 	if (belt_arch_find("belt", dirs, path, sizeof path))
 		return 0;
 	FILE *f = fopen(path, "rb");
@@ -63,8 +104,11 @@ int belt_config_kernels(const char *dirs, char *out, size_t outsz, char *err, si
 		const char *name = k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
 		if (!strcmp(name, "kernels"))
 			rc = kernels(path, &doc, yaml_document_get_node(&doc, p->value), out, outsz, err, errsz);
+		else if (!strcmp(name, "backends"))
+			rc = backends(path, &doc, yaml_document_get_node(&doc, p->value), backend, c, err,
+				      errsz);
 		else
-			rc = belt_errf(err, errsz, "%s:%zu:%zu: unknown setting '%s' (expected kernels)",
+			rc = belt_errf(err, errsz, "%s:%zu:%zu: unknown setting '%s' (expected kernels or backends)",
 				       path, k->start_mark.line + 1, k->start_mark.column + 1, name);
 	}
 	yaml_document_delete(&doc);

@@ -1,8 +1,11 @@
-/* What every backend needs to know about a table the same way: which
- * kernel a (op, variant, weight type) names in its table, and where
- * commands depend on earlier ones. */
+/* What every backend needs done the same way: which kernel a (op, variant,
+ * weight type) names in its table, where commands depend on earlier ones,
+ * and its settings from belt.yaml. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "belt/error.h"
 #include "belt/ops.h"
 
 const struct belt_kernel *belt_kernel_lookup(const struct belt_kernel *table, size_t n,
@@ -72,4 +75,36 @@ void belt_table_barriers(const struct belt_table *t, bool *barrier)
 	}
 	if (t->n_cmds)
 		barrier[t->n_cmds - 1] = true;
+}
+
+const char *belt_setting_get(const struct belt_backend_options *o, const char *key,
+			     const char *env)
+{
+	const char *e = env ? getenv(env) : NULL;
+	if (e && *e)
+		return e;
+	for (uint32_t i = 0; o && o->settings && i < o->n_settings; i++)
+		if (!strcmp(o->settings[i].key, key))
+			return o->settings[i].value;
+	return NULL;
+}
+
+int belt_settings_check(const struct belt_backend_options *o, const char *backend,
+			const char *const *keys, char *err, size_t errsz)
+{
+	for (uint32_t i = 0; o && o->settings && i < o->n_settings; i++) {
+		bool known = false;
+		for (const char *const *k = keys; *k && !known; k++)
+			known = !strcmp(*k, o->settings[i].key);
+		if (!known) {
+			char list[256] = "";
+			for (const char *const *k = keys; *k; k++)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+					 k == keys ? "" : ", ", *k);
+			return belt_errf(err, errsz,
+					 "belt.yaml backends.%s: unknown setting '%s' (expected %s)",
+					 backend, o->settings[i].key, *list ? list : "none");
+		}
+	}
+	return 0;
 }

@@ -381,23 +381,27 @@ const char *belt_model_variant(const struct belt_model *m, const char *op,
 	return yaml_variant ? yaml_variant : "default";
 }
 
-/* Kernel choices: the run's first (they win), then conf/belt.yaml's. */
-static int choose_kernels(struct belt_model *m, const char *run, char *err, size_t errsz)
+/* Kernel choices: the run's first (they win), then conf/belt.yaml's; and
+ * the backend's settings there. */
+static int read_config(struct belt_model *m, const char *run, struct belt_config *conf,
+		       char *err, size_t errsz)
 {
 	const char *env = getenv("BELT_CONF_PATH");
-	char dirs[4096], conf[sizeof m->kernels], all[2 * sizeof m->kernels + 2];
+	char dirs[4096], all[sizeof m->kernels + sizeof conf->kernels + 2];
 	snprintf(dirs, sizeof dirs, "%s%s%s:%s", env ? env : "", env ? ":" : "", BELT_CONF_DIR,
 		 BELT_SRC_CONF_DIR);
-	if (belt_config_kernels(dirs, conf, sizeof conf, err, errsz))
+	if (belt_config_load(dirs, m->be->name, conf, err, errsz))
 		return -1;
-	snprintf(all, sizeof all, "%s%s%s", run ? run : "", run && *run && *conf ? "," : "", conf);
+	snprintf(all, sizeof all, "%s%s%s", run ? run : "", run && *run && *conf->kernels ? "," : "",
+		 conf->kernels);
 	return set_kernels(m, all, err, errsz);
 }
 
 static int load(struct belt_model *m, const struct belt_model_params *p,
 		char *err, size_t errsz)
 {
-	if (choose_kernels(m, p->kernels, err, errsz))
+	struct belt_config conf;
+	if (read_config(m, p->kernels, &conf, err, errsz))
 		return -1;
 	struct belt_gguf_str s;
 	int rc = belt_gguf_get_str(m->g, "general.architecture", &s, err, errsz);
@@ -426,7 +430,8 @@ static int load(struct belt_model *m, const struct belt_model_params *p,
 		return belt_errf(err, errsz, "tokenizer has %d tokens but the model's vocabulary is %d",
 				 belt_tok_n_vocab(m->tok), m->n_vocab);
 	struct belt_backend_options bo = {.n_threads = p->n_threads, .device = p->device,
-					  .flags = p->profile ? BELT_BACKEND_PROFILE : 0};
+					  .flags = p->profile ? BELT_BACKEND_PROFILE : 0,
+					  .settings = conf.setting, .n_settings = conf.n_setting};
 	if (m->be->create(&bo, &m->be_ctx, err, errsz)) {
 		/* backends name themselves ("vulkan: ..."); say it once */
 		size_t n = strlen(m->be->name);

@@ -70,15 +70,15 @@ static int pick_isa(const char *want, struct cpu_isa *isa, char *err,
 {
 	const struct cpu_isa *sets[3];
 	int n = usable_isas(sets), top = n - 1;
-	if (want && *want) {
+	if (want && *want && strcmp(want, "best")) {
 		for (top = n - 1; top >= 0; top--)
 			if (!strcmp(sets[top]->name, want))
 				break;
 		if (top < 0)
 			return belt_errf(err, errsz,
-					 "cpu: BELT_CPU_ISA=%s: not one this "
-					 "CPU and build run (generic, avx2, "
-					 "avx512)",
+					 "cpu: isa %s (belt.yaml backends.cpu.isa "
+					 "or BELT_CPU_ISA): not one this CPU and "
+					 "build run (best, generic, avx2, avx512)",
 					 want);
 	}
 	*isa = *sets[top];
@@ -162,8 +162,12 @@ static int cpu_create(const struct belt_backend_options *opt, void **out,
 	struct cpu_ctx *ctx = calloc(1, sizeof *ctx);
 	if (!ctx)
 		return belt_errf(err, errsz, "cpu: out of memory");
-	/* BELT_CPU_ISA picks a lower path for tests and debugging */
-	if (pick_isa(getenv("BELT_CPU_ISA"), &ctx->isa_merged, err, errsz)) {
+	/* belt.yaml's isa (or BELT_CPU_ISA) picks a lower path for tests
+	 * and debugging */
+	static const char *const keys[] = {"isa", NULL};
+	if (belt_settings_check(opt, "cpu", keys, err, errsz) ||
+	    pick_isa(belt_setting_get(opt, "isa", "BELT_CPU_ISA"), &ctx->isa_merged, err,
+		     errsz)) {
 		free(ctx);
 		return -1;
 	}

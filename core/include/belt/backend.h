@@ -130,11 +130,29 @@ struct belt_table {
 #define BELT_BACKEND_PROFILE 1u /* time each command; the backend reports
 				 * per-kernel times on stderr at table_release */
 
+/* One setting of conf/belt.yaml's backends: <name>: mapping. */
+struct belt_setting {
+	const char *key, *value;
+};
+
 struct belt_backend_options {
 	int n_threads; /* CPU threads; <= 0 means one per core */
 	int device;    /* device index; < 0 means the backend's choice */
 	uint32_t flags; /* BELT_BACKEND_*; 0 for none */
+	/* ABI 3: the backend's settings from belt.yaml, valid during
+	 * create(); an unknown key is the backend's error to report */
+	const struct belt_setting *settings;
+	uint32_t n_settings;
 };
+
+/* The value of setting key in o (NULL if absent), unless environment
+ * variable env (may be NULL) is set: it overrides the file. */
+const char *belt_setting_get(const struct belt_backend_options *o, const char *key,
+			     const char *env);
+/* 0 when every setting of o is one of the NULL-terminated keys; else -1
+ * with a message naming the backend and the unknown key. */
+int belt_settings_check(const struct belt_backend_options *o, const char *backend,
+			const char *const *keys, char *err, size_t errsz);
 
 /* A backend: one versioned table of functions, filled with designated
  * initializers. ctx is what create() returned. */

@@ -94,6 +94,10 @@ static int pick_isa(const char *want, struct cpu_isa *isa, char *err,
 			isa->silu_mul = sets[i]->silu_mul;
 		if (!isa->gemm)
 			isa->gemm = sets[i]->gemm;
+		if (!isa->exp_sum)
+			isa->exp_sum = sets[i]->exp_sum;
+		if (!isa->f16)
+			isa->f16 = sets[i]->f16;
 	}
 	return 0;
 }
@@ -315,7 +319,9 @@ static void cut_chunks(struct cpu_cmd *c, const struct cpu_prep *pr, int nth)
 {
 	int64_t per = pr->len > 0 ? pr->len : 1;
 	c->items_per_row = pr->fixed_len ? 0 : per;
-	int64_t len = pr->fixed_len ? per : per * c->rows;
+	c->rows_per_item = pr->rows_per_item > 0 ? pr->rows_per_item : 1;
+	int64_t len = pr->fixed_len ? per
+				    : per * ((c->rows + c->rows_per_item - 1) / c->rows_per_item);
 	int64_t n = 1;
 	if (nth > 1 && len > 1) {
 		int64_t most = (int64_t)nth *
@@ -469,7 +475,9 @@ void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 static uint64_t run_cmd(const struct cpu_cmd *c, struct cpu_worker *w, struct cpu_pool *pool,
 			int ith, const struct cpu_pass *ps, uint64_t first)
 {
-	int64_t len = c->items_per_row ? c->items_per_row * ps->n_rows : c->len;
+	int64_t len = c->items_per_row ? c->items_per_row * ((ps->n_rows + c->rows_per_item - 1) /
+							     c->rows_per_item)
+				       : c->len;
 	uint64_t end = first + (uint64_t)((len + c->chunk - 1) / c->chunk);
 	uint64_t k;
 	for (k = first; !pool && k < end; k++) {

@@ -121,6 +121,10 @@ static inline int32_t *cpu_xq_corr(const void *xq, int k)
 typedef void (*cpu_gemm_fn)(const float *wt, int kc, const float *x,
 			    size_t x_stride, int n_t, float *y,
 			    size_t y_stride, bool add);
+/* out[i] = the fp16 h[i] as a float, i < n. */
+typedef void (*cpu_f16_fn)(const uint16_t *h, float *out, int n);
+/* x[i] = e^(x[i] - m) for i < n; returns their sum. */
+typedef float (*cpu_exp_sum_fn)(float *x, int64_t n, float m);
 #define CPU_GEMM_NT 6  /* tokens per block */
 #define CPU_GEMM_NR 16 /* weight rows per block */
 /* The portable block product (gemm.c). */
@@ -139,6 +143,8 @@ struct cpu_isa {
 	cpu_attend_fn attend;
 	cpu_silu_mul_fn silu_mul;
 	cpu_gemm_fn gemm;
+	cpu_exp_sum_fn exp_sum;
+	cpu_f16_fn f16;
 };
 
 extern const struct cpu_isa cpu_isa_generic;
@@ -201,12 +207,15 @@ struct cpu_cmd {
 	int64_t chunk;	 /* items per chunk */
 	uint32_t n_chunks;
 	int64_t items_per_row; /* 0: len items whatever the rows */
+	int64_t rows_per_item; /* items_per_row items per this many rows */
 	enum belt_patch patch;
 	uint32_t rows;	 /* rows of the table */
 	int tile;	 /* matrix products: weight rows per tile */
 	cpu_rows_fn rows_fn;
 	cpu_quant_fn quant;
 	cpu_gemm_fn gemm;
+	cpu_exp_sum_fn exp_sum;
+	cpu_f16_fn f16;
 	cpu_argmax_fn argmax;
 	cpu_attend_fn attend;
 	cpu_silu_mul_fn silu_mul;
@@ -225,6 +234,7 @@ struct cpu_prep {
 	int64_t len;	     /* work items per row (default 1); with
 			      * fixed_len, of the whole command */
 	bool fixed_len;	     /* len does not scale with the rows */
+	int64_t rows_per_item; /* len items per this many rows (default 1) */
 	int64_t align;	     /* chunks are multiples of this many items */
 	size_t item_bytes;   /* memory an item touches, to size chunks */
 	int max_chunks;	     /* per thread; 0: the default */
@@ -275,6 +285,20 @@ size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x);
  * j0 and j1 whole blocks of the type (or k). */
 void cpu_dequant_range(const struct cpu_cmd *c, int64_t row, int j0, int j1,
 		       float *out);
+
+/* Attention of a batched causal pass (attention.c): for a kv head and a
+ * block of rows, every query head of the group at once, keys in blocks
+ * through the gemm routine with an online softmax. cpu_attn_block says
+ * whether the command can (head_dim a multiple of 16), and the rows per
+ * item and the per-thread scratch. */
+bool cpu_attn_block(const struct cpu_cmd *c, int64_t *rows_per_item, size_t *scratch);
+void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
+			const struct cpu_pass *ps, int64_t i0, int64_t i1);
+
+/* One head h of row r of a tree pass (kernels.c): the cache before pos and
+ * the row's ancestors; att holds n_ctx floats. */
+void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+			  int h, float *att);
 
 /* Dequantize one K-quant super-block (vec.c), as ggml does. */
 void cpu_dequant_q4_k(const struct cpu_block_q4_k *b, float *out);

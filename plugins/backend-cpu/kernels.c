@@ -112,7 +112,11 @@ static void dequant_row(enum cpu_wtype w, const void *row, float *out, int n)
 void cpu_dequant_range(const struct cpu_cmd *c, int64_t row, int j0, int j1, float *out)
 {
 	const char *w = (const char *)c->p[0] + (size_t)row * c->row_bytes;
-	dequant_row(c->w, w + belt_type_row_bytes(wtype_of[c->w], (uint64_t)j0), out, j1 - j0);
+	w += belt_type_row_bytes(wtype_of[c->w], (uint64_t)j0);
+	if (c->w == CPU_W_F16 && c->f16)
+		c->f16((const uint16_t *)w, out, j1 - j0);
+	else
+		dequant_row(c->w, w, out, j1 - j0);
 }
 
 static void run_embed(const struct cpu_cmd *c, struct cpu_worker *w,
@@ -276,6 +280,7 @@ static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 		/* batched: a matrix product over weight tiles (gemm.c) */
 		c->run = cpu_run_matmul;
 		c->gemm = ctx->isa->gemm;
+		c->f16 = ctx->isa->f16;
 		c->tile = cpu_matmul_tile(k);
 		if (cpu_w_quantized(op->w) && ctx->isa->quantize_x)
 			c->quant = ctx->isa->quantize_x;
@@ -443,6 +448,17 @@ static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint
 	}
 }
 
+void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+			  int h, float *att)
+{
+	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i, head_dim = c->prm[2].i;
+	size_t kv_dim = (size_t)n_head_kv * head_dim, q_dim = (size_t)n_head * head_dim;
+	size_t kv_off = (size_t)(h / (n_head / n_head_kv)) * head_dim;
+	attend_tree(c, ps, r, (const float *)c->p[0] + r * q_dim + (size_t)h * head_dim,
+		    (const float *)c->p[1] + kv_off, (const float *)c->p[2] + kv_off, kv_dim, att,
+		    (float *)c->p[3] + r * q_dim + (size_t)h * head_dim);
+}
+
 static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
 			  const struct cpu_pass *ps, int64_t i0, int64_t i1)
 {
@@ -497,6 +513,16 @@ static int prep_attention(const struct cpu_ctx *ctx,
 	pr->max_chunks = c->rows > 1 ? 0 : 2;
 	if (c->rows > 1)
 		pr->scratch = (size_t)n_ctx * sizeof(float);
+	c->gemm = ctx->isa->gemm;
+	c->exp_sum = ctx->isa->exp_sum;
+	size_t block_scratch;
+	if (c->rows > 1 && cpu_attn_block(c, &pr->rows_per_item, &block_scratch)) {
+		/* a batched pass: blocks of rows per kv head (attention.c) */
+		c->run = cpu_run_attn_block;
+		pr->len = cmd->param[1].i;
+		if (block_scratch > pr->scratch)
+			pr->scratch = block_scratch;
+	}
 	pr->max_pos = min_u64(
 		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
 	return 0;

@@ -2,6 +2,7 @@
 plugin_LTLIBRARIES += plugins/backend-cpu.la
 plugins_backend_cpu_la_SOURCES = \
 	plugins/backend-cpu/cpu.h \
+	plugins/backend-cpu/attention.c \
 	plugins/backend-cpu/backend.c \
 	plugins/backend-cpu/gemm.c \
 	plugins/backend-cpu/kernels.c \

@@ -204,6 +204,20 @@ static void attend_generic(const float *q, const float *kc, const float *vc,
 	}
 }
 
+static void f16_generic(const uint16_t *h, float *out, int n)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = cpu_fp16(h[i]);
+}
+
+static float exp_sum_generic(float *x, int64_t n, float m)
+{
+	float sum = 0.0f;
+	for (int64_t i = 0; i < n; i++)
+		sum += x[i] = expf(x[i] - m);
+	return sum;
+}
+
 static void silu_mul_generic(const float *g, const float *u, float *out,
 			     int64_t n)
 {
@@ -236,4 +250,6 @@ const struct cpu_isa cpu_isa_generic = {
 	.attend = attend_generic,
 	.silu_mul = silu_mul_generic,
 	.gemm = cpu_gemm_block_generic,
+	.exp_sum = exp_sum_generic,
+	.f16 = f16_generic,
 };

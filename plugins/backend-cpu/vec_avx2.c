@@ -436,6 +436,31 @@ AVX2 static inline __m256 exp256(__m256 x)
 	return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+AVX2 static void f16(const uint16_t *h, float *out, int n)
+{
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(out + i,
+				 _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+	for (; i < n; i++)
+		out[i] = _cvtsh_ss(h[i]);
+}
+
+AVX2 static float exp_sum(float *x, int64_t n, float m)
+{
+	__m256 vm = _mm256_set1_ps(m), vs = _mm256_setzero_ps();
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+		_mm256_storeu_ps(x + i, e);
+		vs = _mm256_add_ps(vs, e);
+	}
+	float sum = hsum(vs);
+	for (; i < n; i++)
+		sum += x[i] = expf(x[i] - m);
+	return sum;
+}
+
 AVX2 static void silu_mul(const float *g, const float *u, float *out,
 			  int64_t n)
 {
@@ -680,6 +705,8 @@ static const struct cpu_isa isa_avx2 = {
 	.attend = attend,
 	.silu_mul = silu_mul,
 	.gemm = gemm_block,
+	.exp_sum = exp_sum,
+	.f16 = f16,
 };
 
 const struct cpu_isa *const cpu_isa_avx2 = &isa_avx2;

@@ -150,6 +150,20 @@ static const char *crafted(enum fault f)
 	return write_bytes(name, &x);
 }
 
+/* -m naming a FIFO: refused at once, not waiting for a writer. timeout(1)
+ * turns the old hang into a failure (exit 124) instead of a stuck suite;
+ * the refusal takes milliseconds, the limit is a minute. */
+START_TEST(fifo_model)
+{
+	char fifo[512];
+	snprintf(fifo, sizeof fifo, "%s/model.fifo", dir);
+	ck_assert(mkfifo(fifo, 0600) == 0);
+	expect_error(1, "not a regular file", "timeout 60 %s run -m '%s' -p hi", belt_bin(), fifo);
+	expect_error(1, "not a regular file", "timeout 60 %s info -m '%s'", belt_bin(), fifo);
+	unlink(fifo);
+}
+END_TEST
+
 START_TEST(gguf_faults)
 {
 	static const struct { enum fault f; const char *want; } cases[] = {
@@ -344,6 +358,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(tc, gguf_faults);
+	tcase_add_test(tc, fifo_model);
 	tcase_add_test(tc, truncated_files);
 	tcase_add_test(tc, model_faults);
 	tcase_add_test(tc, yaml_faults);

@@ -527,7 +527,9 @@ static int map_file(const char *path, void **map, size_t *len, char *err,
 	struct stat st;
 	*map = NULL;
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer before the
+	 * regular-file check below refuses it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return belt_errf(err, errsz, "%s: cannot open: %s", path,
 				 strerror(errno));
@@ -548,6 +550,13 @@ static int map_file(const char *path, void **map, size_t *len, char *err,
 			*map = NULL;
 			rc = belt_errf(err, errsz, "%s: cannot map: %s", path,
 				       strerror(errno));
+		} else if (fstat(fd, &st) || (uint64_t)st.st_size < *len) {
+			/* shrunk between the size check and the map: reading
+			 * past its new end would fault (doc/architecture.md) */
+			munmap(*map, *len);
+			*map = NULL;
+			rc = belt_errf(err, errsz, "%s: the file changed size while it was opened",
+				       path);
 		}
 	}
 	close(fd);

@@ -67,10 +67,16 @@ static struct belt_session *session(struct belt_model *m, uint32_t n_ubatch)
 }
 
 /* Load a model; false (with a note) when the backend cannot run its
- * weight types at all. */
+ * weight types at all, or when BELT_GOLDEN_ONLY (the files a machine
+ * has, as for the golden suite) leaves it out. */
 static bool setup(const struct model *md, struct fixture *f)
 {
 	memset(f, 0, sizeof *f);
+	const char *only = getenv("BELT_GOLDEN_ONLY");
+	if (only && *only && !strstr(only, md->file)) {
+		printf("batch %-26s not in BELT_GOLDEN_ONLY, not checked in this run\n", md->file);
+		return false;
+	}
 	struct belt_model_params mp;
 	belt_model_params_default(&mp);
 	char rel[256];
@@ -319,7 +325,8 @@ END_TEST
 START_TEST(row_counts)
 {
 	struct fixture f;
-	ck_assert(setup(&models[0], &f));
+	if (!setup(&models[0], &f))
+		return;
 	uint32_t ub[65];
 	for (uint32_t i = 0; i < 65; i++)
 		ub[i] = i + 1;

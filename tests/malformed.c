@@ -220,6 +220,16 @@ static const char *synth(const char *name, void (*edit)(struct synth_shape *))
 }
 
 static void no_edit(struct synth_shape *s) { (void)s; }
+
+/* --kernel naming an op that does not exist (a typo) is an error naming
+ * it, not a run with the default kernel. */
+START_TEST(kernel_typo)
+{
+	const char *model = synth("ok.gguf", no_edit);
+	expect_error(1, "unknown op 'attn'", "%s run -m '%s' -p hi -n 2 --kernel attn=split_kv",
+		     belt_bin(), model);
+}
+END_TEST
 static void omit(struct synth_shape *s) { s->omit_tensor = "blk.1.ffn_up.weight"; }
 static void bad_shape(struct synth_shape *s) { s->bad_shape_tensor = "blk.0.attn_k.weight"; }
 static void gpt9(struct synth_shape *s) { s->arch = "gpt9"; }
@@ -359,6 +369,7 @@ int main(void)
 	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(tc, gguf_faults);
 	tcase_add_test(tc, fifo_model);
+	tcase_add_test(tc, kernel_typo);
 	tcase_add_test(tc, truncated_files);
 	tcase_add_test(tc, model_faults);
 	tcase_add_test(tc, yaml_faults);

@@ -203,10 +203,37 @@ static int build_cmd(struct build *b, const struct arch_op *op, int layer,
 	return 0;
 }
 
+/* Every op a kernel choice names must be one the core knows: a typo
+ * ("attn=split_kv") would otherwise be silently ignored. */
+static int check_choices(const struct belt_model *m, char *err, size_t errsz)
+{
+	for (const char *item = m->kernels; *item;) {
+		size_t len = strcspn(item, ","), op = strcspn(item, "=");
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", (int)(op < len ? op : len), item);
+		if (!belt_op_contract(name)) {
+			size_t n;
+			const struct belt_op_contract *all = belt_op_contracts(&n);
+			char list[512] = "";
+			for (size_t i = 0; i < n; i++)
+				if (!all[i].sampler)
+					snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+						 *list ? ", " : "", all[i].op);
+			return belt_errf(err, errsz,
+					 "kernel choice '%.*s' (--kernel or belt.yaml kernels:): unknown op '%s' (expected one of %s)",
+					 (int)len, item, name, list);
+		}
+		item += len + (item[len] == ',');
+	}
+	return 0;
+}
+
 int belt_dispatch_build(struct belt_model *m, const struct dispatch_map *map,
 			struct belt_table *t, char (**labels)[48], char *err,
 			size_t errsz)
 {
+	if (check_choices(m, err, errsz))
+		return -1;
 	const struct belt_arch *a = m->arch;
 	struct build b = {.m = m, .map = map, .a = a, .vars = *map->vars, .err = err,
 			  .errsz = errsz};

@@ -223,6 +223,19 @@ static void no_edit(struct synth_shape *s) { (void)s; }
 
 /* --kernel naming an op that does not exist (a typo) is an error naming
  * it, not a run with the default kernel. */
+/* A context far beyond memory: refused before anything is allocated, with
+ * the parts named (a zero-fill of 137 GB otherwise). */
+START_TEST(context_too_big)
+{
+	char model[1024];
+	snprintf(model, sizeof model, "%s", shared_path("models/pycoder29M.q4_0.gguf"));
+	expect_error(1, "KV cache", "timeout 60 %s run -m '%s' -p hi -n 2 -c 16777216", belt_bin(),
+		     model);
+	expect_error(1, "available", "timeout 60 %s run -m '%s' -p hi -n 2 -c 16777216", belt_bin(),
+		     model);
+}
+END_TEST
+
 START_TEST(kernel_typo)
 {
 	const char *model = synth("ok.gguf", no_edit);
@@ -370,6 +383,7 @@ int main(void)
 	tcase_add_test(tc, gguf_faults);
 	tcase_add_test(tc, fifo_model);
 	tcase_add_test(tc, kernel_typo);
+	tcase_add_test(tc, context_too_big);
 	tcase_add_test(tc, truncated_files);
 	tcase_add_test(tc, model_faults);
 	tcase_add_test(tc, yaml_faults);

@@ -54,6 +54,43 @@ static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 	return 0;
 }
 
+static double mib(uint64_t b)
+{
+	return (double)b / (1024.0 * 1024.0);
+}
+
+/* What the session's buffers take, computed before any is made, against
+ * what the backend says it can still allocate: too much is one error
+ * naming each part, not a long zero-fill or an allocation failure. */
+static int check_memory(struct belt_session *s, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	const struct belt_arch *a = m->arch;
+	uint64_t kv = 0, scratch = (uint64_t)(s->n_ctx + 1) * 4 + (uint64_t)s->n_ubatch * 4;
+	for (unsigned i = 0; i < a->n_buffers + a->n_kv; i++) {
+		bool is_kv = i >= a->n_buffers;
+		const struct arch_named_expr *e = is_kv ? &a->kv[i - a->n_buffers] : &a->buffers[i];
+		uint64_t elems;
+		if (buffer_elems(s, e, &elems, err, errsz))
+			return -1;
+		if (is_kv)
+			kv += elems * 4 * m->n_layer;
+		else
+			scratch += elems * 4 *
+				   (belt_dispatch_buffer_per_row(a, e->name) ? s->n_ubatch : 1);
+	}
+	uint64_t avail;
+	if (m->be->abi < 3 || !m->be->memory_available ||
+	    m->be->memory_available(m->be_ctx, &avail, err, errsz))
+		return 0; /* unknown: the allocations will tell */
+	if (kv + scratch <= avail)
+		return 0;
+	return belt_errf(err, errsz,
+			 "context of %u tokens: the session needs %.1f MiB (KV cache %.1f MiB, scratch %.1f MiB for %u-row passes), backend '%s' has %.1f MiB available",
+			 s->n_ctx, mib(kv + scratch), mib(kv), mib(scratch), s->n_ubatch, m->be->name,
+			 mib(avail));
+}
+
 static int create(struct belt_session *s, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
@@ -61,6 +98,8 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 	s->vars = m->vars;
 	if (belt_vars_set(&s->vars, "n_ctx", s->n_ctx) || belt_vars_set(&s->vars, "l", 0))
 		return belt_errf(err, errsz, "%s: too many names", a->path);
+	if (check_memory(s, err, errsz))
+		return -1;
 	s->bufs = calloc(a->n_buffers + a->n_kv, sizeof *s->bufs);
 	s->ids = calloc(s->n_ctx + 1, sizeof *s->ids);
 	s->text_cap = belt_tok_max_piece(m->tok) + 64;

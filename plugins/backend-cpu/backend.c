@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "belt/error.h"
 #include "cpu.h"
 
 #define MAX_THREADS 512
+#define BIG_BUFFER (1u << 20) /* bytes from which buffers are mapped */
 /* Chunks: enough per thread to even out the end of a command, each big
  * enough that claiming it (an atomic on a shared line, ~0.1 us) is noise. */
 #define CHUNK_MIN_BYTES (128 * 1024)
@@ -207,15 +210,29 @@ static int cpu_buffer_create(void *ctx, enum belt_buffer_usage usage,
 	uint64_t alloc = (size + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
 	if (!alloc)
 		alloc = CPU_ALIGN;
-	if (!b || alloc < size || alloc > PTRDIFF_MAX ||
-	    posix_memalign(&b->data, CPU_ALIGN, (size_t)alloc)) {
+	if (!b || alloc < size || alloc > PTRDIFF_MAX) {
 		free(b);
-		return belt_errf(err, errsz,
-				 "cpu: cannot allocate a buffer of %" PRIu64
-				 " bytes",
+		return belt_errf(err, errsz, "cpu: cannot allocate a buffer of %" PRIu64 " bytes",
 				 size);
 	}
-	memset(b->data, 0, (size_t)alloc);
+	/* large buffers (a long context's KV cache) from the kernel's zero
+	 * pages, touched only when used, not zero-filled up front */
+	b->mapped = alloc >= BIG_BUFFER;
+	if (b->mapped) {
+		b->data = mmap(NULL, (size_t)alloc, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b->data == MAP_FAILED) {
+			free(b);
+			return belt_errf(err, errsz, "cpu: cannot map a buffer of %" PRIu64 " bytes: %s",
+					 size, strerror(errno));
+		}
+	} else if (posix_memalign(&b->data, CPU_ALIGN, (size_t)alloc)) {
+		free(b);
+		return belt_errf(err, errsz, "cpu: cannot allocate a buffer of %" PRIu64 " bytes",
+				 size);
+	} else {
+		memset(b->data, 0, (size_t)alloc);
+	}
 	b->size = size;
 	b->owned = true;
 	*out = b;
@@ -238,6 +255,7 @@ static int cpu_buffer_wrap(void *ctx, const void *host, uint64_t size,
 	b->data = (void *)host;
 	b->size = size;
 	b->owned = false;
+	b->mapped = false;
 	*out = b;
 	return 0;
 }
@@ -247,7 +265,9 @@ static void cpu_buffer_destroy(void *ctx, struct belt_buffer *b)
 	(void)ctx;
 	if (!b)
 		return;
-	if (b->owned)
+	if (b->owned && b->mapped)
+		munmap(b->data, (size_t)((b->size + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN));
+	else if (b->owned)
 		free(b->data);
 	free(b);
 }
@@ -579,6 +599,28 @@ static int cpu_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 	return 0;
 }
 
+/* MemAvailable from /proc/meminfo, else the free pages. */
+static int cpu_memory_available(void *ctx, uint64_t *bytes, char *err, size_t errsz)
+{
+	(void)ctx;
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+			fclose(f);
+			*bytes = (uint64_t)kb * 1024;
+			return 0;
+		}
+	if (f)
+		fclose(f);
+	long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return belt_errf(err, errsz, "cpu: cannot tell the free memory");
+	*bytes = (uint64_t)pages * (uint64_t)size;
+	return 0;
+}
+
 const struct belt_backend_ops cpu_backend_ops = {
 	.abi = BELT_BACKEND_ABI,
 	.name = "cpu",
@@ -596,4 +638,5 @@ const struct belt_backend_ops cpu_backend_ops = {
 	.table_release = cpu_table_release,
 	.table_run = cpu_table_run,
 	.list_devices = cpu_list_devices,
+	.memory_available = cpu_memory_available,
 };

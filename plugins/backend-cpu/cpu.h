@@ -51,6 +51,7 @@ struct belt_buffer {
 	void *data;
 	uint64_t size;
 	bool owned; /* data is ours to free (buffer_create), not wrapped */
+	bool mapped; /* owned data from mmap (large buffers) */
 };
 
 /* Weight types with a matvec/embed kernel, as dense indices. */

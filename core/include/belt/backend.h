@@ -19,7 +19,8 @@
 
 /* 2: belt_backend_options.flags and belt_backend_ops.list_devices
  * 3: batched tables (belt_table.rows, row_ids, parent; BELT_RUN_TREE);
- *    commands checked against belt/ops.h; patches applied per row */
+ *    commands checked against belt/ops.h; patches applied per row;
+ *    belt_backend_options.settings; belt_backend_ops.memory_available */
 #define BELT_BACKEND_ABI 3
 /* The oldest backend ABI the core still loads (one-row tables only). */
 #define BELT_BACKEND_ABI_MIN 2
@@ -202,6 +203,12 @@ struct belt_backend_ops {
 	 * may be NULL if bufsz is 0). Returns the number of devices, or -1
 	 * with a message. May be NULL: one device. */
 	int (*list_devices)(char *buf, size_t bufsz, char *err, size_t errsz);
+
+	/* ABI 3; may be NULL. Bytes the device can still allocate (an
+	 * estimate: free memory, or the device-local heap less what is in
+	 * use), so that the core refuses a session that cannot fit before it
+	 * allocates anything. */
+	int (*memory_available)(void *ctx, uint64_t *bytes, char *err, size_t errsz);
 };
 
 #endif

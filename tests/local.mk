@@ -78,3 +78,10 @@ tests_check_batch_SOURCES = tests/batch.c tests/ref.c
 tests_check_batch_CFLAGS = $(TEST_CFLAGS)
 tests_check_batch_LDADD = $(TEST_LIBS)
 
+# belt perplexity against llama.cpp's figures ($BELT_SHARED_DIR/ppl), and
+# the -b / -ub / -d flags of run, bench and perplexity, through $BELT_BIN.
+check_PROGRAMS += tests/check_perplexity
+TESTS += tests/check_perplexity
+tests_check_perplexity_SOURCES = tests/perplexity.c tests/ref.c
+tests_check_perplexity_CFLAGS = $(TEST_CFLAGS)
+tests_check_perplexity_LDADD = $(CHECK_LIBS) -lm

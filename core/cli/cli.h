@@ -13,6 +13,7 @@ int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
 
 /* Print "belt: msg" on stderr; returns CLI_FAIL. */
 int cli_fail(const char *msg);
@@ -24,6 +25,13 @@ bool cli_int(const char *cmd, const char *opt, const char *s, long min,
 	     long max, long *out);
 /* Parse a whole number (strtof syntax) for option opt. */
 bool cli_float(const char *cmd, const char *opt, const char *s, float *out);
+/* The largest -b / -ub a command takes (the longest context). */
+#define CLI_MAX_BATCH (1L << 24)
+/* The value of llama.cpp's single-dash "-ub N" (getopt reads it as -u with
+ * the value "b") or of --ubatch-size N, right after getopt_long returned
+ * 'u'; long_form: it matched the long name. NULL after the usage message
+ * for anything else ("-u N", "-ubN", a missing value). */
+const char *cli_ubatch_value(const char *cmd, int argc, char **argv, bool long_form);
 /* Read a whole file into a NUL-terminated buffer (caller frees). */
 char *cli_read_file(const char *path, size_t *len);
 /* Describe backend's devices into buf, one line each (see list_devices in

@@ -6,6 +6,7 @@ belt_SOURCES = \
 	core/cli/info.c \
 	core/cli/tokenize.c \
 	core/cli/bench.c \
+	core/cli/perplexity.c \
 	core/cli/devices.c
 noinst_HEADERS += core/cli/cli.h
 belt_LDADD = libbelt.la

@@ -1,5 +1,6 @@
 /* belt: entry point and subcommand dispatch. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +12,11 @@ static const char usage[] =
 	"usage: belt COMMAND [OPTIONS]\n"
 	"\n"
 	"commands:\n"
-	"  run       generate text from a prompt\n"
-	"  info      show a model's metadata, hyperparameters, tensors and plugins\n"
-	"  tokenize  show how a text splits into tokens\n"
-	"  bench     measure prompt and generation speed\n"
+	"  run         generate text from a prompt\n"
+	"  info        show a model's metadata, hyperparameters, tensors and plugins\n"
+	"  tokenize    show how a text splits into tokens\n"
+	"  bench       measure prompt and generation speed\n"
+	"  perplexity  score a text file as llama.cpp's llama-perplexity does\n"
 	"\n"
 	"belt COMMAND --help describes each command.\n";
 
@@ -62,6 +64,21 @@ bool cli_float(const char *cmd, const char *opt, const char *s, float *out)
 	return true;
 }
 
+const char *cli_ubatch_value(const char *cmd, int argc, char **argv, bool long_form)
+{
+	if (long_form)
+		return optarg;
+	if (strcmp(argv[optind - 1], "-ub")) {
+		cli_usage_error(cmd, "unknown option '-u': expected -ub N or --ubatch-size N");
+		return NULL;
+	}
+	if (optind >= argc) {
+		cli_usage_error(cmd, "option '-ub' needs a value");
+		return NULL;
+	}
+	return argv[optind++];
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -106,6 +123,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(cmd, "bench"))
 		return cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(cmd, "perplexity"))
+		return cmd_perplexity(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tokenize"))
 		return cmd_tokenize(argc - 1, argv + 1);
 	fprintf(stderr, "belt: unknown command '%s'\n\n%s", cmd, usage);

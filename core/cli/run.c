@@ -23,6 +23,8 @@ static const char help[] =
 	"  -f, --file FILE      read the prompt from FILE\n"
 	"  -n, --n-predict N    new tokens to generate (default 256; -1: until the context is full)\n"
 	"  -c, --ctx-size N     context length (default: the model's)\n"
+	"  -b, --batch-size N   logical batch of the prompt (default 2048)\n"
+	"  -ub, --ubatch-size N rows per batched pass over the prompt (default 512; 1: token by token)\n"
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
 	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
@@ -66,7 +68,7 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 
 struct run_opts {
 	const char *model, *prompt, *prompt_file, *backend, *kernels;
-	long n_predict, n_ctx, threads, chunk, device;
+	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device;
 	bool ids, no_bos, ignore_eos, profile;
 	struct belt_sampling samp;
 };
@@ -81,6 +83,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
 		{"ctx-size", required_argument, 0, 'c'}, {"threads", required_argument, 0, 't'},
+		{"batch-size", required_argument, 0, 'b'}, {"ubatch-size", required_argument, 0, 'u'},
 		{"backend", required_argument, 0, O_BACKEND}, {"chunk", required_argument, 0, O_CHUNK},
 		{"ids", no_argument, 0, O_IDS}, {"no-bos", no_argument, 0, O_NO_BOS},
 		{"ignore-eos", no_argument, 0, O_IGNORE_EOS}, {"kernel", required_argument, 0, O_KERNEL},
@@ -94,21 +97,29 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"seed", required_argument, 0, O_SEED},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
-	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .chunk = 16, .device = -1};
+	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .n_batch = 2048, .n_ubatch = 512,
+			       .chunk = 16, .device = -1};
 	belt_sampling_default(&o->samp);
 	o->samp.temp = 0.0f; /* greedy unless --temp is given */
 	long lv;
 	char *end;
+	const char *v;
 	opterr = 0;
 	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, ":m:p:f:n:c:t:h", opts, NULL)) != -1) {
+	int c, li = -1;
+	while ((c = getopt_long(argc, argv, ":m:p:f:n:c:b:u:t:h", opts, &li)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'p': o->prompt = optarg; break;
 		case 'f': o->prompt_file = optarg; break;
 		case 'n': if (!cli_int("run", "-n", optarg, -1, 1L << 24, &o->n_predict)) return CLI_USAGE; break;
 		case 'c': if (!cli_int("run", "-c", optarg, 0, 1L << 24, &o->n_ctx)) return CLI_USAGE; break;
+		case 'b': if (!cli_int("run", "-b", optarg, 1, CLI_MAX_BATCH, &o->n_batch)) return CLI_USAGE; break;
+		case 'u':
+			if (!(v = cli_ubatch_value("run", argc, argv, li >= 0)) ||
+			    !cli_int("run", "-ub", v, 1, CLI_MAX_BATCH, &o->n_ubatch))
+				return CLI_USAGE;
+			break;
 		case 't': if (!cli_int("run", "-t", optarg, 1, 1024, &o->threads)) return CLI_USAGE; break;
 		case O_CHUNK: if (!cli_int("run", "--chunk", optarg, 1, 4096, &o->chunk)) return CLI_USAGE; break;
 		case O_DEVICE: if (!cli_int("run", "--device", optarg, 0, 1023, &o->device)) return CLI_USAGE; break;
@@ -142,6 +153,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
 		default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
 		}
+		li = -1;
 	}
 	if (optind < argc)
 		return cli_usage_error("run", "unexpected argument '%s'", argv[optind]);
@@ -165,6 +177,8 @@ static int generate(struct belt_model *m, const struct run_opts *o, const char *
 	belt_session_params_default(&sp);
 	sp.n_ctx = (uint32_t)o->n_ctx;
 	sp.chunk = (uint32_t)o->chunk;
+	sp.n_batch = (uint32_t)o->n_batch;
+	sp.n_ubatch = (uint32_t)o->n_ubatch;
 	struct belt_session *s;
 	if (belt_session_create(m, &sp, &s, err, BELT_ERR_SIZE))
 		return -1;

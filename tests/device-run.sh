@@ -28,6 +28,8 @@ if [ -z "$SKIPCHECK" ]; then
 	echo "check_backend_vulkan: $(tail -1 "$OUT/check_backend_vulkan.txt")"
 	BELT_TEST_BACKEND=vulkan BELT_GOLDEN_ONLY="${GOLDEN_ONLY:-}" "$B/tests/.libs/check_golden" > "$OUT/golden_vulkan.txt" 2>&1
 	grep -E "^golden|^logits|^llama.cpp|Checks" "$OUT/golden_vulkan.txt"
+	BELT_TEST_BACKEND=vulkan BELT_GOLDEN_ONLY="${GOLDEN_ONLY:-}" "$B/tests/.libs/check_batch" > "$OUT/batch_vulkan.txt" 2>&1
+	grep -E "^batch|Checks|:F:|:E:" "$OUT/batch_vulkan.txt" | grep -v "not in BELT_GOLDEN_ONLY"
 fi
 for shape in $SHAPES; do
 	for t in $TYPES; do

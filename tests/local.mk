@@ -59,7 +59,7 @@ tests_check_noalloc_LDADD = $(TEST_LIBS)
 noinst_HEADERS += tests/sampler_ref.h tests/cmd.h
 
 if HAVE_VULKAN
-TESTS += tests/golden-vulkan.sh
+TESTS += tests/golden-vulkan.sh tests/batch-vulkan.sh
 
 # The gumbel sampler's GPU chain ops on the Vulkan backend, against the
 # same reference as check_sampler.
@@ -69,7 +69,7 @@ tests_check_sampler_vulkan_SOURCES = tests/sampler_vulkan.c tests/sampler_ref.c
 tests_check_sampler_vulkan_CFLAGS = $(TEST_CFLAGS) $(VULKAN_CFLAGS)
 tests_check_sampler_vulkan_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 endif
-EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh
+EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/batch-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh
 
 # The batched pass against the one-token path, on every shipped model.
 check_PROGRAMS += tests/check_batch

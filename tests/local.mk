@@ -85,3 +85,11 @@ TESTS += tests/check_perplexity
 tests_check_perplexity_SOURCES = tests/perplexity.c tests/ref.c
 tests_check_perplexity_CFLAGS = $(TEST_CFLAGS)
 tests_check_perplexity_LDADD = $(CHECK_LIBS) -lm
+
+# The real belt binary under misuse (issue 13): write errors, signals, a
+# full context, odd flag values, corrupt keys; and the stop reasons.
+check_PROGRAMS += tests/check_cli_misuse
+TESTS += tests/check_cli_misuse
+tests_check_cli_misuse_SOURCES = tests/cli_misuse.c tests/ref.c tests/synth/synth.c
+tests_check_cli_misuse_CFLAGS = $(TEST_CFLAGS)
+tests_check_cli_misuse_LDADD = $(TEST_LIBS)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "belt/belt.h"
 #include "belt/sampler.h"
@@ -98,7 +99,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return cli_usage_error("bench", "-m MODEL is required");
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	if (belt_sampling_check(&o->samp, err, sizeof err))
 		return cli_usage_error("bench", "%s", err);
 	if (o->device >= 0)
@@ -190,15 +191,16 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	sp.n_batch = (uint32_t)o->n_batch;
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
 	struct belt_session *s;
-	if (belt_session_create(m, &sp, &s, err, BELT_ERR_SIZE))
+	if (belt_session_create(m, &sp, &s, err, CLI_ERR_SIZE))
 		return -1;
+	cli_model_warnings("bench", m, 0);
 	int32_t n_vocab = belt_model_n_vocab(m);
 	/* the depth's tokens, then the pp test's */
 	size_t n_ids = (size_t)(o->depth + o->n_prompt + 1);
 	int32_t *ids = malloc(sizeof *ids * n_ids);
 	if (!ids) {
 		belt_session_free(s);
-		return belt_errf(err, BELT_ERR_SIZE, "out of memory for %zu token ids", n_ids);
+		return belt_errf(err, CLI_ERR_SIZE, "out of memory for %zu token ids", n_ids);
 	}
 	uint64_t rng = 88172645463325252ull;
 	for (size_t i = 0; i < n_ids; i++) {
@@ -226,23 +228,23 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	for (long r = -1; rc == 0 && r < o->reps; r++) {
 		/* the context before the pp test, not timed */
 		if (o->n_prompt && o->depth)
-			rc = belt_session_eval(s, ids, (size_t)o->depth, 0, NULL, err, BELT_ERR_SIZE);
+			rc = belt_session_eval(s, ids, (size_t)o->depth, 0, NULL, err, CLI_ERR_SIZE);
 		double t0 = now();
 		if (rc == 0 && o->n_prompt &&
 		    (rc = belt_session_eval(s, ids + o->depth, (size_t)o->n_prompt, (uint32_t)o->depth,
-					    NULL, err, BELT_ERR_SIZE)) == 0 && r >= 0)
+					    NULL, err, CLI_ERR_SIZE)) == 0 && r >= 0)
 			add(&pp, o->n_prompt / (now() - t0));
 		/* belt_generate refills the depth as its prompt: its prefill
 		 * is timed apart from decode_s, which alone is counted */
 		if (rc == 0 && o->n_gen &&
 		    (rc = belt_generate(s, ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
-					BELT_ERR_SIZE)) == 0 && r >= 0)
+					CLI_ERR_SIZE)) == 0 && r >= 0)
 			add(&tg, (belt_session_stats(s)->n_generated - 1) / belt_session_stats(s)->decode_s);
 		/* sampled right after greedy, the same length: a fair ratio */
 		gp.sampling = &o->samp;
 		if (rc == 0 && o->n_gen && sampled &&
 		    (rc = belt_generate(s, ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
-					BELT_ERR_SIZE)) == 0 && r >= 0)
+					CLI_ERR_SIZE)) == 0 && r >= 0)
 			add(&tgs, (belt_session_stats(s)->n_generated - 1) / belt_session_stats(s)->decode_s);
 		gp.sampling = NULL;
 	}
@@ -274,6 +276,12 @@ int cmd_bench(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	/* the count the table shows is the count used: "one per core" made
+	 * explicit, as the CPU backend would take it */
+	if (o.threads <= 0) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		o.threads = cores > 0 ? cores : 1;
+	}
 	struct belt_model_params mp;
 	belt_model_params_default(&mp);
 	mp.path = o.model;
@@ -282,7 +290,7 @@ int cmd_bench(int argc, char **argv)
 	mp.kernels = o.kernels;
 	mp.device = (int)o.device;
 	mp.profile = o.profile;
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	struct belt_model *m;
 	rc = belt_model_load(&mp, &m, err, sizeof err) || bench(m, &o, err);
 	belt_model_free(m);

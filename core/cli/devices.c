@@ -20,7 +20,7 @@ int cli_devices(const char *backend, char *buf, size_t bufsz, char *err,
 
 int cli_check_device(const char *cmd, const char *backend, long device)
 {
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	int n = cli_devices(backend, NULL, 0, err, sizeof err);
 	if (n < 0)
 		return cli_fail(err);

@@ -86,7 +86,7 @@ static void print_hparams(const char *path, const char *backend)
 	mp.backend = backend;
 	mp.n_threads = 1;
 	struct belt_model *m;
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	if (belt_model_load(&mp, &m, err, sizeof err)) {
 		printf("hyperparameters: not loadable: %s\n", err);
 		return;
@@ -128,7 +128,7 @@ static int print_plugin(void *ud, const char *file, const struct belt_plugin *p,
 
 static void print_devices(const char *backend)
 {
-	char buf[16384], err[BELT_ERR_SIZE];
+	char buf[16384], err[CLI_ERR_SIZE];
 	int n = cli_devices(backend, buf, sizeof buf, err, sizeof err);
 	if (n < 0) {
 		printf("  %s: error: %s\n", backend, err);
@@ -144,7 +144,7 @@ static void print_devices(const char *backend)
 
 static int print_model(const char *model, const char *backend, bool all)
 {
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	struct belt_gguf *g = belt_gguf_open(model, err, sizeof err);
 	if (!g)
 		return cli_fail(err);
@@ -188,6 +188,10 @@ int cmd_info(int argc, char **argv)
 		return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
 	if (all && !model)
 		return cli_usage_error("info", "--tensors needs -m MODEL");
+	char err[CLI_ERR_SIZE];
+	/* a backend named on the command line must exist, before any output */
+	if (backend && cli_devices(backend, NULL, 0, err, sizeof err) < 0)
+		return cli_error("info", "--backend %s: %s", backend, err);
 	if (model && print_model(model, backend ? backend : "cpu", all))
 		return CLI_FAIL;
 	struct backends found = {.n = 0};

@@ -7,6 +7,8 @@ belt_SOURCES = \
 	core/cli/tokenize.c \
 	core/cli/bench.c \
 	core/cli/perplexity.c \
-	core/cli/devices.c
+	core/cli/devices.c \
+	core/cli/messages.c \
+	core/cli/model_checks.c
 noinst_HEADERS += core/cli/cli.h
 belt_LDADD = libbelt.la

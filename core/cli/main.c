@@ -1,11 +1,19 @@
 /* belt: entry point and subcommand dispatch. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "belt/backend.h"
+#include "belt/draft.h"
+#include "belt/grammar.h"
+#include "belt/plugin.h"
+#include "belt/sampler.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -17,25 +25,9 @@ static const char usage[] =
 	"  tokenize    show how a text splits into tokens\n"
 	"  bench       measure prompt and generation speed\n"
 	"  perplexity  score a text file as llama.cpp's llama-perplexity does\n"
+	"  version     the version and the plugin ABIs (also --version)\n"
 	"\n"
 	"belt COMMAND --help describes each command.\n";
-
-int cli_fail(const char *msg)
-{
-	fprintf(stderr, "belt: %s\n", msg);
-	return CLI_FAIL;
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "belt %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see belt %s --help)\n", cmd);
-	return CLI_USAGE;
-}
 
 bool cli_int(const char *cmd, const char *opt, const char *s, long min, long max,
 	     long *out)
@@ -55,9 +47,11 @@ bool cli_float(const char *cmd, const char *opt, const char *s, float *out)
 {
 	char *end;
 	errno = 0;
-	float f = strtof(s, &end);
-	if (errno || end == s || *end) {
-		cli_usage_error(cmd, "%s expects a number, got '%s'", opt, s);
+	double d = strtod(s, &end);
+	/* ERANGE on underflow only rounds; on overflow d is HUGE_VAL */
+	float f = (float)d;
+	if (end == s || *end || !isfinite(f)) {
+		cli_usage_error(cmd, "%s: expected a finite number, got '%s'", opt, s);
 		return false;
 	}
 	*out = f;
@@ -86,19 +80,25 @@ char *cli_read_file(const char *path, size_t *len)
 		return NULL;
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
+	int bad = 0;
 	while (buf) {
+		errno = 0;
 		n += fread(buf + n, 1, cap - n - 1, f);
-		if (n < cap - 1)
+		if (ferror(f))
+			bad = errno ? errno : EIO;
+		if (n < cap - 1 || bad)
 			break;
 		char *grown = realloc(buf, cap *= 2);
 		if (!grown)
 			free(buf);
 		buf = grown;
 	}
-	int bad = ferror(f);
+	if (!buf)
+		bad = ENOMEM;
 	fclose(f);
-	if (!buf || bad) {
+	if (bad) {
 		free(buf);
+		errno = bad;
 		return NULL;
 	}
 	buf[n] = 0;
@@ -106,7 +106,24 @@ char *cli_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-int main(int argc, char **argv)
+/* The package and the plugin ABIs this belt loads (oldest .. newest). */
+static int version(void)
+{
+	printf("belt %s\n", PACKAGE_VERSION);
+	printf("plugin ABI %d (loads %d .. %d)\n", BELT_PLUGIN_ABI, BELT_PLUGIN_ABI_MIN,
+	       BELT_PLUGIN_ABI);
+	printf("backend ABI %d (loads %d .. %d)\n", BELT_BACKEND_ABI, BELT_BACKEND_ABI_MIN,
+	       BELT_BACKEND_ABI);
+	printf("sampler ABI %d (loads %d .. %d)\n", BELT_SAMPLER_ABI, BELT_SAMPLER_ABI_MIN,
+	       BELT_SAMPLER_ABI);
+	printf("grammar ABI %d (loads %d .. %d)\n", BELT_GRAMMAR_ABI, BELT_GRAMMAR_ABI_MIN,
+	       BELT_GRAMMAR_ABI);
+	printf("draft ABI %d (loads %d .. %d)\n", BELT_DRAFT_ABI, BELT_DRAFT_ABI_MIN,
+	       BELT_DRAFT_ABI);
+	return 0;
+}
+
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		fputs(usage, stderr);
@@ -117,6 +134,8 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version"))
+		return version();
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "info"))
@@ -127,6 +146,20 @@ int main(int argc, char **argv)
 		return cmd_perplexity(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tokenize"))
 		return cmd_tokenize(argc - 1, argv + 1);
-	fprintf(stderr, "belt: unknown command '%s'\n\n%s", cmd, usage);
+	cli_error(NULL, "unknown command '%s'", cmd);
+	fprintf(stderr, "\n%s", usage);
 	return CLI_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+	/* what is still buffered, and any write that failed unnoticed */
+	errno = 0;
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (rc == 0)
+			rc = cli_error(NULL, "cannot write the output: %s",
+				       strerror(errno ? errno : EIO));
+	}
+	return rc;
 }

@@ -1,6 +1,7 @@
 /* belt perplexity: the perplexity of a model on a text, computed as
  * llama.cpp's llama-perplexity does (doc/perplexity.md), so the figures
  * compare one to one. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -109,13 +110,13 @@ static int32_t *tokenize(const struct belt_tokenizer *tok, const char *text, siz
 	unsigned flags = (belt_tok_add_bos(tok) ? BELT_TOK_ADD_BOS : 0) |
 			 (belt_tok_add_eos(tok) ? BELT_TOK_ADD_EOS : 0);
 	int32_t *ids = NULL;
-	if (belt_tok_encode_flags(tok, text, len, flags, NULL, 0, n, err, BELT_ERR_SIZE))
+	if (belt_tok_encode_flags(tok, text, len, flags, NULL, 0, n, err, CLI_ERR_SIZE))
 		return NULL;
 	if (!(ids = malloc((*n + 1) * sizeof *ids))) {
-		belt_errf(err, BELT_ERR_SIZE, "out of memory for %zu tokens", *n);
+		belt_errf(err, CLI_ERR_SIZE, "out of memory for %zu tokens", *n);
 		return NULL;
 	}
-	if (belt_tok_encode_flags(tok, text, len, flags, ids, *n, n, err, BELT_ERR_SIZE)) {
+	if (belt_tok_encode_flags(tok, text, len, flags, ids, *n, n, err, CLI_ERR_SIZE)) {
 		free(ids);
 		return NULL;
 	}
@@ -134,14 +135,11 @@ static int perplexity(struct belt_model *m, const struct ppl_opts *o, const char
 	size_t n_chunk = n_tok / n_ctx;
 	if (n_chunk == 0) {
 		free(ids);
-		return belt_errf(err, BELT_ERR_SIZE,
+		return belt_errf(err, CLI_ERR_SIZE,
 				 "%s: %zu tokens: expected at least one chunk of %u (-c)", o->file,
 				 n_tok, n_ctx);
 	}
-	uint32_t train = belt_model_n_ctx_train(m);
-	if (train && n_ctx > train)
-		fprintf(stderr, "belt perplexity: warning: -c %u is more than the model's training context of %u\n",
-			n_ctx, train);
+	cli_model_warnings("perplexity", m, n_ctx);
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
 	sp.n_ctx = n_ctx;
@@ -151,10 +149,10 @@ static int perplexity(struct belt_model *m, const struct ppl_opts *o, const char
 	int32_t n_vocab = belt_model_n_vocab(m);
 	int32_t *chunk = malloc(n_ctx * sizeof *chunk);
 	float *logits = malloc((size_t)n_ctx * (size_t)n_vocab * sizeof *logits);
-	int rc = chunk && logits ? 0 : belt_errf(err, BELT_ERR_SIZE,
+	int rc = chunk && logits ? 0 : belt_errf(err, CLI_ERR_SIZE,
 						  "out of memory for the logits of %u positions", n_ctx);
 	if (rc == 0)
-		rc = belt_session_create(m, &sp, &s, err, BELT_ERR_SIZE);
+		rc = belt_session_create(m, &sp, &s, err, CLI_ERR_SIZE);
 	/* scored per chunk: the logits at first .. n_ctx - 2, each for the
 	 * token after it, so every scored token has n_ctx/2 tokens before it */
 	uint32_t first = n_ctx / 2;
@@ -169,7 +167,7 @@ static int perplexity(struct belt_model *m, const struct ppl_opts *o, const char
 		memcpy(chunk, src, n_ctx * sizeof *chunk);
 		if (bos)
 			chunk[0] = belt_tok_bos(tok);
-		if ((rc = belt_session_eval_all(s, chunk, n_ctx, 0, logits, err, BELT_ERR_SIZE)))
+		if ((rc = belt_session_eval_all(s, chunk, n_ctx, 0, logits, err, CLI_ERR_SIZE)))
 			break;
 		for (uint32_t j = first; j < n_ctx - 1; j++) {
 			double v = nll_of(logits + (size_t)j * (size_t)n_vocab, n_vocab, src[j + 1]);
@@ -208,17 +206,14 @@ int cmd_perplexity(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	size_t len = 0;
 	char *text = cli_read_file(o.file, &len);
-	if (!text) {
-		snprintf(err, sizeof err, "%s: cannot read the text to score", o.file);
-		return cli_fail(err);
-	}
+	if (!text)
+		return cli_error("perplexity", "-f %s: %s", o.file, strerror(errno));
 	if (len == 0) {
 		free(text);
-		snprintf(err, sizeof err, "%s: empty file: expected the text to score", o.file);
-		return cli_fail(err);
+		return cli_error("perplexity", "-f %s: empty file: expected the text to score", o.file);
 	}
 	struct belt_model_params mp;
 	belt_model_params_default(&mp);

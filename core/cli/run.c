@@ -1,6 +1,7 @@
 /* belt run: generate text (or ids) from a prompt; stats on stderr. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,35 +46,70 @@ static const char help[] =
 	"      --seed N         seed of the draws (default: from the clock, printed)\n"
 	"  -h, --help           this help\n";
 
+/* Set by SIGINT or SIGTERM (to the signal): generation stops after the
+ * token being written. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* SIGINT and SIGTERM stop generation cleanly; SA_RESETHAND: a second one
+ * ends belt at once; SA_RESTART: a write in progress is not cut short. A
+ * signal ignored from the start (SIGINT of a background job) stays so. */
+static void catch_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM};
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND | SA_RESTART}, old;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		if (sigaction(sigs[i], &sa, &old) == 0 && old.sa_handler == SIG_IGN)
+			sigaction(sigs[i], &old, NULL);
+}
+
 struct out {
 	bool ids;
 	bool first;
 	bool tty;
+	uint32_t flush_every, n; /* flush each flush_every tokens */
+	int werr;		 /* errno of the first failed write; 0: none */
 };
 
+/* Note a failed write (ok false, or the stream's error flag). */
+static void check_write(struct out *o, bool ok)
+{
+	if ((!ok || ferror(stdout)) && !o->werr)
+		o->werr = errno ? errno : EIO;
+}
+
+/* Write the token, flushing each chunk's worth (each token on a terminal)
+ * so that a reader that left or a full disk stops generation soon. */
 static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 {
 	struct out *o = ud;
+	errno = 0;
 	if (o->ids) {
 		if (id >= 0)
-			printf(o->first ? "%d" : " %d", id);
+			check_write(o, printf(o->first ? "%d" : " %d", id) >= 0);
 		o->first = false;
-	} else {
-		fwrite(text, 1, len, stdout);
+	} else if (len) {
+		check_write(o, fwrite(text, 1, len, stdout) == len);
 	}
-	if (o->tty)
-		fflush(stdout);
-	return true;
+	if (!o->werr && (o->tty || ++o->n % o->flush_every == 0))
+		check_write(o, fflush(stdout) == 0);
+	return !o->werr && !stop_signal;
 }
 
 struct run_opts {
 	const char *model, *prompt, *prompt_file, *backend, *kernels;
 	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device;
 	bool ids, no_bos, ignore_eos, profile;
+	bool seed_given; /* every uint64 is a seed, BELT_SEED_RANDOM too */
 	struct belt_sampling samp;
 };
 
-/* A float flag's value; false (after the usage message) if it is not one. */
+/* The options; -1 after --help, CLI_USAGE after a usage message. */
 static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
@@ -113,7 +149,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case 'p': o->prompt = optarg; break;
 		case 'f': o->prompt_file = optarg; break;
 		case 'n': if (!cli_int("run", "-n", optarg, -1, 1L << 24, &o->n_predict)) return CLI_USAGE; break;
-		case 'c': if (!cli_int("run", "-c", optarg, 0, 1L << 24, &o->n_ctx)) return CLI_USAGE; break;
+		case 'c':
+			if (!cli_int("run", "-c", optarg, 0, 1L << 24, &o->n_ctx)) return CLI_USAGE;
+			if (o->n_ctx == 1)
+				return cli_usage_error("run", "-c: expected 0 (the model's context) or 2..%ld, got '%s'",
+						       1L << 24, optarg);
+			break;
 		case 'b': if (!cli_int("run", "-b", optarg, 1, CLI_MAX_BATCH, &o->n_batch)) return CLI_USAGE; break;
 		case 'u':
 			if (!(v = cli_ubatch_value("run", argc, argv, li >= 0)) ||
@@ -147,7 +188,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 			errno = 0;
 			o->samp.seed = strtoull(optarg, &end, 0);
 			if (errno || end == optarg || *end || *optarg == '-')
-				return cli_usage_error("run", "--seed expects a non-negative integer, got '%s'", optarg);
+				return cli_usage_error("run", "--seed: expected an integer in 0..%llu, got '%s'",
+						       (unsigned long long)UINT64_MAX, optarg);
+			o->seed_given = true;
 			break;
 		case 'h': fputs(help, stdout); return -1;
 		case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
@@ -169,9 +212,29 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-static int generate(struct belt_model *m, const struct run_opts *o, const char *text,
-		    size_t len, char *err)
+/* Say why generation stopped where the reason is not plain; then the
+ * stats line. */
+static void report(const struct belt_session *s)
 {
+	const struct belt_stats *st = belt_session_stats(s);
+	if (stop_signal)
+		cli_error("run", "stopped by %s after %u tokens", stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
+			  st->n_generated);
+	else if (st->stop == BELT_STOP_CONTEXT_FULL)
+		cli_error("run", "context full after %u tokens (-c %u)", st->n_generated,
+			  belt_session_n_ctx(s));
+	fprintf(stderr,
+		"belt: prompt %u tokens in %.3f s (%.1f tokens/s); decode %u tokens in %.3f s (%.1f tokens/s)\n",
+		st->n_prompt, st->prefill_s, st->prefill_s > 0 ? st->n_prompt / st->prefill_s : 0,
+		st->n_generated, st->decode_s,
+		st->decode_s > 0 && st->n_generated > 1 ? (st->n_generated - 1) / st->decode_s : 0);
+}
+
+/* Generate and print; the exit status (after the message, if any). */
+static int generate(struct belt_model *m, const struct run_opts *o, const char *text,
+		    size_t len)
+{
+	char err[CLI_ERR_SIZE];
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
@@ -180,46 +243,52 @@ static int generate(struct belt_model *m, const struct run_opts *o, const char *
 	sp.n_batch = (uint32_t)o->n_batch;
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
 	struct belt_session *s;
-	if (belt_session_create(m, &sp, &s, err, BELT_ERR_SIZE))
-		return -1;
+	if (belt_session_create(m, &sp, &s, err, sizeof err))
+		return cli_fail(err);
+	cli_model_warnings("run", m, belt_session_n_ctx(s));
 	size_t n = 0;
 	int32_t *ids = NULL;
 	int rc = belt_tok_encode(tok, text, len, !o->no_bos && belt_tok_add_bos(tok), NULL, 0, &n,
-				 err, BELT_ERR_SIZE);
+				 err, sizeof err);
 	if (rc == 0 && !(ids = malloc((n + 1) * sizeof *ids)))
-		rc = belt_errf(err, BELT_ERR_SIZE, "out of memory");
+		rc = belt_errf(err, sizeof err, "out of memory");
 	if (rc == 0)
 		rc = belt_tok_encode(tok, text, len, !o->no_bos && belt_tok_add_bos(tok), ids, n, &n,
-				     err, BELT_ERR_SIZE);
+				     err, sizeof err);
 	if (rc == 0 && n == 0)
-		rc = belt_errf(err, BELT_ERR_SIZE, "the prompt is empty and --no-bos is set: nothing to feed the model");
+		rc = belt_errf(err, sizeof err, "the prompt is empty and --no-bos is set: nothing to feed the model");
 	struct belt_generate_params gp;
 	belt_generate_params_default(&gp);
 	gp.n_predict = o->n_predict < 0 ? 0 : (uint32_t)o->n_predict;
 	gp.stop_at_eog = !o->ignore_eos;
 	struct belt_sampling samp = o->samp;
-	if (samp.seed == BELT_SEED_RANDOM) {
+	if (!o->seed_given) {
 		samp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 		if (!belt_sampling_greedy(&samp))
 			fprintf(stderr, "belt: seed %llu\n", (unsigned long long)samp.seed);
 	}
 	gp.sampling = &samp;
-	struct out out = {.ids = o->ids, .first = true, .tty = isatty(1)};
-	if (rc == 0 && o->n_predict != 0)
-		rc = belt_generate(s, ids, n, &gp, on_token, &out, err, BELT_ERR_SIZE);
+	struct out out = {.ids = o->ids, .first = true, .tty = isatty(1),
+			  .flush_every = (uint32_t)o->chunk};
+	if (rc == 0 && o->n_predict != 0) {
+		catch_signals();
+		rc = belt_generate(s, ids, n, &gp, on_token, &out, err, sizeof err);
+	}
 	if (rc == 0) {
-		putchar('\n');
-		fflush(stdout);
-		const struct belt_stats *st = belt_session_stats(s);
-		fprintf(stderr,
-			"belt: prompt %u tokens in %.3f s (%.1f tokens/s); decode %u tokens in %.3f s (%.1f tokens/s)\n",
-			st->n_prompt, st->prefill_s, st->prefill_s > 0 ? st->n_prompt / st->prefill_s : 0,
-			st->n_generated, st->decode_s,
-			st->decode_s > 0 && st->n_generated > 1 ? (st->n_generated - 1) / st->decode_s : 0);
+		errno = 0;
+		if (!out.werr)
+			check_write(&out, putchar('\n') != EOF && fflush(stdout) == 0);
+		if (out.werr)
+			rc = cli_error("run", "cannot write the output: %s (stopped after %u tokens)",
+				       strerror(out.werr), belt_session_stats(s)->n_generated);
+		else
+			report(s);
+	} else {
+		rc = cli_fail(err);
 	}
 	free(ids);
 	belt_session_free(s);
-	return rc;
+	return rc == 0 && stop_signal ? 128 + stop_signal : rc;
 }
 
 int cmd_run(int argc, char **argv)
@@ -228,13 +297,11 @@ int cmd_run(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	size_t len = 0;
 	char *file_text = NULL;
-	if (o.prompt_file && !(file_text = cli_read_file(o.prompt_file, &len))) {
-		snprintf(err, sizeof err, "%s: cannot read prompt file", o.prompt_file);
-		return cli_fail(err);
-	}
+	if (o.prompt_file && !(file_text = cli_read_file(o.prompt_file, &len)))
+		return cli_error("run", "-f %s: %s", o.prompt_file, strerror(errno));
 	const char *text = file_text ? file_text : o.prompt ? o.prompt : "";
 	if (!file_text)
 		len = strlen(text);
@@ -247,8 +314,8 @@ int cmd_run(int argc, char **argv)
 	mp.device = (int)o.device;
 	mp.profile = o.profile;
 	struct belt_model *m;
-	rc = belt_model_load(&mp, &m, err, sizeof err) || generate(m, &o, text, len, err);
+	rc = belt_model_load(&mp, &m, err, sizeof err) ? cli_fail(err) : generate(m, &o, text, len);
 	belt_model_free(m);
 	free(file_text);
-	return rc ? cli_fail(err) : 0;
+	return rc;
 }

@@ -1,4 +1,5 @@
 /* belt tokenize: ids and pieces of a text; works on vocabulary-only GGUFs. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,22 +20,22 @@ static const char help[] =
 static int tokenize(const char *model, const char *text, size_t len, bool ids_only,
 		    bool no_bos, bool parse_special, char *err)
 {
-	struct belt_gguf *g = belt_gguf_open(model, err, BELT_ERR_SIZE);
+	struct belt_gguf *g = belt_gguf_open(model, err, CLI_ERR_SIZE);
 	if (!g)
 		return -1;
 	struct belt_tokenizer *tok = NULL;
 	int32_t *ids = NULL;
 	size_t n = 0;
-	int rc = belt_tok_load(g, &tok, err, BELT_ERR_SIZE);
+	int rc = belt_tok_load(g, &tok, err, CLI_ERR_SIZE);
 	bool add_bos = rc == 0 && !no_bos && belt_tok_add_bos(tok);
 	unsigned flags = (add_bos ? BELT_TOK_ADD_BOS : 0) |
 			 (parse_special ? BELT_TOK_PARSE_SPECIAL : 0);
 	if (rc == 0)
-		rc = belt_tok_encode_flags(tok, text, len, flags, NULL, 0, &n, err, BELT_ERR_SIZE);
+		rc = belt_tok_encode_flags(tok, text, len, flags, NULL, 0, &n, err, CLI_ERR_SIZE);
 	if (rc == 0 && !(ids = malloc((n + 1) * sizeof *ids)))
-		rc = belt_errf(err, BELT_ERR_SIZE, "out of memory");
+		rc = belt_errf(err, CLI_ERR_SIZE, "out of memory");
 	if (rc == 0)
-		rc = belt_tok_encode_flags(tok, text, len, flags, ids, n, &n, err, BELT_ERR_SIZE);
+		rc = belt_tok_encode_flags(tok, text, len, flags, ids, n, &n, err, CLI_ERR_SIZE);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (ids_only)
 			printf(i ? " %d" : "%d", ids[i]);
@@ -81,13 +82,11 @@ int cmd_tokenize(int argc, char **argv)
 		return cli_usage_error("tokenize", "-m MODEL is required");
 	if (!prompt == !file)
 		return cli_usage_error("tokenize", "give exactly one of -p TEXT or -f FILE");
-	char err[BELT_ERR_SIZE];
+	char err[CLI_ERR_SIZE];
 	size_t len = prompt ? strlen(prompt) : 0;
 	char *text = file ? cli_read_file(file, &len) : NULL;
-	if (file && !text) {
-		snprintf(err, sizeof err, "%s: cannot read", file);
-		return cli_fail(err);
-	}
+	if (file && !text)
+		return cli_error("tokenize", "-f %s: %s", file, strerror(errno));
 	int rc = tokenize(model, text ? text : prompt, len, ids_only, no_bos, parse_special, err);
 	free(text);
 	return rc ? cli_fail(err) : 0;

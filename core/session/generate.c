@@ -169,17 +169,26 @@ int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int
 	return m->be->buffer_read(m->be_ctx, s->row_ids, 0, out, (uint64_t)n * 4, err, errsz);
 }
 
-/* Hand one new token to the caller; false when generation must stop. */
+/* Hand one new token to the caller; false (with stats.stop set) when
+ * generation must stop. */
 static bool emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
 		 const struct belt_generate_params *gp, belt_token_fn fn, void *ud)
 {
-	if (gp->stop_at_eog && belt_tok_is_eog(s->m->tok, id))
+	if (gp->stop_at_eog && belt_tok_is_eog(s->m->tok, id)) {
+		s->stats.stop = BELT_STOP_EOG;
 		return false;
+	}
 	s->stats.n_generated++;
 	size_t len = belt_tok_decode(s->m->tok, ts, id, s->text, s->text_cap);
-	if (fn && !fn(ud, id, s->text, len))
+	if (fn && !fn(ud, id, s->text, len)) {
+		s->stats.stop = BELT_STOP_CALLBACK;
 		return false;
-	return !gp->n_predict || s->stats.n_generated < gp->n_predict;
+	}
+	if (gp->n_predict && s->stats.n_generated >= gp->n_predict) {
+		s->stats.stop = BELT_STOP_N_PREDICT;
+		return false;
+	}
+	return true;
 }
 
 /* Host arrays for sampled decode, made once per session. */
@@ -218,10 +227,9 @@ static int sample_next(struct belt_session *s, const struct belt_sampler_ops *so
 				   err, errsz);
 }
 
-int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
-			  const struct belt_generate_params *gp,
-			  const struct belt_sampler_ops *sampler, belt_token_fn fn, void *ud,
-			  char *err, size_t errsz)
+static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+		    const struct belt_generate_params *gp, const struct belt_sampler_ops *sampler,
+		    belt_token_fn fn, void *ud, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	struct belt_generate_params def;
@@ -247,7 +255,6 @@ int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t 
 			return -1;
 		}
 	}
-	memset(&s->stats, 0, sizeof s->stats);
 	struct belt_tok_stream ts;
 	belt_tok_stream_init(&ts, false);
 	double t0 = now();
@@ -286,9 +293,24 @@ int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t 
 			go = emit(s, &ts, s->ids[pos + i], gp, fn, ud);
 		pos += n;
 	}
+	/* both loops end with go set only when the context is full */
+	if (go)
+		s->stats.stop = BELT_STOP_CONTEXT_FULL;
 	size_t tail = belt_tok_flush(&ts, s->text, s->text_cap);
 	if (tail && fn)
 		fn(ud, -1, s->text, tail);
 	s->stats.decode_s = now() - t1;
 	return 0;
+}
+
+int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+			  const struct belt_generate_params *gp,
+			  const struct belt_sampler_ops *sampler, belt_token_fn fn, void *ud,
+			  char *err, size_t errsz)
+{
+	memset(&s->stats, 0, sizeof s->stats);
+	int rc = generate(s, prompt, n_prompt, gp, sampler, fn, ud, err, errsz);
+	if (rc)
+		s->stats.stop = BELT_STOP_ERROR;
+	return rc;
 }

@@ -324,6 +324,14 @@ static int read_specials(struct belt_tokenizer *t, const struct belt_gguf *g,
 	    read_bool(g, KEY("normalizer.strip_accents"), t->lowercase,
 		      &t->strip_accents, err, errsz))
 		return -1;
+	/* a BOS the file asks for but whose id is no token would be dropped
+	 * from every prompt without a word */
+	int64_t v;
+	if (t->add_bos && t->bos < 0 &&
+	    belt_gguf_get_int(g, KEY("bos_token_id"), &v, NULL, 0) == 1)
+		return belt_errf(err, errsz,
+				 "%s: %s is %lld: expected an id in 0 .. %d (the vocabulary has %d tokens)",
+				 g->path, KEY("bos_token_id"), (long long)v, n - 1, n);
 	return 0;
 }
 

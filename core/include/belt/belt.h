@@ -113,13 +113,25 @@ int belt_session_verify(struct belt_session *s, const int32_t *tokens,
 int belt_session_tokens(struct belt_session *s, uint32_t pos, size_t n,
 			int32_t *out, char *err, size_t errsz);
 
+/* Why belt_generate stopped. */
+enum belt_stop {
+	BELT_STOP_NONE,		/* it has not run */
+	BELT_STOP_EOG,		/* an end-of-generation token (stop_at_eog) */
+	BELT_STOP_N_PREDICT,	/* n_predict tokens were generated */
+	BELT_STOP_CONTEXT_FULL, /* every position of the context is used */
+	BELT_STOP_CALLBACK,	/* the token callback returned false */
+	BELT_STOP_ERROR		/* it returned -1 */
+};
+
 struct belt_stats {
 	uint32_t n_prompt;    /* prompt tokens evaluated */
-	uint32_t n_generated; /* tokens generated */
+	uint32_t n_generated; /* tokens generated (counting one the callback
+			       * refused, not an end-of-generation token) */
 	double prefill_s;     /* seconds spent on the prompt */
 	double decode_s;      /* seconds spent generating */
+	enum belt_stop stop;  /* why it stopped */
 };
-/* Timing of the last belt_generate. */
+/* Timing and stop reason of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);
 
 /* What one decode step costs: commands (dispatches) and bytes of weights

@@ -189,7 +189,10 @@ START_TEST(test_greedy)
 		for (int i = 0; i < N; i++) /* coarse values: ties are common */
 			l[i] = (float)(rng_next() % 64) / 4 - 8;
 		memcpy(copy, l, sizeof l);
-		struct belt_sampling p = plain(rep % 2 ? 0.0f : -1.0f);
+		/* 0, below 0, and temperatures so small that 1 / temp is not
+		 * finite: their limit, the argmax (not the lowest id) */
+		static const float temps[] = {0.0f, -1.0f, 1e-45f, 1e-39f};
+		struct belt_sampling p = plain(temps[rep % 4]);
 		p.top_k = rep % 3 ? 5 : 0; /* truncation settings do not matter */
 		int32_t t = S->sample(&p, l, N, NULL, 0, (uint32_t)rep, work);
 		ck_assert_int_eq(t, ref_argmax(copy, N));

@@ -58,5 +58,5 @@ bool belt_sampling_penalties(const struct belt_sampling *p)
 
 bool belt_sampling_greedy(const struct belt_sampling *p)
 {
-	return p->temp <= 0 && !belt_sampling_penalties(p);
+	return !belt_sampling_draws(p->temp) && !belt_sampling_penalties(p);
 }

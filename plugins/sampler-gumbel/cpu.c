@@ -189,7 +189,7 @@ static int32_t gumbel_sample(const struct belt_sampling *p, float *l,
 	int32_t *count = (int32_t *)(vals + n);
 	if (belt_sampling_penalties(p))
 		penalize(p, l, n, history, n_hist, pos, count);
-	if (p->temp <= 0)
+	if (!belt_sampling_draws(p->temp))
 		return argmax(l, n);
 	int32_t *cand = count, n_cand;
 	float tau = threshold(p, l, n, vals, cand, &n_cand);
@@ -242,7 +242,7 @@ static int gumbel_chain(const struct belt_sampling *p, int32_t n_vocab,
 	if (belt_sampling_check(p, err, errsz))
 		return -1;
 	bool pen = belt_sampling_penalties(p);
-	bool sampled = p->temp > 0;
+	bool sampled = belt_sampling_draws(p->temp);
 	bool k_on = p->top_k > 0 && p->top_k < n_vocab;
 	bool p_on = p->top_p < 1;
 	bool m_on = p->min_p > 0;

@@ -14,7 +14,8 @@
  *     times (ids outside [0, n) are ignored), once, in float:
  *         l = l > 0 ? l / repeat_penalty : l * repeat_penalty;
  *         l = l - ((float)c * frequency_penalty + presence_penalty);
- *  2. temp <= 0: the argmax of the penalized logits, lowest index on ties.
+ *  2. temp <= 0, or so small that 1.0f / temp is not finite (its limit):
+ *     the argmax of the penalized logits, lowest index on ties.
  *  3. The kept set K = {i : l_i >= tau}, tau = max(tau_k, tau_p, tau_m),
  *     each -INFINITY when off:
  *     tau_k: the top_k-th largest value counted with multiplicity (ties at
@@ -35,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "belt/backend.h"
@@ -46,7 +48,8 @@
 
 /* Sampling settings, as llama.cpp's flags of the same names. */
 struct belt_sampling {
-	float temp;		 /* <= 0: greedy (argmax after penalties) */
+	float temp;		 /* <= 0 (or 1/temp not finite): greedy (argmax
+				  * after penalties) */
 	int32_t top_k;		 /* <= 0 or >= n: off */
 	float top_p;		 /* >= 1: off */
 	float min_p;		 /* <= 0: off */
@@ -66,7 +69,15 @@ void belt_sampling_default(struct belt_sampling *p);
  * --top-p, ...) and the range it expects. */
 int belt_sampling_check(const struct belt_sampling *p, char *err,
 			size_t errsz);
-/* Whether p decodes greedily: temp <= 0 and no penalty active. */
+/* Whether temp draws at all: above 0 with a finite 1/temp; otherwise the
+ * draw is its limit, the argmax. */
+static inline bool belt_sampling_draws(float temp)
+{
+	return temp > 0 && isfinite(1.0f / temp);
+}
+
+/* Whether p decodes greedily: temp <= 0 (or 1/temp not finite) and no
+ * penalty active. */
 bool belt_sampling_greedy(const struct belt_sampling *p);
 /* Whether p's penalties change any logit (step 1 above). */
 bool belt_sampling_penalties(const struct belt_sampling *p);

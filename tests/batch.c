@@ -341,6 +341,12 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("batch");
 	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
 	tcase_add_loop_test(tc, rows, 0, N_MODELS);
+	/* BELT_BATCH_LIGHT: the rows and verification only (under valgrind) */
+	if (getenv("BELT_BATCH_LIGHT")) {
+		tcase_add_loop_test(tc, verify, 0, N_MODELS);
+		suite_add_tcase(s, tc);
+		return s;
+	}
 	tcase_add_test(tc, row_counts);
 	/* the prompt sweep and the verification on the small models, and
 	 * on the CPU on every model */

@@ -35,6 +35,8 @@ for t in tests/check_gguf tests/check_tokenizer tests/check_backend_cpu; do
 	echo "valgrind: $t"
 	$vg ./$t >/dev/null
 done
+echo "valgrind: tests/check_batch (two small models, rows and verification)"
+BELT_BATCH_LIGHT=1 BELT_GOLDEN_ONLY=stories260K.f32.gguf,aidreams260K.f16.gguf $vg ./tests/check_batch >/dev/null
 echo "valgrind: belt run (stories260K f32 and pycoder29M q8_0)"
 $vg ./belt run -m "$BELT_SHARED_DIR/models/stories260K.f32.gguf" -p "Once upon a time" -n 32 -t 2 >/dev/null 2>&1
 $vg ./belt run -m "$BELT_SHARED_DIR/models/pycoder29M.q8_0.gguf" -p "def f(x):" -n 8 -t 2 >/dev/null 2>&1

@@ -1,9 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-// attention for one token: for query head h (kv head h / (n_head /
-// n_head_kv)), s_t = scale * q_h . k_t for t <= pos, softmax with the max
-// subtracted, out_h = sum_t p_t v_t.
+// attention for one token (one-row tables; attention_rows.comp runs a
+// batched table's): for query head h (kv head h / (n_head / n_head_kv)),
+// s_t = scale * q_h . k_t for t < n_kv (the patch's: pos + 1), softmax
+// with the max subtracted, out_h = sum_t p_t v_t.
 //
 // Default (one workgroup per head): a thread per position computes s_t
 // with 16-byte loads of k_t (sixteen in flight), kept in shared memory up
@@ -44,16 +45,25 @@ void main()
 	uint n_ctx = pc.p[3];
 	float scale = pflt(4);
 	uint tid = gl_LocalInvocationID.x;
-	uint n_kv = cur_pos() + 1;
+	uint n_kv = at_n_kv(0u);
 #ifdef SPLIT
 	uint h = wg_id() % n_head, c = wg_id() / n_head;
+#else
+	uint h = wg_id(), c = 0u;
+#endif
+	uint hd4 = head_dim / 4;
+	if (n_kv == 0u) { // no entries (patch none): zeros, as the CPU's
+		for (uint i = tid; i < hd4 && c == 0u; i += WG)
+			o4[pc.o[3] + h * hd4 + i] = vec4(0.0);
+		return;
+	}
+#ifdef SPLIT
 	uint t0 = c * CH, t1 = min(n_kv, t0 + CH);
 	if (t0 >= n_kv)
 		return;
 #else
-	uint h = wg_id(), t0 = 0, t1 = n_kv;
+	uint t0 = 0, t1 = n_kv;
 #endif
-	uint hd4 = head_dim / 4;
 	uint kv4 = n_head_kv * hd4;
 	uint kh = h / (n_head / n_head_kv);
 	// bindings 0..3 are bound in vec4s (the host checks their offsets)

@@ -7,18 +7,27 @@
 #extension GL_EXT_control_flow_attributes : require
 
 layout(push_constant, std430) uniform PC {
-	uint t;       // token index within the run
+	uint t;       // token slot within the run; batched: row_base()
 	uint aux[3];  // op-specific
 	uint o[8];    // binding i starts o[i] elements into its range
 	uint p[16];   // params, as 32-bit words
+	uint mode;    // the command's patch kind and rows: MODE_* below
 } pc;
 
+// Meta: the run's values, written by table_run before each submit. A
+// batched table's tree runs put (depth, parent) of row r in words
+// META_ROWS + 2r, META_ROWS + 2r + 1; rope frequencies follow (freq[],
+// offsets from the host). VK_META_HEADER in vk.h.
 layout(set = 0, binding = 8, std430) readonly buffer Meta {
 	uint base_pos;
 	uint stop_on; // early exit after an end-of-generation token
-	uint spare[2];
+	uint n_rows;  // batched: the pass's rows
+	uint tree;    // batched: 1 when the rows form a tree (BELT_RUN_TREE)
+	uint spare[4];
 	float freq[];
 } meta;
+layout(set = 0, binding = 8, std430) readonly buffer MetaU { uint meta_u[]; };
+#define META_ROWS 8u
 
 // The plan's work buffer: per-command scratch (partial results, counters
 // that the last workgroup resets); a command's words start at aux[2].
@@ -48,7 +57,81 @@ bool last_workgroup(uint counter, uint n)
 	return last_wg_sh;
 }
 
-uint cur_pos() { return meta.base_pos + pc.t; }
+// pc.mode: bits 0..3 the command's patch kind (enum belt_patch); bits
+// 8..11 that of a command fused into it (rope_kv into matvec_fused,
+// sample_gumbel into the sampler's argmax); MODE_BATCHED: a batched
+// table's command; MODE_LAST: it runs for the pass's last row only
+// (BELT_RUN_HEAD_LAST_ONLY); bits 16..31 (batched): the rows of the
+// table the dispatch covers, from row pc.t (all of them, or a range
+// whose row bindings fit one descriptor range: the host binds them from
+// row pc.t on). Must match VK_MODE_* in vk.h.
+#define PATCH_NONE 0u
+#define PATCH_TOKEN_OFFSET 1u
+#define PATCH_POSITION 2u
+#define PATCH_KV_LEN 3u
+#define PATCH_POS_AND_KV 4u
+#define PATCH_ARGMAX_OUTPUT 5u
+#define MODE_BATCHED 16u
+#define MODE_LAST 32u
+
+// What a command's patch gives row r of its pass, as belt_row_at in
+// core/dispatch/ops.c: every field the patch does not name is 0. A
+// one-row table's pass is at position base + t and has row 0 only; a
+// batched table's starts at base, row r at base + r (base + depth(r) in a
+// tree).
+bool is_batched() { return (pc.mode & MODE_BATCHED) != 0u; }
+uint pass_pos() { return meta.base_pos + (is_batched() ? 0u : pc.t); }
+uint row_depth(uint r)
+{
+	return is_batched() && meta.tree != 0u ? meta_u[META_ROWS + 2u * r] : r;
+}
+int row_parent(uint r) { return int(meta_u[META_ROWS + 2u * r + 1u]); }
+uint patch_of(uint which) { return (pc.mode >> (8u * which)) & 15u; }
+uint at_token(uint r)
+{
+	return patch_of(0u) == PATCH_TOKEN_OFFSET ? pass_pos() + r : 0u;
+}
+bool patch_positions(uint pt)
+{
+	return pt == PATCH_POSITION || pt == PATCH_POS_AND_KV;
+}
+// which: 0 the command's own patch, 1 its fused-in command's
+uint at_position(uint which, uint r)
+{
+	return patch_positions(patch_of(which)) ? pass_pos() + row_depth(r) : 0u;
+}
+uint at_slot(uint which, uint r)
+{
+	return patch_positions(patch_of(which)) ? pass_pos() + r : 0u;
+}
+uint at_n_kv(uint r)
+{
+	uint pt = patch_of(0u);
+	return pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV ? pass_pos() + r + 1u : 0u;
+}
+uint at_out(uint r)
+{
+	if (patch_of(0u) != PATCH_ARGMAX_OUTPUT)
+		return 0u;
+	return is_batched() ? r : pass_pos() + 1u;
+}
+// The rows this dispatch computes: [row_first(), row_end()), the run's
+// within the dispatch's; row-wise kernels take row row_first() +
+// gl_WorkGroupID.z (the host dispatches a z layer per row it covers, or
+// one with MODE_LAST) and return at once past row_end(). Row r of the
+// pass is row row_in(r) of the dispatch's row bindings.
+uint row_base() { return is_batched() ? pc.t : 0u; }
+uint row_in(uint r) { return r - row_base(); }
+uint row_end()
+{
+	return is_batched() ? min(meta.n_rows, pc.t + (pc.mode >> 16)) : 1u;
+}
+uint row_first()
+{
+	uint f = is_batched() && (pc.mode & MODE_LAST) != 0u ? meta.n_rows - 1u : 0u;
+	return max(f, row_base());
+}
+uint row_z() { return row_first() + gl_WorkGroupID.z; }
 uint wg_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 int pint(uint i) { return int(pc.p[i]); }
 float pflt(uint i) { return uintBitsToFloat(pc.p[i]); }

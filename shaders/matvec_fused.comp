@@ -508,7 +508,8 @@ void main()
 		// rows 2i and 2i + 1 of a q or k head rotate together; a
 		// workgroup starts at an even row and holds an even number
 		barrier();
-		uint hd = pc.p[10], rd = pc.p[11], kvd = pc.p[12], pos = cur_pos();
+		uint hd = pc.p[10], rd = pc.p[11], kvd = pc.p[12];
+		uint pos = at_position(1u, 0u), slot = at_slot(1u, 0u);
 		for (uint lr = tid; lr < rpw; lr += WG) {
 			uint row = g * rpw + lr;
 			if (row >= m)
@@ -524,9 +525,9 @@ void main()
 			if (seg == 0u)
 				y0[pc.o[5] + row] = v;
 			else if (seg == 1u)
-				y1[pc.o[6] + pos * kvd + row] = v;
+				y1[pc.o[6] + slot * kvd + row] = v;
 			else
-				y2[pc.o[7] + pos * kvd + row] = v;
+				y2[pc.o[7] + slot * kvd + row] = v;
 		}
 	}
 }

@@ -25,5 +25,5 @@ void main()
 		l[pc.o[0] + i] = uintBitsToFloat(0xff800000u); // -INFINITY
 		return;
 	}
-	l[pc.o[0] + i] = gumbel_perturb(v, pflt(1), i, cur_pos(), pc.p[2], pc.p[3]);
+	l[pc.o[0] + i] = gumbel_perturb(v, pflt(1), i, at_position(0u, 0u), pc.p[2], pc.p[3]);
 }

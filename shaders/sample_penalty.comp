@@ -21,7 +21,7 @@ void main()
 	STOP_CHECK();
 	uint n = pc.p[0];
 	int last_n = pint(1);
-	uint pos = cur_pos();
+	uint pos = at_position(0u, 0u);
 	uint start = 0u;
 	if (last_n >= 0)
 		start = pos + 1u > uint(last_n) ? pos + 1u - uint(last_n) : 0u;

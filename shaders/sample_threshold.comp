@@ -452,7 +452,7 @@ void finish_k(uint m, uint k, bool m_on, float tm, bool p_on, float top_p,
 	}
 #ifdef ARGMAX
 	float bv = NEG_INF;
-	uint bi = 0xffffffffu, pos = cur_pos();
+	uint bi = 0xffffffffu, pos = at_position(1u, 0u);
 	for (uint i = lane; i < m; i += ns) {
 		if (!(sm[i] >= tau))
 			continue;
@@ -465,7 +465,7 @@ void finish_k(uint m, uint k, bool m_on, float tm, bool p_on, float top_p,
 	}
 	sg_argmax(bv, bi);
 	if (lane == 0u) {
-		ids[pc.o[2] + pos + 1u] = int(bi);
+		ids[pc.o[2] + at_out(0u)] = int(bi);
 		stop_if_eog(bi);
 	}
 #endif
@@ -681,7 +681,7 @@ void main()
 	// set lies in the source, whose ids are its indices (all logits, or a
 	// single chunk) or stored beside the values (the candidate list).
 	float bv = NEG_INF;
-	uint bi = 0xffffffffu, pos = cur_pos();
+	uint bi = 0xffffffffu, pos = at_position(1u, 0u);
 	if (have_sm && key_of(tau) >= lo_g) {
 		// the kept values are among the gathered: one per thread
 		if (tid < m && sm[tid] >= tau) {
@@ -706,7 +706,7 @@ void main()
 	wg_argmax(bv, bi);
 	if (tid == 0u) {
 		uint tok = bi;
-		ids[pc.o[2] + pos + 1u] = int(tok);
+		ids[pc.o[2] + at_out(0u)] = int(tok);
 		stop_if_eog(tok);
 	}
 #endif

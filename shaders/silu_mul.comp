@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-// silu_mul: out = g * sigmoid(g) * u; out may alias g.
+// silu_mul: out = g * sigmoid(g) * u, rows a z layer each; out may alias
+// g.
 layout(local_size_x = 128) in;
 layout(binding = 0) readonly buffer G { float g[]; };
 layout(binding = 1) readonly buffer U { float u[]; };
@@ -10,9 +11,11 @@ layout(binding = 2) writeonly buffer O { float o[]; };
 void main()
 {
 	STOP_CHECK();
+	uint n = pc.p[0], r = row_z();
 	uint i = wg_id() * 128 + gl_LocalInvocationID.x;
-	if (i >= pc.p[0])
+	if (i >= n || r >= row_end())
 		return;
+	i += row_in(r) * n;
 	float x = g[pc.o[0] + i];
 	o[pc.o[2] + i] = x / (1.0 + exp(-x)) * u[pc.o[1] + i];
 }

@@ -25,6 +25,15 @@
  *  - attention: 1e-5 relative (+1e-6) to the double reference.
  *  - chained model and real models: the same greedy token ids; logits
  *    within 1e-3 (absolute + relative to |logit|).
+ *  - batched tables: the matvec's tiled product per row as matvec against
+ *    the double reference (also split over ranges of rows past lavapipe's
+ *    128 MiB descriptor range); the chained model's rows (logits, x)
+ *    within 1e-3 * (1 + the row's largest |value|) of the same table run
+ *    one position at a time, and the same argmax where the reference's
+ *    best two logits are further apart than twice that (both paths with
+ *    float x: BELT_VK_Q8X=0); a tree's rows likewise against the one-row
+ *    path along each row's ancestors; patch none: exact (embed copies,
+ *    rope at 0 is the identity, attention zeros).
  *  - BELT_VK_VALIDATION=fatal: zero validation-layer messages (the backend
  *    fails the run, or aborts in destroy, on any).
  */
@@ -1593,6 +1602,770 @@ START_TEST(test_kernel_find)
 }
 END_TEST
 
+/* ---- batched tables ---- */
+
+/* Bind `rows` rows of n floats at off of buf (an activation binding). */
+static void bind_rows(struct belt_cmd *c, struct belt_buffer *buf, uint64_t off,
+		      int n, uint32_t rows)
+{
+	bind(c, buf, off, (uint64_t)n * 4 * rows, BELT_TYPE_F32);
+	c->bind[c->n_bind - 1].ne[0] = n;
+	c->bind[c->n_bind - 1].ne[1] = rows;
+}
+
+/* A batched table over cmds: rows rows, row outputs row_ids. */
+static void table_rows(struct belt_table *t, struct belt_cmd *cmds, uint32_t n,
+		       uint32_t n_ctx, struct belt_buffer *ids, uint32_t rows,
+		       struct belt_buffer *row_ids)
+{
+	table_init(t, cmds, n, n_ctx, ids, rows);
+	t->rows = rows;
+	t->row_ids = rows > 1 ? row_ids : NULL;
+}
+
+/* y = W x for rows of x (double), row r of the result in y[r * m]. */
+static void matmul_ref(int t, const uint8_t *w, size_t rb, const float *x,
+		       int k, int m, int rows, double *y, double *mag)
+{
+	for (int r = 0; r < rows; r++)
+		for (int i = 0; i < m; i++) {
+			double s = 0, a = 0;
+			for (int j = 0; j < k; j++) {
+				double p = weight_at(t, w + rb * (size_t)i, j) *
+					   x[(size_t)r * k + j];
+				s += p;
+				a += fabs(p);
+			}
+			y[(size_t)r * m + i] = s;
+			mag[(size_t)r * m + i] = a;
+		}
+}
+
+/* A batched table's matvec (the tiled product): every row of a pass
+ * within 2e-5 * sum|w x| + 1e-6 of the double reference (float
+ * accumulation in another order, as the one-row matvec); runs of n <
+ * rows leave the other rows alone, as do the head's under
+ * HEAD_LAST_ONLY but for the last row and under SKIP_HEAD. Weights at an
+ * offset that the GPU layout cannot take (GGUF layout) and at one that
+ * it takes (converted at prepare). */
+static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
+			 uint64_t woff)
+{
+	size_t rb;
+	uint8_t *w = weights_new(t, k, m, &rb);
+	float *x = malloc((size_t)rows * k * 4), *y = malloc((size_t)rows * m * 4);
+	double *ref = malloc((size_t)rows * m * sizeof *ref);
+	double *mag = malloc((size_t)rows * m * sizeof *mag);
+	fill(x, (size_t)rows * k);
+	matmul_ref(t, w, rb, x, k, m, (int)rows, ref, mag);
+	uint64_t wbytes = rb * (size_t)m;
+	struct belt_buffer *bw = buf_new(vk, woff + wbytes);
+	buf_put(vk, bw, woff, w, wbytes);
+	struct belt_buffer *bx = buf_from(vk, x, (uint64_t)rows * k * 4);
+	struct belt_buffer *by = buf_new(vk, (uint64_t)rows * m * 4);
+	struct belt_cmd c = cmd_new(vk, "matvec", t, "blk.0.ffn_up");
+	bind(&c, bw, woff, wbytes, t);
+	c.bind[0].ne[0] = k;
+	c.bind[0].ne[1] = m;
+	bind_rows(&c, bx, 0, k, rows);
+	bind_rows(&c, by, 0, m, rows);
+	pi(&c, k);
+	pi(&c, m);
+	struct belt_table tab;
+	table_rows(&tab, &c, 1, 256, NULL, rows, NULL);
+	prepare(vk, &tab);
+	/* passes of n rows: each leaves rows n.. as they were */
+	uint32_t ns[4] = {rows, rows / 2 + 1, 1, rows};
+	for (int p = 0; p < 4; p++) {
+		uint32_t n = ns[p];
+		float *poison = malloc((size_t)rows * m * 4);
+		for (size_t i = 0; i < (size_t)rows * m; i++)
+			poison[i] = 1e30f;
+		buf_put(vk, by, 0, poison, (uint64_t)rows * m * 4);
+		free(poison);
+		/* the last pass: the command as a head, its last row only */
+		c.head = p == 3;
+		if (p == 3) {
+			vk->B->table_release(vk->ctx, &tab);
+			prepare(vk, &tab);
+		}
+		run(vk, &tab, 7, n, p == 3 ? BELT_RUN_HEAD_LAST_ONLY : 0);
+		buf_get(vk, by, 0, y, (uint64_t)rows * m * 4);
+		for (uint32_t r = 0; r < rows; r++)
+			for (int i = 0; i < m; i++) {
+				size_t at = (size_t)r * m + (size_t)i;
+				bool ran = r < n && (p < 3 || r == n - 1);
+				if (!ran) {
+					ck_assert_msg(y[at] == 1e30f,
+						      "matmul %s k=%d m=%d rows %u n %u: "
+						      "row %u written",
+						      belt_type_name(t), k, m, rows, n, r);
+					continue;
+				}
+				double tol = 2e-5 * mag[at] + 1e-6;
+				ck_assert_msg(fabs(y[at] - ref[at]) <= tol,
+					      "matmul %s k=%d m=%d off %d rows %u n %u: "
+					      "row %u y[%d] %.9g vs ref %.9g (tol %.3g)",
+					      belt_type_name(t), k, m, (int)woff, rows,
+					      n, r, i, y[at], ref[at], tol);
+			}
+	}
+	/* SKIP_HEAD: nothing */
+	buf_get(vk, by, 0, y, 4);
+	float keep = y[0];
+	run(vk, &tab, 0, rows, BELT_RUN_SKIP_HEAD);
+	buf_get(vk, by, 0, y, 4);
+	ck_assert(y[0] == keep);
+	vk->B->table_release(vk->ctx, &tab);
+	buf_free(vk, bw);
+	buf_free(vk, bx);
+	buf_free(vk, by);
+	free(w);
+	free(x);
+	free(y);
+	free(ref);
+	free(mag);
+}
+
+START_TEST(test_batched_matvec)
+{
+	struct be vk = open_vk();
+	int t = wtypes[_i];
+	rng_seed(50 + _i);
+	if (!is_quant(t)) {
+		/* tails of k (not a multiple of the 32-column step) and m */
+		check_matmul(&vk, t, 100, 67, 65, 0);
+		check_matmul(&vk, t, 7, 3, 2, 0);
+		check_matmul(&vk, t, 256, 130, 33, 0);
+		check_matmul(&vk, t, 64, 64, 7, t == BELT_TYPE_F32 ? 4 : 2);
+	} else {
+		check_matmul(&vk, t, 96, 67, 65, 0);  /* the GPU layout */
+		check_matmul(&vk, t, 96, 67, 65, 2);  /* GGUF's */
+		check_matmul(&vk, t, 32, 1, 2, 0);
+		check_matmul(&vk, t, 160, 130, 33, 18);
+	}
+	be_close(&vk);
+}
+END_TEST
+
+/* The chained model of chain_model over activation buffers of BC_ROWS
+ * rows, as a batched table or a one-row table (row 0 of each). */
+#define BC_ROWS 65
+#define BC_CTX 200
+enum { BC_X, BC_XB, BC_Q, BC_K, BC_V, BC_AO, BC_HB, BC_HB2, BC_N };
+static const int bc_n[BC_N] = {CM_DIM, CM_DIM, CM_DIM, CM_NKV * CM_HD,
+			       CM_NKV * CM_HD, CM_DIM, CM_HID, CM_HID};
+
+struct bchain {
+	int wt;
+	struct belt_buffer *W, *A, *att, *KV, *logits, *ids, *row_ids;
+	uint64_t off[10], wbytes[9], ao[BC_N + 1], cache;
+	struct belt_cmd c[24];
+	int n_cmds;
+};
+
+static void bchain_open(struct be *b, int wt, struct bchain *bc)
+{
+	memset(bc, 0, sizeof *bc);
+	bc->wt = wt;
+	rng_seed(41 + wt);
+	const int D = CM_DIM, H = CM_HID, NV = CM_VOCAB, KV = CM_NKV * CM_HD;
+	static const int shape[9][2] = {{D, NV}, {D, D}, {D, KV}, {D, KV}, {D, D},
+					{D, H},	 {D, H}, {H, D},  {D, NV}};
+	uint8_t *w[9];
+	for (int i = 0; i < 9; i++) {
+		size_t rb;
+		w[i] = weights_new(wt, shape[i][0], shape[i][1], &rb);
+		bc->wbytes[i] = rb * (size_t)shape[i][1];
+		bc->off[i + 1] = (bc->off[i] + bc->wbytes[i] + 31) / 32 * 32;
+	}
+	float norm[CM_DIM];
+	for (int i = 0; i < D; i++)
+		norm[i] = 1.0f + 0.5f * rng_f();
+	bc->W = buf_new(b, bc->off[9] + D * 4);
+	for (int i = 0; i < 9; i++) {
+		buf_put(b, bc->W, bc->off[i], w[i], bc->wbytes[i]);
+		free(w[i]);
+	}
+	buf_put(b, bc->W, bc->off[9], norm, D * 4);
+	for (int i = 0; i < BC_N; i++)
+		bc->ao[i + 1] = bc->ao[i] + (uint64_t)bc_n[i] * 4 * BC_ROWS;
+	bc->A = buf_new(b, bc->ao[BC_N]);
+	bc->att = buf_new(b, (uint64_t)CM_NH * BC_CTX * 4);
+	bc->cache = (uint64_t)BC_CTX * KV * 4;
+	bc->KV = buf_new(b, 2 * bc->cache);
+	ck_assert(b->B->buffer_create(b->ctx, BELT_BUFFER_IO,
+				      (uint64_t)NV * 4 * BC_ROWS, &bc->logits,
+				      err, sizeof err) == 0);
+	ck_assert(b->B->buffer_create(b->ctx, BELT_BUFFER_IO, (BC_CTX + 1) * 4,
+				      &bc->ids, err, sizeof err) == 0);
+	ck_assert(b->B->buffer_create(b->ctx, BELT_BUFFER_IO, BC_ROWS * 4,
+				      &bc->row_ids, err, sizeof err) == 0);
+}
+
+static void bchain_close(struct be *b, struct bchain *bc)
+{
+	struct belt_buffer *all[] = {bc->W, bc->A, bc->att, bc->KV,
+				     bc->logits, bc->ids, bc->row_ids};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		buf_free(b, all[i]);
+}
+
+/* The table's commands over `rows` rows (1: a one-row table). */
+static void bchain_table(struct be *b, struct bchain *bc, uint32_t rows,
+			 struct belt_table *tab)
+{
+	const int D = CM_DIM, H = CM_HID, NV = CM_VOCAB, KV = CM_NKV * CM_HD;
+	int wt = bc->wt, n = 0;
+	struct belt_cmd *c = bc->c;
+#define ACT(i) bc->A, bc->ao[i], bc_n[i], rows
+#define MATVEC(wi, in, outb, k_, m_, lbl)                                  \
+	do {                                                               \
+		c[n] = cmd_new(b, "matvec", wt, lbl);                      \
+		bind(&c[n], bc->W, bc->off[wi], bc->wbytes[wi], wt);       \
+		bind_rows(&c[n], ACT(in));                                 \
+		bind_rows(&c[n], ACT(outb));                               \
+		pi(&c[n], k_);                                             \
+		pi(&c[n], m_);                                             \
+		n++;                                                       \
+	} while (0)
+#define NORM(lbl, in, head_)                                               \
+	do {                                                               \
+		c[n] = cmd_new(b, "rmsnorm", BELT_TYPE_ANY, lbl);          \
+		bind_rows(&c[n], ACT(in));                                 \
+		bind(&c[n], bc->W, bc->off[9], D * 4, BELT_TYPE_F32);      \
+		bind_rows(&c[n], ACT(BC_XB));                              \
+		pi(&c[n], D);                                              \
+		pf(&c[n], 1e-5f);                                          \
+		c[n].head = head_;                                         \
+		n++;                                                       \
+	} while (0)
+#define ADD(lbl, o, a, b_, n_)                                              \
+	do {                                                               \
+		c[n] = cmd_new(b, "add", BELT_TYPE_ANY, lbl);              \
+		bind_rows(&c[n], ACT(a));                                  \
+		bind_rows(&c[n], ACT(b_));                                 \
+		bind_rows(&c[n], ACT(o));                                  \
+		pi(&c[n], n_);                                             \
+		n++;                                                       \
+	} while (0)
+	c[n] = cmd_new(b, "embed", wt, "embed");
+	c[n].patch = BELT_PATCH_TOKEN_OFFSET;
+	bind(&c[n], bc->W, bc->off[0], bc->wbytes[0], wt);
+	c[n].bind[0].ne[0] = D;
+	c[n].bind[0].ne[1] = NV;
+	bind(&c[n], bc->ids, 0, (BC_CTX + 1) * 4, BELT_TYPE_I32);
+	bind_rows(&c[n], ACT(BC_X));
+	pi(&c[n], D);
+	n++;
+	NORM("attn_norm", BC_X, false);
+	MATVEC(1, BC_XB, BC_Q, D, D, "wq");
+	MATVEC(2, BC_XB, BC_K, D, KV, "wk");
+	MATVEC(3, BC_XB, BC_V, D, KV, "wv");
+	c[n] = cmd_new(b, "rope_kv", BELT_TYPE_ANY, "rope");
+	c[n].patch = BELT_PATCH_POSITION;
+	bind_rows(&c[n], ACT(BC_Q));
+	bind_rows(&c[n], ACT(BC_K));
+	bind_rows(&c[n], ACT(BC_V));
+	bind(&c[n], bc->KV, 0, bc->cache, BELT_TYPE_F32);
+	bind(&c[n], bc->KV, bc->cache, bc->cache, BELT_TYPE_F32);
+	pi(&c[n], CM_NH);
+	pi(&c[n], CM_NKV);
+	pi(&c[n], CM_HD);
+	pi(&c[n], CM_HD);
+	pf(&c[n], 10000.0f);
+	n++;
+	c[n] = cmd_new(b, "attention", BELT_TYPE_ANY, "attn");
+	c[n].patch = BELT_PATCH_KV_LEN;
+	bind_rows(&c[n], ACT(BC_Q));
+	bind(&c[n], bc->KV, 0, bc->cache, BELT_TYPE_F32);
+	bind(&c[n], bc->KV, bc->cache, bc->cache, BELT_TYPE_F32);
+	bind_rows(&c[n], ACT(BC_AO));
+	bind(&c[n], bc->att, 0, (uint64_t)CM_NH * BC_CTX * 4, BELT_TYPE_F32);
+	pi(&c[n], CM_NH);
+	pi(&c[n], CM_NKV);
+	pi(&c[n], CM_HD);
+	pi(&c[n], BC_CTX);
+	pf(&c[n], 0.25f);
+	n++;
+	MATVEC(4, BC_AO, BC_XB, D, D, "wo");
+	ADD("res1", BC_X, BC_X, BC_XB, D);
+	NORM("ffn_norm", BC_X, false);
+	MATVEC(5, BC_XB, BC_HB, D, H, "gate");
+	MATVEC(6, BC_XB, BC_HB2, D, H, "up");
+	c[n] = cmd_new(b, "silu_mul", BELT_TYPE_ANY, "silu");
+	bind_rows(&c[n], ACT(BC_HB));
+	bind_rows(&c[n], ACT(BC_HB2));
+	bind_rows(&c[n], ACT(BC_HB));
+	pi(&c[n], H);
+	n++;
+	MATVEC(7, BC_HB, BC_XB, H, D, "down");
+	ADD("res2", BC_X, BC_X, BC_XB, D);
+	NORM("out_norm", BC_X, true);
+	c[n] = cmd_new(b, "matvec", wt, "output");
+	bind(&c[n], bc->W, bc->off[8], bc->wbytes[8], wt);
+	bind_rows(&c[n], ACT(BC_XB));
+	bind_rows(&c[n], bc->logits, 0, NV, rows);
+	pi(&c[n], D);
+	pi(&c[n], NV);
+	c[n].head = true;
+	n++;
+	c[n] = cmd_new(b, "argmax", BELT_TYPE_ANY, "argmax");
+	c[n].patch = BELT_PATCH_ARGMAX_OUTPUT;
+	bind_rows(&c[n], bc->logits, 0, NV, rows);
+	if (rows > 1)
+		bind(&c[n], bc->row_ids, 0, (uint64_t)rows * 4, BELT_TYPE_I32);
+	else
+		bind(&c[n], bc->ids, 0, (BC_CTX + 1) * 4, BELT_TYPE_I32);
+	pi(&c[n], NV);
+	c[n].head = true;
+	n++;
+#undef ACT
+#undef MATVEC
+#undef NORM
+#undef ADD
+	bc->n_cmds = n;
+	table_rows(tab, c, (uint32_t)n, BC_CTX, bc->ids, rows, bc->row_ids);
+	prepare(b, tab);
+}
+
+/* Per position of the one-row reference, or per row of a pass. */
+struct bc_out {
+	float logits[CM_VOCAB];
+	float x[CM_DIM];
+	int32_t id;
+};
+
+/* The one-row table at position pos for token tok (after the positions
+ * before it): its logits, x and argmax. */
+static void bc_one(struct be *b, struct bchain *bc, struct belt_table *one,
+		   uint32_t pos, int32_t tok, struct bc_out *o)
+{
+	buf_put(b, bc->ids, (uint64_t)pos * 4, &tok, 4);
+	run(b, one, pos, 1, 0);
+	buf_get(b, bc->logits, 0, o->logits, sizeof o->logits);
+	buf_get(b, bc->A, bc->ao[BC_X], o->x, sizeof o->x);
+	buf_get(b, bc->ids, (uint64_t)(pos + 1) * 4, &o->id, 4);
+}
+
+/* Row r of the last pass. */
+static void bc_row(struct be *b, struct bchain *bc, uint32_t r, struct bc_out *o)
+{
+	buf_get(b, bc->logits, (uint64_t)r * CM_VOCAB * 4, o->logits, sizeof o->logits);
+	buf_get(b, bc->A, bc->ao[BC_X] + (uint64_t)r * CM_DIM * 4, o->x, sizeof o->x);
+	buf_get(b, bc->row_ids, (uint64_t)r * 4, &o->id, 4);
+}
+
+/* got (a pass's row) against want (the one-row path): logits and x
+ * within 1e-3 of 1 + the largest |value| of the reference's (the errors
+ * of float sums in another order scale with the terms, which this
+ * chain's random weights make large next to some results; measured: 2.5e-5
+ * at worst, Q8_0); the same argmax unless the reference's two best
+ * logits are closer than twice that. */
+/* the largest |v[i]| */
+static float amax(const float *v, int n)
+{
+	float m = 0;
+	for (int i = 0; i < n; i++)
+		m = fmaxf(m, fabsf(v[i]));
+	return m;
+}
+
+static void bc_compare(const struct bc_out *got, const struct bc_out *want,
+		       const char *what, int wt, uint32_t pos)
+{
+	float lm = amax(want->logits, CM_VOCAB), xm = amax(want->x, CM_DIM);
+	for (int i = 0; i < CM_VOCAB; i++)
+		ck_assert_msg(fabsf(got->logits[i] - want->logits[i]) <= 1e-3f * (1 + lm),
+			      "%s %s pos %u: logit %d: %.9g vs one-row %.9g", what,
+			      belt_type_name(wt), pos, i, got->logits[i],
+			      want->logits[i]);
+	for (int i = 0; i < CM_DIM; i++)
+		ck_assert_msg(fabsf(got->x[i] - want->x[i]) <= 1e-3f * (1 + xm),
+			      "%s %s pos %u: x[%d]: %.9g vs one-row %.9g", what,
+			      belt_type_name(wt), pos, i, got->x[i], want->x[i]);
+	float best = -INFINITY, second = -INFINITY;
+	for (int i = 0; i < CM_VOCAB; i++) {
+		float v = want->logits[i];
+		if (v > best) {
+			second = best;
+			best = v;
+		} else if (v > second) {
+			second = v;
+		}
+	}
+	if (best - second > 2e-3f * (1 + lm))
+		ck_assert_msg(got->id == want->id,
+			      "%s %s pos %u: argmax %d vs one-row %d", what,
+			      belt_type_name(wt), pos, got->id, want->id);
+}
+
+/* A batched table against the same table run one position at a time:
+ * passes of 1, 2, 7, 33 and 65 rows in a table of 65 (and of 7, 2), the
+ * head for every row; then HEAD_LAST_ONLY (only the last row's logits
+ * and row output written) and SKIP_HEAD (none). Q4_0 and Q8_0 with float
+ * x on both paths (BELT_VK_Q8X=0: the one-row matvecs would otherwise
+ * take x as int8, the batched product does not). */
+static void check_batched(struct be *vkp, int wt)
+{
+	struct be vk = *vkp;
+	struct bchain bc;
+	bchain_open(&vk, wt, &bc);
+	struct belt_table one, batch;
+	static const uint32_t table_rows_[3] = {BC_ROWS, 7, 2};
+	static const uint32_t passes[3][6] = {
+		{1, 2, 7, 33, 65, 0}, {7, 2, 1, 5, 0, 0}, {2, 1, 2, 0, 0, 0}};
+	int32_t tok[BC_CTX];
+	for (int i = 0; i < BC_CTX; i++)
+		tok[i] = (int32_t)(rng_u32() % CM_VOCAB);
+	/* the reference: the one-row table over the first 120 positions */
+	enum { NREF = 120 };
+	struct bc_out *ref = calloc(NREF, sizeof *ref), got;
+	bchain_table(&vk, &bc, 1, &one);
+	for (uint32_t p = 0; p < NREF; p++)
+		bc_one(&vk, &bc, &one, p, tok[p], &ref[p]);
+	vk.B->table_release(vk.ctx, &one);
+	for (int ti = 0; ti < 3; ti++) {
+		uint32_t rows = table_rows_[ti];
+		bchain_table(&vk, &bc, rows, &batch);
+		buf_put(&vk, bc.ids, 0, tok, sizeof tok);
+		uint32_t pos = 0;
+		for (int p = 0; p < 6 && passes[ti][p]; p++) {
+			uint32_t n = passes[ti][p];
+			run(&vk, &batch, pos, n, 0);
+			for (uint32_t r = 0; r < n; r++) {
+				bc_row(&vk, &bc, r, &got);
+				bc_compare(&got, &ref[pos + r], "batched", wt, pos + r);
+			}
+			pos += n;
+		}
+		/* the head for the last row only, then for none */
+		uint32_t n = rows < 5 ? rows : 5;
+		float poison[CM_VOCAB * 5];
+		int32_t pid[5] = {-7, -7, -7, -7, -7};
+		for (int i = 0; i < CM_VOCAB * 5; i++)
+			poison[i] = 1e30f;
+		for (int f = 0; f < 2; f++) {
+			buf_put(&vk, bc.logits, 0, poison, (uint64_t)n * CM_VOCAB * 4);
+			buf_put(&vk, bc.row_ids, 0, pid, (uint64_t)n * 4);
+			pos -= n;
+			run(&vk, &batch, pos, n,
+			    f ? BELT_RUN_SKIP_HEAD : BELT_RUN_HEAD_LAST_ONLY);
+			for (uint32_t r = 0; r < n; r++) {
+				bc_row(&vk, &bc, r, &got);
+				if (!f && r == n - 1) {
+					bc_compare(&got, &ref[pos + r], "head_last", wt,
+						   pos + r);
+					continue;
+				}
+				ck_assert_msg(got.logits[0] == 1e30f && got.id == -7,
+					      "%s %s rows %u: row %u's head ran",
+					      f ? "skip_head" : "head_last",
+					      belt_type_name(wt), rows, r);
+				/* the body ran for every row */
+				float xm = amax(ref[pos + r].x, CM_DIM);
+				for (int i = 0; i < CM_DIM; i++)
+					ck_assert(fabsf(got.x[i] - ref[pos + r].x[i]) <=
+						  1e-3f * (1 + xm));
+			}
+			pos += n;
+		}
+		vk.B->table_release(vk.ctx, &batch);
+	}
+	free(ref);
+	bchain_close(&vk, &bc);
+}
+
+/* A context whose Q4_0 and Q8_0 matvecs take x as floats. */
+static struct be open_vk_float_x(void)
+{
+	setenv("BELT_VK_Q8X", "0", 1);
+	struct be vk = open_vk();
+	unsetenv("BELT_VK_Q8X");
+	return vk;
+}
+
+START_TEST(test_batched)
+{
+	struct be vk = open_vk_float_x();
+	check_batched(&vk, wtypes[_i]);
+	be_close(&vk);
+}
+END_TEST
+
+/* A tree of drafted rows (BELT_RUN_TREE): each row's argmax and logits
+ * are those of the one-row path that runs the row's ancestors and then
+ * the row, each at its depth after the cached prefix. Two trees, the
+ * second past a step of the attention's positions. */
+static void check_tree(struct be *vkp, int wt)
+{
+	struct be vk = *vkp;
+	struct bchain bc;
+	bchain_open(&vk, wt, &bc);
+	static const int32_t par[2][9] = {{-1, 0, 0, 1, 2, -1, -1, -1, -1},
+					  {-1, 0, 1, 0, 3, 2, -1, 6, 1}};
+	static const uint32_t nrows[2] = {5, 9}, prefix[2] = {6, 29};
+	for (int tr = 0; tr < 2; tr++) {
+		uint32_t P = prefix[tr], n = nrows[tr];
+		int32_t tok[64];
+		for (int i = 0; i < 64; i++)
+			tok[i] = (int32_t)(rng_u32() % CM_VOCAB);
+		struct belt_table one, batch;
+		bchain_table(&vk, &bc, BC_ROWS, &batch);
+		buf_put(&vk, bc.ids, 0, tok, (P + n) * 4);
+		run(&vk, &batch, 0, P, BELT_RUN_SKIP_HEAD);
+		batch.parent = par[tr];
+		run(&vk, &batch, P, n, BELT_RUN_TREE);
+		batch.parent = NULL;
+		struct bc_out got[9], want;
+		for (uint32_t r = 0; r < n; r++)
+			bc_row(&vk, &bc, r, &got[r]);
+		vk.B->table_release(vk.ctx, &batch);
+		bchain_table(&vk, &bc, 1, &one);
+		for (uint32_t r = 0; r < n; r++) {
+			int32_t path[9];
+			int d = 0;
+			for (int32_t a = (int32_t)r; a >= 0; a = par[tr][a])
+				path[d++] = a;
+			for (int i = 0; i < d; i++) /* root first */
+				bc_one(&vk, &bc, &one, P + (uint32_t)i,
+				       tok[P + (uint32_t)path[d - 1 - i]], &want);
+			bc_compare(&got[r], &want, "tree", wt, P + r);
+		}
+		vk.B->table_release(vk.ctx, &one);
+		/* a parent after its row is refused */
+		bchain_table(&vk, &bc, BC_ROWS, &batch);
+		int32_t bad[3] = {-1, 2, 0};
+		batch.parent = bad;
+		ck_assert_int_eq(vk.B->table_run(vk.ctx, &batch, P, 3, BELT_RUN_TREE,
+						 err, sizeof err),
+				 -1);
+		ck_assert_msg(strstr(err, "parent"), "%s", err);
+		vk.B->table_release(vk.ctx, &batch);
+	}
+	bchain_close(&vk, &bc);
+}
+
+START_TEST(test_tree)
+{
+	struct be vk = open_vk_float_x();
+	check_tree(&vk, wtypes[_i]);
+	be_close(&vk);
+}
+END_TEST
+
+/* Patches drive the kernels' per-row values: with patch none, embed reads
+ * token_ids[0], rope_kv rotates at position 0 (q and k unchanged) and
+ * writes cache slot 0, attention sees no positions (zeros, as the CPU
+ * backend); with their patches, the run's positions. In a one-row table
+ * and in a batched one. */
+START_TEST(test_patch_none)
+{
+	struct be vk = open_vk();
+	rng_seed(60);
+	const int NH = 2, HD = 8, QN = NH * HD, NV = 5, D = 16, CTX = 12;
+	const uint32_t R = 3, pos = 5;
+	float we[5 * 16], q[3 * 16], k[3 * 16], v[3 * 16];
+	fill(we, sizeof we / 4);
+	fill(q, sizeof q / 4);
+	fill(v, sizeof v / 4);
+	for (int r = 0; r < 3; r++) /* equal rows: all write slot 0 */
+		for (int i = 0; i < QN; i++)
+			k[r * QN + i] = (float)(i + 1) * 0.25f;
+	int32_t ids[13] = {3, 1, 4, 1, 0, 2, 4, 3, 2, 1, 0, 4, 2};
+	for (int pt = 0; pt < 2; pt++) /* 0: none, 1: the ops' patches */
+		for (uint32_t rows = 1; rows <= R; rows += R - 1) {
+			struct belt_buffer *bw = buf_from(&vk, we, sizeof we);
+			struct belt_buffer *bid = buf_from(&vk, ids, sizeof ids);
+			struct belt_buffer *bo = buf_new(&vk, (uint64_t)R * D * 4);
+			struct belt_buffer *bq = buf_from(&vk, q, sizeof q);
+			struct belt_buffer *bk = buf_from(&vk, k, sizeof k);
+			struct belt_buffer *bv = buf_from(&vk, v, sizeof v);
+			struct belt_buffer *ba = buf_new(&vk, (uint64_t)R * QN * 4);
+			uint64_t cache = (uint64_t)CTX * QN * 4;
+			struct belt_buffer *kv = buf_new(&vk, 2 * cache);
+			struct belt_buffer *att = buf_new(&vk, (uint64_t)NH * CTX * 4);
+			struct belt_cmd c[3];
+			c[0] = cmd_new(&vk, "embed", BELT_TYPE_F32, "embed");
+			bind(&c[0], bw, 0, sizeof we, BELT_TYPE_F32);
+			c[0].bind[0].ne[0] = D;
+			c[0].bind[0].ne[1] = NV;
+			bind(&c[0], bid, 0, sizeof ids, BELT_TYPE_I32);
+			bind_rows(&c[0], bo, 0, D, rows);
+			pi(&c[0], D);
+			c[1] = cmd_new(&vk, "rope_kv", BELT_TYPE_ANY, "rope");
+			bind_rows(&c[1], bq, 0, QN, rows);
+			bind_rows(&c[1], bk, 0, QN, rows);
+			bind_rows(&c[1], bv, 0, QN, rows);
+			bind(&c[1], kv, 0, cache, BELT_TYPE_F32);
+			bind(&c[1], kv, cache, cache, BELT_TYPE_F32);
+			pi(&c[1], NH);
+			pi(&c[1], NH);
+			pi(&c[1], HD);
+			pi(&c[1], HD);
+			pf(&c[1], 10000.0f);
+			c[2] = cmd_new(&vk, "attention", BELT_TYPE_ANY, "attn");
+			bind_rows(&c[2], bq, 0, QN, rows);
+			bind(&c[2], kv, 0, cache, BELT_TYPE_F32);
+			bind(&c[2], kv, cache, cache, BELT_TYPE_F32);
+			bind_rows(&c[2], ba, 0, QN, rows);
+			bind(&c[2], att, 0, (uint64_t)NH * CTX * 4, BELT_TYPE_F32);
+			pi(&c[2], NH);
+			pi(&c[2], NH);
+			pi(&c[2], HD);
+			pi(&c[2], CTX);
+			pf(&c[2], 0.5f);
+			for (int i = 0; i < 3; i++)
+				c[i].patch = pt ? op_patch(c[i].kernel->op) : BELT_PATCH_NONE;
+			struct belt_table tab;
+			table_rows(&tab, c, 3, CTX, bid, rows, NULL);
+			prepare(&vk, &tab);
+			run(&vk, &tab, pos, rows, 0);
+			float o[3 * 16], qo[3 * 16], kc[12 * 16], ao[3 * 16];
+			buf_get(&vk, bo, 0, o, (uint64_t)rows * D * 4);
+			buf_get(&vk, bq, 0, qo, (uint64_t)rows * QN * 4);
+			buf_get(&vk, kv, 0, kc, cache);
+			buf_get(&vk, ba, 0, ao, (uint64_t)rows * QN * 4);
+			for (uint32_t r = 0; r < rows; r++) {
+				/* one-row runs of several positions: the last */
+				uint32_t at = rows > 1 ? pos + r : pos + rows - 1;
+				int32_t id = pt ? ids[at] : ids[0];
+				ck_assert_msg(!memcmp(&o[r * D], &we[id * D], D * 4),
+					      "patch %d rows %u: embed row %u", pt,
+					      rows, r);
+				bool same = !memcmp(&qo[r * QN], &q[r * QN], QN * 4);
+				ck_assert_msg(same == !pt,
+					      "patch %d rows %u: q row %u %s", pt,
+					      rows, r, same ? "not rotated" : "rotated");
+				uint32_t slot = pt ? at : 0;
+				ck_assert_msg(!memcmp(&kc[slot * QN], &k[r * QN], QN * 4) || pt,
+					      "patch none rows %u: cache slot 0", rows);
+				bool zero = true;
+				for (int i = 0; i < QN; i++)
+					zero &= ao[r * QN + i] == 0.0f;
+				ck_assert_msg(zero == !pt,
+					      "patch %d rows %u: attention row %u %s", pt,
+					      rows, r, zero ? "zeros" : "not zeros");
+			}
+			if (!pt) /* nothing at the run's slots */
+				for (uint32_t s = pos; s < pos + rows; s++)
+					for (int i = 0; i < QN; i++)
+						ck_assert(kc[s * QN + i] == 0.0f);
+			vk.B->table_release(vk.ctx, &tab);
+			struct belt_buffer *all[] = {bw, bid, bo, bq, bk, bv, ba, kv, att};
+			for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+				buf_free(&vk, all[i]);
+		}
+	be_close(&vk);
+}
+END_TEST
+
+/* A batched command whose row bindings exceed one descriptor range on
+ * lavapipe (maxStorageBufferRange 128 MiB): the head's matvec and argmax
+ * over 65 rows of 540,000 logits (140 MB) run as dispatches over ranges of
+ * rows. Every row's argmax, and a sample of its logits, against the
+ * double reference; a partial pass and the last row's head alone. */
+START_TEST(test_batched_split)
+{
+	struct be vk = open_vk();
+	rng_seed(70);
+	const int K = 32, M = 540000, NT = BC_ROWS;
+	size_t rb;
+	uint8_t *w = weights_new(BELT_TYPE_Q4_0, K, M, &rb);
+	float *x = malloc((size_t)NT * K * 4);
+	fill(x, (size_t)NT * K);
+	float *wd = malloc((size_t)M * K * 4); /* W, decoded */
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < K; j++)
+			wd[(size_t)i * K + j] =
+				(float)weight_at(BELT_TYPE_Q4_0, w + rb * (size_t)i, j);
+	/* the reference's argmax per row (double sums) */
+	int32_t want[BC_ROWS];
+	double gap[BC_ROWS];
+	for (int r = 0; r < NT; r++) {
+		double best = -INFINITY, second = -INFINITY;
+		for (int i = 0; i < M; i++) {
+			double s = 0;
+			for (int j = 0; j < K; j++)
+				s += (double)wd[(size_t)i * K + j] * x[(size_t)r * K + j];
+			if (s > best) {
+				second = best;
+				best = s;
+				want[r] = i;
+			} else if (s > second) {
+				second = s;
+			}
+		}
+		gap[r] = best - second;
+	}
+	struct belt_buffer *bw = buf_from(&vk, w, rb * M);
+	struct belt_buffer *bx = buf_from(&vk, x, (uint64_t)NT * K * 4);
+	struct belt_buffer *by = NULL, *ids = NULL;
+	ck_assert(vk.B->buffer_create(vk.ctx, BELT_BUFFER_IO, (uint64_t)NT * M * 4,
+				      &by, err, sizeof err) == 0);
+	ck_assert(vk.B->buffer_create(vk.ctx, BELT_BUFFER_IO, NT * 4, &ids, err,
+				      sizeof err) == 0);
+	struct belt_cmd c[2];
+	c[0] = cmd_new(&vk, "matvec", BELT_TYPE_Q4_0, "output");
+	bind(&c[0], bw, 0, rb * M, BELT_TYPE_Q4_0);
+	bind_rows(&c[0], bx, 0, K, NT);
+	bind_rows(&c[0], by, 0, M, NT);
+	pi(&c[0], K);
+	pi(&c[0], M);
+	c[1] = cmd_new(&vk, "argmax", BELT_TYPE_ANY, "argmax");
+	c[1].patch = BELT_PATCH_ARGMAX_OUTPUT;
+	bind_rows(&c[1], by, 0, M, NT);
+	bind(&c[1], ids, 0, NT * 4, BELT_TYPE_I32);
+	pi(&c[1], M);
+	c[0].head = c[1].head = true;
+	struct belt_table tab;
+	table_rows(&tab, c, 2, 128, NULL, NT, ids);
+	prepare(&vk, &tab);
+	float *y = malloc((size_t)M * 4);
+	for (int p = 0; p < 2; p++) {
+		uint32_t n = p ? 40 : NT;
+		int32_t got[BC_ROWS];
+		for (int r = 0; r < NT; r++)
+			got[r] = -7;
+		buf_put(&vk, ids, 0, got, (uint64_t)NT * 4);
+		run(&vk, &tab, 0, n, p ? BELT_RUN_HEAD_LAST_ONLY : 0);
+		buf_get(&vk, ids, 0, got, (uint64_t)NT * 4);
+		for (uint32_t r = 0; r < (uint32_t)NT; r++) {
+			bool ran = r < n && (!p || r == n - 1);
+			if (!ran) {
+				ck_assert_int_eq(got[r], -7);
+				continue;
+			}
+			buf_get(&vk, by, (uint64_t)r * M * 4, y, (uint64_t)M * 4);
+			if (gap[r] > 1e-4)
+				ck_assert_msg(got[r] == want[r], "split: row %u argmax %d, want %d",
+					      r, got[r], want[r]);
+			for (int i = r % 997; i < M; i += 997) {
+				double s = 0, mag = 0;
+				for (int j = 0; j < K; j++) {
+					double t = (double)wd[(size_t)i * K + j] *
+						   x[(size_t)r * K + j];
+					s += t;
+					mag += fabs(t);
+				}
+				ck_assert_msg(fabs(y[i] - s) <= 2e-5 * mag + 1e-6,
+					      "split: row %u y[%d] %.9g vs %.9g", r, i, y[i], s);
+			}
+		}
+	}
+	vk.B->table_release(vk.ctx, &tab);
+	buf_free(&vk, bw);
+	buf_free(&vk, bx);
+	buf_free(&vk, by);
+	buf_free(&vk, ids);
+	free(w);
+	free(wd);
+	free(x);
+	free(y);
+	be_close(&vk);
+}
+END_TEST
+
 /* ---- real models through the public API ---- */
 
 static char model_path[1024];
@@ -1738,6 +2511,12 @@ START_TEST(test_validation)
 	check_matvec(&vk, &cpu, 1, 256, 9, 2, 4);
 	check_chain(&vk, &cpu, BELT_TYPE_Q4_0, 4);
 	check_chain(&vk, &cpu, BELT_TYPE_BF16, 16);
+	/* batched tables: the tiled product (both Q4_0 layouts), passes
+	 * with and without the head, a tree */
+	check_matmul(&vk, BELT_TYPE_Q4_0, 96, 67, 65, 0);
+	check_matmul(&vk, BELT_TYPE_Q8_0, 96, 67, 33, 2);
+	check_batched(&vk, BELT_TYPE_F16);
+	check_tree(&vk, BELT_TYPE_F32);
 	if (vk_q8x()) { /* the int8 x variant with each fused flag */
 		float o[QF_N][QF_M];
 		q8x_table(&vk, BELT_TYPE_Q4_0, o);
@@ -1773,6 +2552,14 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_q8x_fused);
 	tcase_add_test(tc, test_staging);
 	suite_add_tcase(s, tc);
+	TCase *tb = tcase_create("batched");
+	tcase_set_timeout(tb, 0); /* no limit: CI bounds the run */
+	tcase_add_loop_test(tb, test_batched_matvec, 0, N_WTYPES);
+	tcase_add_loop_test(tb, test_batched, 0, N_WTYPES);
+	tcase_add_loop_test(tb, test_tree, 0, N_WTYPES);
+	tcase_add_test(tb, test_patch_none);
+	tcase_add_test(tb, test_batched_split);
+	suite_add_tcase(s, tb);
 	TCase *te = tcase_create("contract");
 	tcase_add_test(te, test_kernel_find);
 	tcase_add_test(te, test_errors);

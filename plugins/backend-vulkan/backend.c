@@ -3,7 +3,8 @@
  * descriptor set per command and pre-records one command buffer per token
  * slot of a run (twice: with and without the output head), so that
  * table_run only writes the run's base position into a small host-visible
- * "meta" buffer and submits the first n slots at once, then waits.
+ * "meta" buffer and submits the first n slots at once, then waits. A
+ * batched table (rows > 1) is recorded as one pass instead (batch.c).
  *
  * Environment:
  *   BELT_VK_DEVICE=i      physical device index (when options.device < 0)
@@ -24,6 +25,7 @@
  * computation: rmsnorm folded into the matvecs that read its output (when
  * nothing else reads that output before it is rewritten), up to three
  * matvecs sharing x, gate/up + silu_mul (swiglu), matvec + add (residual).
+ * One-row tables only: a batched table runs as the core built it.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -34,8 +36,9 @@
 
 #include "belt/error.h"
 #include "belt/types.h"
+#include "belt/ops.h"
 #include "vk.h"
-#include "ctx.h"
+#include "plan.h"
 
 #define STAGING_BYTES (64ull << 20)
 #define BUF_ALIGN 256
@@ -43,46 +46,6 @@
 #define GROUP_MAX 64
 
 
-
-/* A prepared command. */
-struct vk_cmd {
-	VkPipeline pipe;
-	VkPipelineLayout layout;
-	VkDescriptorSet set;
-	struct vk_pc pc;
-	uint32_t gx, gy; /* workgroups */
-	bool head;
-	bool barrier; /* later commands need this one's results */
-	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
-	char kind[40];	 /* for the profile: "norm+matvec3 q4_0" */
-};
-
-/* What table_prepare makes: t->priv. */
-struct plan {
-	struct vk_cmd *cmds;
-	uint32_t n_cmds;
-	uint32_t max_run;
-	uint64_t max_pos;
-	VkDescriptorPool dpool;
-	struct belt_buffer *meta;
-	struct belt_buffer *work; /* per-command scratch, VK_WORK_BINDING */
-	VkCommandBuffer start, tail; /* barrier in; barrier out to the host */
-	VkCommandBuffer *full;	     /* [max_run]: token slot t, all commands */
-	VkCommandBuffer *nohead;     /* [max_run]: without head commands */
-	VkCommandBuffer *submit;     /* [max_run + 2]: what a run submits */
-	uint32_t n_orig;	     /* commands of the core's table */
-
-	/* BELT_VK_PROFILE: per slot and variant (full, nohead) n_cmds + 1
-	 * timestamps; sums per command, read back after each run */
-	VkQueryPool qpool;
-	uint64_t *qbuf;	  /* [n_cmds + 1] */
-	uint64_t *ticks;  /* [n_cmds] */
-	uint64_t *calls;  /* [n_cmds] */
-	uint64_t ts_mask;
-	double ns_per_tick;
-	uint64_t runs, tokens, slot_ticks;
-	double wall_ns, submit_ns; /* per run: all of it; to vkQueueSubmit's return */
-};
 
 const char *vk_result(VkResult r)
 {
@@ -110,9 +73,8 @@ const char *vk_result(VkResult r)
 }
 
 
-/* In validation mode, anything the layer said fails the current call. */
-static int check_messages(struct vk_ctx *ctx, const char *what, char *err,
-			  size_t errsz)
+int vk_check_messages(struct vk_ctx *ctx, const char *what, char *err,
+		      size_t errsz)
 {
 	if (!ctx->validation || !ctx->n_messages)
 		return 0;
@@ -488,7 +450,7 @@ static int vk_create(const struct belt_backend_options *opt, void **out,
 	if (make_instance(ctx, err, errsz) ||
 	    pick_device(ctx, opt ? opt->device : -1, err, errsz) ||
 	    make_device(ctx, err, errsz) ||
-	    check_messages(ctx, "create", err, errsz)) {
+	    vk_check_messages(ctx, "create", err, errsz)) {
 		ctx->validation = 0; /* the error is reported already */
 		vk_destroy(ctx);
 		return -1;
@@ -857,7 +819,7 @@ static int vk_buffer_read(void *vctx, struct belt_buffer *b, uint64_t offset,
 {
 	struct vk_ctx *ctx = vctx;
 	if (check_range(b, offset, size, "buffer_read", err, errsz) ||
-	    check_messages(ctx, "buffer_read", err, errsz))
+	    vk_check_messages(ctx, "buffer_read", err, errsz))
 		return -1;
 	if (!size)
 		return 0;
@@ -1047,15 +1009,6 @@ static bool conflicts(const struct group *g, const struct range *r, int n)
 
 /* ---- prepare / release / run ---- */
 
-static int count_params(const char *schema)
-{
-	int n = 0;
-	for (const char *s = schema; *s; s++)
-		if (*s == ':')
-			n++;
-	return n;
-}
-
 static void profile_print(const struct plan *pl);
 
 static void plan_free(struct vk_ctx *ctx, struct plan *pl)
@@ -1070,8 +1023,8 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	free(pl->qbuf);
 	free(pl->ticks);
 	free(pl->calls);
-	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail};
-	for (int i = 0; i < 2; i++)
+	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail, &pl->last};
+	for (int i = 0; i < 3; i++)
 		if (*cbs[i])
 			vkFreeCommandBuffers(ctx->dev, ctx->cmd_pool, 1, cbs[i]);
 	for (uint32_t i = 0; i < pl->max_run; i++) {
@@ -1096,8 +1049,9 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 /* Check one command, resolve its bindings to descriptor ranges, and fill
  * its push constants. */
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
-		       uint32_t idx, struct vk_cmd *c, struct vk_prep *pr,
-		       VkDescriptorBufferInfo *bi, char *err, size_t errsz)
+		       uint32_t idx, uint32_t rows, struct vk_cmd *c,
+		       struct vk_prep *pr, VkDescriptorBufferInfo *bi,
+		       char *err, size_t errsz)
 {
 	const struct belt_kernel *k = cmd->kernel;
 	const char *name = cmd->label ? cmd->label : "?";
@@ -1106,16 +1060,19 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 				 "vulkan: command %u (%s): kernel is not one "
 				 "of this backend's",
 				 idx, name);
-	if (cmd->n_bind != k->n_bind || cmd->n_bind > BELT_MAX_BINDINGS)
+	if (belt_cmd_check(cmd, err, errsz))
+		return -1;
+	uint32_t cmd_rows = belt_cmd_rows(cmd);
+	if (cmd_rows != rows)
 		return belt_errf(err, errsz,
-				 "%s: %s takes %u bindings, the command has %u",
-				 name, k->op, k->n_bind, cmd->n_bind);
-	int np = count_params(k->params);
-	if (cmd->n_param != np)
+				 "%s: %s binds %u rows of activations, the "
+				 "table has %u",
+				 name, k->op, cmd_rows, rows);
+	if (rows > VK_MODE_ROWS_MAX)
 		return belt_errf(err, errsz,
-				 "%s: %s takes %d params (%s), the command has "
-				 "%u",
-				 name, k->op, np, k->params, cmd->n_param);
+				 "%s: a table of %u rows: this backend takes "
+				 "up to %u",
+				 name, rows, VK_MODE_ROWS_MAX);
 	for (int i = 0; i < cmd->n_bind; i++) {
 		const struct belt_binding *b = &cmd->bind[i];
 		if (!b->buf)
@@ -1134,10 +1091,15 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	}
 	const struct vk_op *op = k->impl;
 	memset(pr, 0, sizeof *pr);
+	pr->rows = rows;
+	pr->shader = (int)op->shader;
 	pr->max_pos = UINT64_MAX;
 	for (int i = 0; i < BELT_MAX_BINDINGS; i++)
 		pr->esize[i] = 4;
 	if (op->prepare(cmd, pr, err, errsz))
+		return -1;
+	pr->chunk_rows = rows;
+	if (rows > 1 && vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
 		return -1;
 
 	/* Bind at the offset rounded down to the device's alignment; the
@@ -1146,6 +1108,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	uint64_t max_range = ctx->props.limits.maxStorageBufferRange;
 	if (!align)
 		align = 1;
+	const struct belt_op_contract *oc = belt_op_contract(k->op);
 	for (int i = 0; i < cmd->n_bind; i++) {
 		const struct belt_binding *b = &cmd->bind[i];
 		uint64_t at = b->offset / align * align;
@@ -1157,6 +1120,11 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 					 name, k->op, i, b->offset,
 					 pr->esize[i]);
 		uint64_t range = delta + b->size;
+		/* rows bound a range of them at a time (batch.c) */
+		bool split = pr->chunk_rows < rows &&
+			     oc->bind[i].kind == BELT_BIND_ROWS;
+		if (split && range > max_range)
+			range = max_range;
 		if (range > max_range)
 			return belt_errf(err, errsz,
 					 "%s: %s binding %d holds %" PRIu64
@@ -1173,41 +1141,55 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	for (int i = 0; i < BELT_MAX_PARAMS; i++)
 		memcpy(&c->pc.p[i], &cmd->param[i], 4);
 	memcpy(c->pc.aux, pr->aux, sizeof c->pc.aux);
+	c->pc.mode = (uint32_t)cmd->patch;
+	if (rows > 1) /* all its rows, from row 0 (pc.t) */
+		c->pc.mode |= VK_MODE_BATCHED | rows << VK_MODE_ROWS_SHIFT;
 
-	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
-	uint32_t maxy = ctx->props.limits.maxComputeWorkGroupCount[1];
+	const uint32_t *maxg = ctx->props.limits.maxComputeWorkGroupCount;
 	uint32_t g = pr->groups ? pr->groups : 1;
-	c->gx = g < maxx ? g : maxx;
-	c->gy = (g + c->gx - 1) / c->gx;
-	if (c->gy > maxy)
+	c->rows_dim = pr->rows_dim;
+	c->gz = 1;
+	if (rows > 1 && pr->rows_dim == VK_ROWS_X) {
+		/* x: tiles of rows; y: the kernel's groups */
+		c->gx = (rows + pr->rows_tile - 1) / pr->rows_tile;
+		c->gy = g;
+	} else {
+		c->gx = g < maxg[0] ? g : maxg[0];
+		c->gy = (g + c->gx - 1) / c->gx;
+		c->gz = rows;
+	}
+	if (c->gx > maxg[0] || c->gy > maxg[1] || c->gz > maxg[2])
 		return belt_errf(err, errsz,
-				 "%s: %s needs %u workgroups, more than this "
-				 "device dispatches",
-				 name, k->op, g);
+				 "%s: %s needs %u x %u x %u workgroups, more "
+				 "than this device dispatches",
+				 name, k->op, c->gx, c->gy, c->gz);
 	c->head = cmd->head;
 	c->n_bind = cmd->n_bind;
 	if (op->wtype != BELT_TYPE_ANY)
-		snprintf(c->kind, sizeof c->kind, "%s %s%s", k->op,
+		snprintf(c->kind, sizeof c->kind, "%s %s%s",
+			 rows > 1 && !strcmp(k->op, "matvec") ? "matmul" : k->op,
 			 belt_type_name(op->wtype), c->head ? " head" : "");
 	else
 		snprintf(c->kind, sizeof c->kind, "%s%s", k->op,
 			 c->head ? " head" : "");
-	if (vk_pipeline_for(ctx, op->shader, cmd->n_bind, err, errsz))
+	if (vk_pipeline_for(ctx, (enum vk_shader)pr->shader, cmd->n_bind, err,
+			    errsz))
 		return -1;
-	c->pipe = ctx->pipe[op->shader];
+	c->pipe = ctx->pipe[pr->shader];
 	c->layout = ctx->pl[cmd->n_bind];
 	return 0;
 }
 
-/* One token slot: every command (but the head's when nohead), with
- * barriers where the next command depends on earlier ones. */
-static int record_slot(struct plan *pl, VkCommandBuffer cb, uint32_t t,
-		       bool nohead, char *err, size_t errsz)
+/* One token slot (a batched table's pass): every command (but the head's
+ * for VK_VAR_NOHEAD; the head's for the last row only for VK_VAR_LAST),
+ * with barriers where the next command depends on earlier ones. */
+int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
+		   enum vk_variant v, uint32_t qbase, char *err, size_t errsz)
 {
+	bool nohead = v == VK_VAR_NOHEAD;
 	VkCommandBufferBeginInfo bi = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
 	VKCHECK(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
-	uint32_t qbase = ((nohead ? pl->max_run : 0) + t) * (pl->n_cmds + 1);
 	if (pl->qpool) {
 		vkCmdResetQueryPool(cb, pl->qpool, qbase, pl->n_cmds + 1);
 		vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -1234,11 +1216,21 @@ static int record_slot(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 						c->layout, 0, 1, &c->set, 0,
 						NULL);
 			struct vk_pc pc = c->pc;
-			pc.t = t;
+			if (!(pc.mode & VK_MODE_BATCHED))
+				pc.t = t; /* else its first row */
+			uint32_t gx = c->gx, gz = c->gz;
+			if (v == VK_VAR_LAST && c->head) {
+				/* one row: n - 1 (shaders/common.glsl) */
+				pc.mode |= VK_MODE_LAST;
+				if (c->rows_dim == VK_ROWS_X)
+					gx = 1;
+				else
+					gz = 1;
+			}
 			vkCmdPushConstants(cb, c->layout,
 					   VK_SHADER_STAGE_COMPUTE_BIT, 0,
 					   sizeof pc, &pc);
-			vkCmdDispatch(cb, c->gx, c->gy, 1);
+			vkCmdDispatch(cb, gx, c->gy, gz);
 		}
 		/* a skipped command keeps its barrier: the commands around
 		 * it were grouped with it, not with each other */
@@ -1272,8 +1264,8 @@ static int record_barrier(VkCommandBuffer cb, struct belt_buffer *work,
 	return 0;
 }
 
-static int alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,
-		     char *err, size_t errsz)
+int vk_alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,
+		 char *err, size_t errsz)
 {
 	VkCommandBufferAllocateInfo cai = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -1674,6 +1666,8 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.p[11] = (uint32_t)r->param[3].i;
 		c->pc.p[12] = (uint32_t)(r->param[1].i * r->param[2].i);
 		c->pc.p[13] = oc[g->tail].pc.aux[0]; /* its freqs in meta */
+		/* its position and cache slot from its patch */
+		c->pc.mode = (uint32_t)r->patch << VK_MODE_PATCH2_SHIFT;
 	}
 	c->pc.p[0] = (uint32_t)C[m0].param[0].i;
 	c->pc.p[1] = (uint32_t)g->nmv;
@@ -1682,6 +1676,7 @@ static int fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
 	c->gx = groups < maxx ? groups : maxx;
 	c->gy = (groups + c->gx - 1) / c->gx;
+	c->gz = 1;
 	c->head = C[m0].head;
 	c->n_bind = BELT_MAX_BINDINGS;
 	const char *what = g->flags & F_SWIGLU ? "swiglu"
@@ -1805,38 +1800,42 @@ static int profile_setup(struct vk_ctx *ctx, struct plan *pl, char *err,
 	VkQueryPoolCreateInfo qci = {
 		.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
 		.queryType = VK_QUERY_TYPE_TIMESTAMP,
-		.queryCount = 2 * pl->max_run * (pl->n_cmds + 1),
+		/* slots twice, or a batched table's three variants */
+		.queryCount = (pl->rows > 1 ? 3 : 2 * pl->max_run) * (pl->n_cmds + 1),
 	};
 	VKCHECK(vkCreateQueryPool(ctx->dev, &qci, NULL, &pl->qpool),
 		"vkCreateQueryPool");
 	return 0;
 }
 
-/* After a run: add the slots' timestamps up. */
-static void profile_collect(struct vk_ctx *ctx, struct plan *pl, uint32_t n,
-			    uint32_t flags)
+void vk_profile_add(struct vk_ctx *ctx, struct plan *pl, uint32_t qbase,
+		    bool nohead)
+{
+	uint32_t nq = pl->n_cmds + 1;
+	if (vkGetQueryPoolResults(ctx->dev, pl->qpool, qbase, nq,
+				  nq * sizeof *pl->qbuf, pl->qbuf,
+				  sizeof *pl->qbuf,
+				  VK_QUERY_RESULT_64_BIT |
+					  VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+		return;
+	for (uint32_t i = 0; i < pl->n_cmds; i++) {
+		if (nohead && pl->cmds[i].head)
+			continue;
+		pl->ticks[i] += (pl->qbuf[i + 1] - pl->qbuf[i]) & pl->ts_mask;
+		pl->calls[i]++;
+	}
+	pl->slot_ticks += (pl->qbuf[nq - 1] - pl->qbuf[0]) & pl->ts_mask;
+}
+
+/* After a run of a one-row table: add the slots' timestamps up. */
+static void profile_collect(struct vk_ctx *ctx, struct plan *pl, uint32_t n)
 {
 	uint32_t nq = pl->n_cmds + 1;
 	for (uint32_t s = 0; s < n; s++) {
 		bool nohead = pl->submit[s + 1] != pl->full[s];
-		uint32_t base = ((nohead ? pl->max_run : 0) + s) * nq;
-		if (vkGetQueryPoolResults(ctx->dev, pl->qpool, base, nq,
-					  nq * sizeof *pl->qbuf, pl->qbuf,
-					  sizeof *pl->qbuf,
-					  VK_QUERY_RESULT_64_BIT |
-						  VK_QUERY_RESULT_WAIT_BIT) !=
-		    VK_SUCCESS)
-			continue;
-		for (uint32_t i = 0; i < pl->n_cmds; i++) {
-			if (nohead && pl->cmds[i].head)
-				continue;
-			pl->ticks[i] +=
-				(pl->qbuf[i + 1] - pl->qbuf[i]) & pl->ts_mask;
-			pl->calls[i]++;
-		}
-		pl->slot_ticks += (pl->qbuf[nq - 1] - pl->qbuf[0]) & pl->ts_mask;
+		vk_profile_add(ctx, pl, ((nohead ? pl->max_run : 0) + s) * nq,
+			       nohead);
 	}
-	(void)flags;
 	pl->runs++;
 	pl->tokens += n;
 }
@@ -1859,7 +1858,10 @@ static int ranges_of(const struct belt_cmd *cmd, uint8_t writes,
 }
 
 /* Q8_0/Q4_0 weights of a matvec or embed go to the GPU layout (repack.c)
- * where 16-byte loads of them are aligned; *rp says they did. */
+ * where 16-byte loads of them are aligned; *rp says they did. Both tables
+ * of a session read the same weights and decide alike, so a batched
+ * table's matrix product reads the layout the one-row table's matvecs
+ * do, whichever was prepared first. */
 static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 			   struct vk_cmd *c, bool *rp, char *err, size_t errsz)
 {
@@ -1871,12 +1873,27 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		return 0;
 	const struct belt_binding *w = &cmd->bind[0];
 	uint64_t bb = belt_type_block_bytes(op->wtype);
-	if (c->pc.o[0] % 8 || w->size % bb || !w->size)
-		return 0; /* the GGUF layout, read by the plain kernels */
+	if (c->pc.o[0] % 8 || w->size % bb || !w->size) {
+		/* the GGUF layout, read by the plain kernels */
+		if (vk_repacked_overlaps(w->buf, w->offset, w->size))
+			return belt_errf(err, errsz,
+					 "%s: %s weights overlap weights "
+					 "converted to the GPU layout",
+					 cmd->label ? cmd->label : "?",
+					 cmd->kernel->op);
+		return 0;
+	}
 	if (vk_repack(ctx, w->buf, w->offset, w->size, op->wtype, err, errsz))
 		return -1;
 	*rp = true;
-	if (embed) {
+	if (!embed && (c->pc.mode & VK_MODE_BATCHED)) {
+		/* the tiled product, on the converted layout */
+		enum vk_shader sh = vk_matmul_shader(op->wtype, true);
+		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
+			return -1;
+		c->pipe = ctx->pipe[sh];
+		c->pc.aux[1] = (uint32_t)(w->size / bb * (bb - 2) / 2);
+	} else if (embed) {
 		enum vk_shader sh = op->wtype == BELT_TYPE_Q8_0
 					    ? VK_SH_EMBED_Q8_0R
 					    : VK_SH_EMBED_Q4_0R;
@@ -1931,6 +1948,10 @@ static bool sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	c->pipe = ctx->pipe[sh];
 	c->layout = ctx->pl[3];
 	c->n_bind = 3;
+	/* the argmax's patch gives the output slot, the gumbel's the
+	 * position of the noise */
+	c->pc.mode = (uint32_t)a->patch |
+		     (uint32_t)g->patch << VK_MODE_PATCH2_SHIFT;
 	memcpy(c->pc.p + 7, oc[gi + 1].pc.p + 7, 9 * sizeof c->pc.p[0]);
 	if (thr) {
 		memcpy(c->pc.p + 4, oc[gi].pc.p + 1, 3 * sizeof c->pc.p[0]);
@@ -1960,11 +1981,34 @@ static bool sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	return true;
 }
 
+/* Room for n dispatches in pl->cmds and the arrays beside it. */
+static int grow_dispatches(struct plan *pl,
+			   VkDescriptorBufferInfo (**bis)[BELT_MAX_BINDINGS + 2],
+			   struct range (**rs)[GROUP_MAX], int **nrs, uint32_t n)
+{
+	struct vk_cmd *c = realloc(pl->cmds, n * sizeof *c);
+	if (c)
+		pl->cmds = c;
+	VkDescriptorBufferInfo(*b)[BELT_MAX_BINDINGS + 2] = realloc(*bis, n * sizeof **bis);
+	if (b)
+		*bis = b;
+	struct range(*r)[GROUP_MAX] = realloc(*rs, n * sizeof **rs);
+	if (r)
+		*rs = r;
+	int *nr = realloc(*nrs, n * sizeof **nrs);
+	if (nr)
+		*nrs = nr;
+	return c && b && r && nr ? 0 : -1;
+}
+
 static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			struct plan *pl, char *err, size_t errsz)
 {
 	uint32_t n = t->n_cmds;
-	pl->max_run = t->max_run ? t->max_run : DEFAULT_MAX_RUN;
+	pl->rows = t->rows > 1 ? t->rows : 1;
+	bool batched = pl->rows > 1;
+	/* a batched table runs one pass per table_run */
+	pl->max_run = batched ? 1 : t->max_run ? t->max_run : DEFAULT_MAX_RUN;
 	pl->max_pos = t->n_ctx ? t->n_ctx : UINT64_MAX;
 	pl->n_orig = n;
 	pl->cmds = calloc(n ? n : 1, sizeof *pl->cmds);
@@ -1991,11 +2035,13 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			  n);
 		goto out;
 	}
-	uint64_t meta_floats = 0;
+	/* meta after its header: a batched table's rows (tree runs), then
+	 * rope frequencies */
+	uint64_t meta_floats = batched ? (uint64_t)pl->rows * VK_META_ROW_WORDS : 0;
 	uint64_t work_words = VK_WORK_RESERVED;
 	for (uint32_t i = 0; i < n; i++) {
-		if (prepare_cmd(ctx, &t->cmds[i], i, &oc[i], &preps[i], obi[i],
-				err, errsz))
+		if (prepare_cmd(ctx, &t->cmds[i], i, pl->rows, &oc[i], &preps[i],
+				obi[i], err, errsz))
 			goto out;
 		if (preps[i].max_pos < pl->max_pos)
 			pl->max_pos = preps[i].max_pos;
@@ -2014,7 +2060,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				goto out;
 			}
 		}
-		writes[i] = preps[i].writes;
+		writes[i] = belt_op_writes(belt_op_contract(t->cmds[i].kernel->op));
 		if (convert_weights(ctx, &t->cmds[i], &oc[i], &rp[i], err,
 				    errsz))
 			goto out;
@@ -2027,15 +2073,40 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		}
 	}
 
-	/* the commands to record: fused groups, or the core's commands */
-	bool fuse = fuse_enabled(), failed;
+	/* a batched table's commands split over ranges of rows (batch.c):
+	 * room for their dispatches */
+	uint32_t n_disp = n;
+	for (uint32_t i = 0; batched && i < n; i++)
+		n_disp += (pl->rows - 1) / preps[i].chunk_rows;
+	if (n_disp > n && grow_dispatches(pl, &bis, &rs, &nrs, n_disp)) {
+		belt_errf(err, errsz, "vulkan: table_prepare: out of memory");
+		goto out;
+	}
+
+	/* the commands to record: fused groups, or the core's commands (a
+	 * batched table's as they are) */
+	bool fuse = fuse_enabled() && !batched, failed;
 	uint32_t used;
 	uint32_t np = 0;
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
 		struct vk_cmd *c = &pl->cmds[np];
+		if (batched && preps[i].chunk_rows < pl->rows) {
+			/* ranges of its rows; the first carries the ranges of
+			 * them all for the barriers */
+			uint32_t nc = (pl->rows + preps[i].chunk_rows - 1) /
+				      preps[i].chunk_rows;
+			for (uint32_t ch = 0; ch < nc; ch++, np++) {
+				vk_batch_chunk(ctx, &t->cmds[i], &preps[i], &oc[i],
+					       obi[i], ch, &pl->cmds[np], bis[np]);
+				nrs[np] = ch ? 0 : ranges_of(&t->cmds[i], writes[i],
+							     rs[np]);
+			}
+			i++;
+			continue;
+		}
 		bool found = fuse && fuse_find(ctx, t, oc, rp, writes, i, &fg);
-		if (!found && is_op(&t->cmds[i], "matvec") &&
+		if (!found && !batched && is_op(&t->cmds[i], "matvec") &&
 		    fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
 			/* alone: matvec_fused is the faster kernel */
 			memset(&fg, 0, sizeof fg);
@@ -2193,24 +2264,34 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	if (profile_enabled(ctx) && np && profile_setup(ctx, pl, err, errsz))
 		goto out;
 
-	/* the command buffers: start, a slot per token (twice), tail */
+	/* the command buffers: start, a slot per token (twice), tail; or a
+	 * batched table's pass (batch.c) */
 	bool any_head = false;
 	for (uint32_t i = 0; i < np; i++)
 		any_head |= pl->cmds[i].head;
-	if (alloc_cbs(ctx, &pl->start, 1, err, errsz) ||
-	    alloc_cbs(ctx, &pl->tail, 1, err, errsz) ||
-	    alloc_cbs(ctx, pl->full, pl->max_run, err, errsz) ||
-	    (any_head &&
-	     alloc_cbs(ctx, pl->nohead, pl->max_run, err, errsz)) ||
+	if (vk_alloc_cbs(ctx, &pl->start, 1, err, errsz) ||
+	    vk_alloc_cbs(ctx, &pl->tail, 1, err, errsz) ||
 	    record_barrier(pl->start, pl->work, err, errsz) ||
 	    record_barrier(pl->tail, NULL, err, errsz))
 		goto out;
-	for (uint32_t s = 0; s < pl->max_run; s++)
-		if (record_slot(pl, pl->full[s], s, false, err, errsz) ||
-		    (any_head &&
-		     record_slot(pl, pl->nohead[s], s, true, err, errsz)))
+	if (batched) {
+		if (vk_batch_record(ctx, pl, err, errsz))
 			goto out;
-	rc = check_messages(ctx, "table_prepare", err, errsz);
+	} else {
+		uint32_t nq = pl->n_cmds + 1;
+		if (vk_alloc_cbs(ctx, pl->full, pl->max_run, err, errsz) ||
+		    (any_head &&
+		     vk_alloc_cbs(ctx, pl->nohead, pl->max_run, err, errsz)))
+			goto out;
+		for (uint32_t s = 0; s < pl->max_run; s++)
+			if (vk_record_pass(pl, pl->full[s], s, VK_VAR_FULL, s * nq,
+					   err, errsz) ||
+			    (any_head &&
+			     vk_record_pass(pl, pl->nohead[s], s, VK_VAR_NOHEAD,
+					    (pl->max_run + s) * nq, err, errsz)))
+				goto out;
+	}
+	rc = vk_check_messages(ctx, "table_prepare", err, errsz);
 out:
 	free(oc);
 	free(preps);
@@ -2260,6 +2341,8 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 	struct plan *pl = t->priv;
 	if (!n)
 		return 0;
+	if (pl->rows > 1)
+		return vk_batch_run(ctx, t, pl, pos, n, flags, err, errsz);
 	if (n > pl->max_run)
 		return belt_errf(err, errsz,
 				 "vulkan: table_run: %u positions, more than "
@@ -2304,13 +2387,13 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		pl->wall_ns += (double)(t1.tv_sec - t0.tv_sec) * 1e9 +
 			       (double)(t1.tv_nsec - t0.tv_nsec);
-		profile_collect(ctx, pl, n, flags);
+		profile_collect(ctx, pl, n);
 	}
-	return check_messages(ctx, "table_run", err, errsz);
+	return vk_check_messages(ctx, "table_run", err, errsz);
 }
 
 const struct belt_backend_ops vk_backend_ops = {
-	.abi = 2, /* one-row tables only until its batched kernels exist */
+	.abi = BELT_BACKEND_ABI,
 	.name = "vulkan",
 	.description = "Vulkan compute: GLSL shaders, one pre-recorded "
 		       "submission per run",

@@ -1,7 +1,10 @@
 /* The Vulkan kernels: one table entry per op and weight type (the same ops,
  * weight types and param schemas as the CPU backend), each with its shader,
  * the checks of a command's bindings against its params (as the CPU
- * backend's, so errors read the same) and its workgroup count. */
+ * backend's, so errors read the same) and its workgroup count: per row
+ * (a z layer each in a batched table) but for a batched table's matvec
+ * (matmul.c) and attention, which tile the rows along x. What a command
+ * writes comes from the op's contract (belt_op_writes). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +20,12 @@
 #define ROPE_MAX_PAIRS 512
 #define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
 #define ATT_SPLIT_CHUNK 128  /* shaders/attention.comp CH */
+/* shaders/attention_rows.comp: query rows per workgroup (BQ) by the
+ * largest head_dim of its variant */
+#define ATT_ROWS_HD 128
+#define ATT_ROWS_BQ 16
+#define ATT_ROWS_HD_256 256
+#define ATT_ROWS_BQ_256 8
 #define ARGMAX_CHUNK 2048    /* shaders/argmax.comp CHUNK */
 #define SAMPLE_WG 256	     /* shaders/sample_gumbel.comp WG */
 #define THRESH_CHUNK 4096    /* shaders/sample_threshold.comp CHUNK */
@@ -103,7 +112,6 @@ static int prep_embed(const struct belt_cmd *cmd, struct vk_prep *pr,
 		return -1;
 	pr->aux[0] = (uint32_t)min_u64(rows, INT32_MAX);
 	pr->max_pos = cmd->bind[1].size / 4;
-	pr->writes = 1u << 2;
 	pr->groups = ceil_div((uint64_t)n, WG_ELEM);
 	return 0;
 }
@@ -127,7 +135,6 @@ static int prep_rmsnorm(const struct belt_cmd *cmd, struct vk_prep *pr,
 {
 	if (prep_n3(cmd, err, errsz))
 		return -1;
-	pr->writes = 1u << 2;
 	pr->groups = 1;
 	return 0;
 }
@@ -137,7 +144,6 @@ static int prep_elementwise(const struct belt_cmd *cmd, struct vk_prep *pr,
 {
 	if (prep_n3(cmd, err, errsz))
 		return -1;
-	pr->writes = 1u << 2;
 	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
 	return 0;
 }
@@ -157,8 +163,9 @@ static int prep_matvec(const struct belt_cmd *cmd, struct vk_prep *pr,
 	    need(cmd, 1, "x", (uint64_t)k * 4, err, errsz) ||
 	    need(cmd, 2, "y", (uint64_t)m * 4, err, errsz))
 		return -1;
-	pr->writes = 1u << 2;
 	pr->groups = ceil_div((uint64_t)m, MATVEC_ROWS);
+	if (pr->rows > 1)
+		vk_matmul_prep(cmd, pr);
 	return 0;
 }
 
@@ -209,7 +216,6 @@ static int prep_rope_kv(const struct belt_cmd *cmd, struct vk_prep *pr,
 		return -1;
 	pr->n_freq = (uint32_t)(rope_dim / 2);
 	pr->max_pos = min_u64(cmd->bind[3].size, cmd->bind[4].size) / kv_bytes;
-	pr->writes = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4);
 	/* one thread per pair of each q and k head (shaders/rope_kv.comp) */
 	uint64_t pairs = (uint64_t)(cmd->param[0].i + cmd->param[1].i) * ((head_dim + 1) / 2);
 	pr->groups = (uint32_t)ceil_div(pairs, ROPE_WG);
@@ -254,8 +260,19 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 		return -1;
 	pr->max_pos = min_u64(
 		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
-	pr->writes = (1u << 3) | (1u << 4);
 	pr->groups = (uint32_t)n_head;
+	if (pr->rows > 1) {
+		/* blocks of query rows, every variant (the same result) */
+		if (head_dim > ATT_ROWS_HD_256)
+			return belt_errf(err, errsz,
+					 "%s: attention head_dim %d: this backend "
+					 "takes up to %d in batched tables",
+					 label(cmd), head_dim, ATT_ROWS_HD_256);
+		bool small = head_dim <= ATT_ROWS_HD;
+		pr->shader = small ? VK_SH_ATT_ROWS : VK_SH_ATT_ROWS_256;
+		pr->rows_dim = VK_ROWS_X;
+		pr->rows_tile = small ? ATT_ROWS_BQ : ATT_ROWS_BQ_256;
+	}
 	return 0;
 }
 
@@ -266,6 +283,8 @@ static int prep_attention_split(const struct belt_cmd *cmd,
 {
 	if (prep_attention(cmd, pr, err, errsz))
 		return -1;
+	if (pr->rows > 1)
+		return 0;
 	uint64_t n_head = (uint64_t)cmd->param[0].i;
 	uint64_t chunks = ceil_div((uint64_t)cmd->param[3].i, ATT_SPLIT_CHUNK);
 	uint64_t words = n_head * chunks * (4 + (uint64_t)cmd->param[2].i) +
@@ -289,19 +308,35 @@ static int prep_argmax(const struct belt_cmd *cmd, struct vk_prep *pr,
 	    need(cmd, 0, "logits", (uint64_t)cmd->param[0].i * 4, err, errsz))
 		return -1;
 	uint64_t slots = cmd->bind[1].size / 4;
-	pr->max_pos = slots ? slots - 1 : 0;
-	pr->writes = 1u << 1;
-	/* a workgroup per chunk; (value, index) each, then a counter */
+	/* one row writes token_ids[pos + 1]; a batched pass slot r < rows */
+	if (pr->rows > 1 && slots < pr->rows)
+		return belt_errf(err, errsz,
+				 "%s: argmax row outputs hold %" PRIu64
+				 " ids, the table has %u rows",
+				 label(cmd), slots, pr->rows);
+	if (pr->rows == 1)
+		pr->max_pos = slots ? slots - 1 : 0;
+	/* a workgroup per chunk; (value, index) each, then a counter; a
+	 * region per row */
 	pr->groups = ceil_div((uint64_t)cmd->param[0].i, ARGMAX_CHUNK);
-	pr->work_words = 2 * pr->groups + 1;
+	uint64_t words = (uint64_t)pr->rows * (2 * pr->groups + 1);
+	if (words > UINT32_MAX / 8)
+		return belt_errf(err, errsz, "%s: argmax: too many rows",
+				 label(cmd));
+	pr->work_words = (uint32_t)words;
 	return 0;
 }
 
 /* ---- the sampler chain (doc/samplers.md) ---- */
 
-/* Binding 0 holds n logits. */
-static int prep_logits(const struct belt_cmd *cmd, char *err, size_t errsz)
+/* Binding 0 holds n logits; decode (one-row) tables only. */
+static int prep_logits(const struct belt_cmd *cmd, const struct vk_prep *pr,
+		       char *err, size_t errsz)
 {
+	if (pr->rows > 1)
+		return belt_errf(err, errsz,
+				 "%s: %s runs in one-row (decode) tables only",
+				 label(cmd), cmd->kernel->op);
 	if (need_int(cmd, 0, "n", 1, err, errsz))
 		return -1;
 	return need(cmd, 0, "logits", (uint64_t)cmd->param[0].i * 4, err,
@@ -312,12 +347,11 @@ static int prep_logits(const struct belt_cmd *cmd, char *err, size_t errsz)
 static int prep_sample_penalty(const struct belt_cmd *cmd,
 			       struct vk_prep *pr, char *err, size_t errsz)
 {
-	if (prep_logits(cmd, err, errsz) ||
+	if (prep_logits(cmd, pr, err, errsz) ||
 	    need_int(cmd, 1, "last_n", -1, err, errsz) ||
 	    need(cmd, 1, "token_ids", 4, err, errsz))
 		return -1;
 	pr->max_pos = cmd->bind[1].size / 4; /* reads ids[0 .. pos] */
-	pr->writes = 1u << 0;
 	pr->groups = 1;
 	pr->work_words = (uint32_t)cmd->param[0].i;
 	return 0;
@@ -328,11 +362,10 @@ static int prep_sample_penalty(const struct belt_cmd *cmd,
 static int prep_sample_threshold(const struct belt_cmd *cmd,
 				 struct vk_prep *pr, char *err, size_t errsz)
 {
-	if (prep_logits(cmd, err, errsz) ||
+	if (prep_logits(cmd, pr, err, errsz) ||
 	    need(cmd, 1, "scratch", 4, err, errsz))
 		return -1;
 	uint64_t g = ceil_div((uint64_t)cmd->param[0].i, THRESH_CHUNK);
-	pr->writes = 1u << 1;
 	pr->groups = (uint32_t)g;
 	pr->work_words = (uint32_t)((2 * g + 3 + 3) / 4 * 4 + 2 * THRESH_CAND);
 	return 0;
@@ -341,10 +374,9 @@ static int prep_sample_threshold(const struct belt_cmd *cmd,
 static int prep_sample_gumbel(const struct belt_cmd *cmd, struct vk_prep *pr,
 			      char *err, size_t errsz)
 {
-	if (prep_logits(cmd, err, errsz) ||
+	if (prep_logits(cmd, pr, err, errsz) ||
 	    need(cmd, 1, "scratch", 4, err, errsz))
 		return -1;
-	pr->writes = 1u << 0;
 	pr->groups = ceil_div((uint64_t)cmd->param[0].i, SAMPLE_WG);
 	return 0;
 }

@@ -7,8 +7,11 @@ plugin_LTLIBRARIES += plugins/backend-vulkan.la
 plugins_backend_vulkan_la_SOURCES = \
 	plugins/backend-vulkan/vk.h \
 	plugins/backend-vulkan/backend.c \
+	plugins/backend-vulkan/batch.c \
 	plugins/backend-vulkan/devices.c \
 	plugins/backend-vulkan/kernels.c \
+	plugins/backend-vulkan/matmul.c \
+	plugins/backend-vulkan/plan.h \
 	plugins/backend-vulkan/plugin.c \
 	plugins/backend-vulkan/ctx.h \
 	plugins/backend-vulkan/repack.c \
@@ -50,7 +53,16 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/sample_threshold.spv.h \
 	plugins/backend-vulkan/spv/sample_gumbel.spv.h \
 	plugins/backend-vulkan/spv/argmax_gumbel.spv.h \
-	plugins/backend-vulkan/spv/sample_tga.spv.h
+	plugins/backend-vulkan/spv/sample_tga.spv.h \
+	plugins/backend-vulkan/spv/matmul_f32.spv.h \
+	plugins/backend-vulkan/spv/matmul_f16.spv.h \
+	plugins/backend-vulkan/spv/matmul_bf16.spv.h \
+	plugins/backend-vulkan/spv/matmul_q8_0.spv.h \
+	plugins/backend-vulkan/spv/matmul_q4_0.spv.h \
+	plugins/backend-vulkan/spv/matmul_q8_0r.spv.h \
+	plugins/backend-vulkan/spv/matmul_q4_0r.spv.h \
+	plugins/backend-vulkan/spv/attention_rows.spv.h \
+	plugins/backend-vulkan/spv/attention_rows_256.spv.h
 
 # shaders.c includes the generated headers (Makefile.am has no
 # BUILT_SOURCES, so the objects name them)
@@ -158,6 +170,33 @@ plugins/backend-vulkan/spv/argmax_gumbel.spv.h: $(srcdir)/shaders/argmax.comp $(
 plugins/backend-vulkan/spv/sample_tga.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DARGMAX -o $@ $(srcdir)/shaders/sample_threshold.comp
 
+plugins/backend-vulkan/spv/matmul_f32.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_f16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_bf16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q8_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q4_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q8_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q4_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_rows.comp
+
+plugins/backend-vulkan/spv/attention_rows_256.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DHD=256 -o $@ $(srcdir)/shaders/attention_rows.comp
+
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
 TESTS += tests/check_backend_vulkan
@@ -178,6 +217,8 @@ EXTRA_DIST += \
 	shaders/add.comp \
 	shaders/argmax.comp \
 	shaders/attention.comp \
+	shaders/attention_rows.comp \
+	shaders/matmul.comp \
 	shaders/embed.comp \
 	shaders/matvec.comp \
 	shaders/matvec_fused.comp \

@@ -101,6 +101,33 @@ static const uint32_t spv_argmax_gumbel[] =
 static const uint32_t spv_sample_tga[] =
 #include "spv/sample_tga.spv.h"
 	;
+static const uint32_t spv_matmul_f32[] =
+#include "spv/matmul_f32.spv.h"
+	;
+static const uint32_t spv_matmul_f16[] =
+#include "spv/matmul_f16.spv.h"
+	;
+static const uint32_t spv_matmul_bf16[] =
+#include "spv/matmul_bf16.spv.h"
+	;
+static const uint32_t spv_matmul_q8_0[] =
+#include "spv/matmul_q8_0.spv.h"
+	;
+static const uint32_t spv_matmul_q4_0[] =
+#include "spv/matmul_q4_0.spv.h"
+	;
+static const uint32_t spv_matmul_q8_0r[] =
+#include "spv/matmul_q8_0r.spv.h"
+	;
+static const uint32_t spv_matmul_q4_0r[] =
+#include "spv/matmul_q4_0r.spv.h"
+	;
+static const uint32_t spv_attention_rows[] =
+#include "spv/attention_rows.spv.h"
+	;
+static const uint32_t spv_attention_rows_256[] =
+#include "spv/attention_rows_256.spv.h"
+	;
 
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
@@ -138,4 +165,13 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_SAMPLE_GUMBEL, spv_sample_gumbel),
 	ENTRY(VK_SH_ARGMAX_GUMBEL, spv_argmax_gumbel),
 	ENTRY(VK_SH_SAMPLE_TGA, spv_sample_tga),
+	ENTRY(VK_SH_MATMUL_F32, spv_matmul_f32),
+	ENTRY(VK_SH_MATMUL_F16, spv_matmul_f16),
+	ENTRY(VK_SH_MATMUL_BF16, spv_matmul_bf16),
+	ENTRY(VK_SH_MATMUL_Q8_0, spv_matmul_q8_0),
+	ENTRY(VK_SH_MATMUL_Q4_0, spv_matmul_q4_0),
+	ENTRY(VK_SH_MATMUL_Q8_0R, spv_matmul_q8_0r),
+	ENTRY(VK_SH_MATMUL_Q4_0R, spv_matmul_q4_0r),
+	ENTRY(VK_SH_ATT_ROWS, spv_attention_rows),
+	ENTRY(VK_SH_ATT_ROWS_256, spv_attention_rows_256),
 };

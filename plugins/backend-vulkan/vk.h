@@ -2,7 +2,10 @@
  *
  * backend.c  instance/device, buffers, table prepare (descriptor sets and
  *            pre-recorded command buffers) and run (one submit per run)
+ * batch.c    batched tables (rows > 1): one recorded pass, and its run
  * kernels.c  the kernel table: per op its shader, checks and grid
+ * matmul.c   a batched table's matvecs: the tiled matrix product's
+ *            shader and grid
  * devices.c  list_devices: each physical device and its limits
  * plugin.c   the module's one export
  * shaders/   GLSL compute shaders, built by glslc into embedded SPIR-V
@@ -60,17 +63,35 @@
  * own. */
 #define VK_WORK_BINDING 9
 #define VK_WORK_RESERVED 4
-/* Meta buffer: uint base_pos, 3 spare words, then floats (rope freqs). */
-#define VK_META_HEADER 16
+/* Meta buffer (shaders/common.glsl): uint base_pos, stop_on, n_rows
+ * (a batched pass's rows), tree (1 under BELT_RUN_TREE), 4 spare words;
+ * then, in a batched table, (depth, parent) of each row for tree runs
+ * (VK_META_ROW_WORDS words a row); then floats (rope freqs). */
+#define VK_META_HEADER 32
+#define VK_META_ROW_WORDS 2
+
+/* vk_pc.mode: bits 0..3 the command's patch kind (enum belt_patch), bits
+ * 8..11 the patch of a command fused into it; a batched table's command;
+ * one that runs for the pass's last row only (the head under
+ * BELT_RUN_HEAD_LAST_ONLY); bits 16..31 (batched) its rows. Must match
+ * shaders/common.glsl. */
+#define VK_MODE_PATCH2_SHIFT 8
+#define VK_MODE_BATCHED 16u
+#define VK_MODE_LAST 32u
+/* batched: the rows of the table a dispatch covers, from row vk_pc.t */
+#define VK_MODE_ROWS_SHIFT 16
+#define VK_MODE_ROWS_MAX 0xffffu
 
 /* Push constants of every shader: must match shaders/common.glsl. */
 struct vk_pc {
-	uint32_t t;	   /* token index within the run */
+	uint32_t t;	   /* token slot within the run; batched: the first
+			    * row the dispatch covers */
 	uint32_t aux[3];   /* op-specific (embed: rows, scales; rope: freq
 			    * offset; matvec_fused: rows per workgroup);
 			    * aux[2]: the command's work words */
 	uint32_t o[BELT_MAX_BINDINGS]; /* binding offsets, in elements */
 	uint32_t p[BELT_MAX_PARAMS];   /* the command's params */
+	uint32_t mode;		       /* VK_MODE_*: patch kinds, rows */
 };
 
 /* The embedded shaders, one per (op, weight type). */
@@ -109,6 +130,19 @@ enum vk_shader {
 	VK_SH_SAMPLE_GUMBEL,
 	VK_SH_ARGMAX_GUMBEL,
 	VK_SH_SAMPLE_TGA,
+	/* batched tables: matvec as a tiled matrix product (matmul.c), by
+	 * weight type; Q8_0/Q4_0 in the GPU layout (R) or GGUF's */
+	VK_SH_MATMUL_F32,
+	VK_SH_MATMUL_F16,
+	VK_SH_MATMUL_BF16,
+	VK_SH_MATMUL_Q8_0,
+	VK_SH_MATMUL_Q4_0,
+	VK_SH_MATMUL_Q8_0R,
+	VK_SH_MATMUL_Q4_0R,
+	/* batched tables: attention for blocks of query rows, head_dim up
+	 * to 128 and up to 256 */
+	VK_SH_ATT_ROWS,
+	VK_SH_ATT_ROWS_256,
 	VK_SH_COUNT
 };
 
@@ -119,14 +153,24 @@ struct vk_spirv {
 
 extern const struct vk_spirv vk_spirv[VK_SH_COUNT];
 
+/* How a batched table's command covers its rows (vk_prep.rows_dim). */
+enum vk_rows_dim {
+	VK_ROWS_Z = 0, /* a z layer of the grid per row */
+	VK_ROWS_X      /* x: tiles of rows_tile rows; y: pr.groups */
+};
+
 /* What a kernel's prepare tells the backend about a command. */
 struct vk_prep {
+	uint32_t rows;	   /* in: the table's rows (1: a one-row table) */
 	uint64_t max_pos;  /* positions pos < max_pos are in range */
-	uint32_t groups;   /* workgroups to dispatch */
+	uint32_t groups;   /* workgroups to dispatch (per row, VK_ROWS_Z) */
 	uint32_t aux[3];   /* into the push constants */
 	uint32_t n_freq;   /* rope: floats of meta it needs (freqs) */
 	uint32_t work_words; /* 32-bit words of the work buffer it needs */
-	uint8_t writes;	   /* bit mask of bindings the command writes */
+	int shader;	   /* in: the op's shader; a prepare may change it */
+	enum vk_rows_dim rows_dim; /* batched: how the grid covers rows */
+	uint32_t rows_tile; /* VK_ROWS_X: rows per workgroup */
+	uint32_t chunk_rows; /* batched: rows per dispatch (batch.c) */
 	uint8_t esize[BELT_MAX_BINDINGS]; /* element bytes per binding */
 };
 
@@ -150,6 +194,12 @@ uint32_t vk_loader_version(void);
  * subgroups of 4 or more (four lanes quantize a block); devices.c. Needs
  * an instance of Vulkan 1.1 or later. */
 bool vk_int8_dot(VkPhysicalDevice d);
+
+/* A batched table's matvec (matmul.c): pr's shader, grid and rows for
+ * the tiled product of cmd (checked by prep_matvec); the shader for
+ * weights of type wtype, Q8_0/Q4_0 in the GPU layout when repacked. */
+void vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr);
+enum vk_shader vk_matmul_shader(int wtype, bool repacked);
 
 extern const struct belt_kernel vk_kernels[];
 extern const size_t vk_n_kernels;

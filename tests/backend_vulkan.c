@@ -34,6 +34,9 @@
  *    float x: BELT_VK_Q8X=0); a tree's rows likewise against the one-row
  *    path along each row's ancestors; patch none: exact (embed copies,
  *    rope at 0 is the identity, attention zeros).
+ *  - settings (belt.yaml backends: vulkan:): fuse 0 as BELT_VK_FUSE=0,
+ *    bit-exact; the variables override the file; unknown keys and bad
+ *    values refused, named.
  *  - BELT_VK_VALIDATION=fatal: zero validation-layer messages (the backend
  *    fails the run, or aborts in destroy, on any).
  */
@@ -1301,6 +1304,107 @@ START_TEST(test_fused)
 }
 END_TEST
 
+/* create() with belt.yaml settings (backends: vulkan:): rc, and b. */
+static int open_vk_settings(const struct belt_setting *set, uint32_t n,
+			    struct be *b)
+{
+	struct belt_backend_options opt = {.n_threads = 1, .device = -1,
+					   .settings = set, .n_settings = n};
+	b->B = V;
+	b->int8_x = false;
+	return V->create(&opt, &b->ctx, err, sizeof err);
+}
+
+static bool same_chain(const struct chain_out *a, const struct chain_out *b)
+{
+	return !memcmp(a, b, sizeof *a);
+}
+
+/* Settings from belt.yaml: fuse 0 runs the chained model exactly as
+ * BELT_VK_FUSE=0 does (test_fused's unfused reference), the variable
+ * overrides the file (fuse 0 in the file, BELT_VK_FUSE=1: the fused run;
+ * a bad value in the file under a good variable is not read), an unknown
+ * key is refused naming it, a bad value naming the key and what it
+ * takes. */
+START_TEST(test_settings)
+{
+	int wt = BELT_TYPE_F32;
+	struct chain_out fused, unfused, got;
+	struct be vk = open_vk();
+	chain_model(&vk, wt, 4, &fused);
+	setenv("BELT_VK_FUSE", "0", 1);
+	chain_model(&vk, wt, 4, &unfused);
+	unsetenv("BELT_VK_FUSE");
+	be_close(&vk);
+
+	static const struct belt_setting fuse0[] = {{"fuse", "0"}};
+	struct be vs;
+	ck_assert_msg(open_vk_settings(fuse0, 1, &vs) == 0, "fuse 0: %s", err);
+	chain_model(&vs, wt, 4, &got);
+	ck_assert_msg(same_chain(&got, &unfused),
+		      "fuse: 0 differs from BELT_VK_FUSE=0");
+	setenv("BELT_VK_FUSE", "1", 1);
+	chain_model(&vs, wt, 4, &got);
+	unsetenv("BELT_VK_FUSE");
+	ck_assert_msg(same_chain(&got, &fused),
+		      "BELT_VK_FUSE=1 over fuse: 0 differs from the fused run");
+	be_close(&vs);
+
+	static const struct belt_setting rows_bad[] = {{"mv_rows", "9"}};
+	setenv("BELT_VK_MV_ROWS", "2", 1);
+	int rc = open_vk_settings(rows_bad, 1, &vs);
+	unsetenv("BELT_VK_MV_ROWS");
+	ck_assert_msg(rc == 0, "BELT_VK_MV_ROWS=2 over mv_rows: 9: %s", err);
+	be_close(&vs);
+
+	static const struct belt_setting unknown[] = {{"fuse", "1"},
+						      {"fusion", "0"}};
+	ck_assert_int_eq(open_vk_settings(unknown, 2, &vs), -1);
+	ck_assert_msg(strstr(err, "backends.vulkan") && strstr(err, "'fusion'"),
+		      "%s", err);
+
+	static const struct {
+		const char *key, *value, *expect;
+	} bad[] = {
+		{"fuse", "yes", "0 or 1"},
+		{"validation", "2", "fatal"},
+		{"q8x", "q4_1", "q8_0"},
+		{"mv_rows", "9", "1 to 8"},
+		{"mv_wg", "96", "power of two"},
+		{"mv_tile", "3000", "multiple of 2048"},
+		{"mv_ksplit", "3", "1, 2 or 4"},
+		{"mv_ksplit_k", "-1", ">= 0"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct belt_setting one = {bad[i].key, bad[i].value};
+		/* the key's variable (BELT_VK_VALIDATION under a validation
+		 * run) would override the file: set aside */
+		char env[32], keep[64] = "";
+		snprintf(env, sizeof env, "BELT_VK_%s", bad[i].key);
+		for (char *c = env; *c; c++)
+			*c = *c >= 'a' && *c <= 'z' ? (char)(*c - 'a' + 'A') : *c;
+		const char *e = getenv(env);
+		if (e)
+			snprintf(keep, sizeof keep, "%s", e);
+		unsetenv(env);
+		rc = open_vk_settings(&one, 1, &vs);
+		if (*keep)
+			setenv(env, keep, 1);
+		ck_assert_int_eq(rc, -1);
+		char key[64];
+		snprintf(key, sizeof key, "backends.vulkan.%s:", bad[i].key);
+		ck_assert_msg(strstr(err, key) && strstr(err, bad[i].expect),
+			      "%s: %s", bad[i].key, err);
+	}
+	/* a bad variable: named, at create and (fuse, profile) at prepare */
+	setenv("BELT_VK_STAGING", "on", 1);
+	rc = open_vk_settings(NULL, 0, &vs);
+	unsetenv("BELT_VK_STAGING");
+	ck_assert_int_eq(rc, -1);
+	ck_assert_msg(strstr(err, "BELT_VK_STAGING=on"), "%s", err);
+}
+END_TEST
+
 /* Q4_0 and Q8_0 with x as int8: each fused flag against BELT_VK_FUSE=0, to float
  * rounding (1e-5 relative). x is +-2 and the rmsnorm's eps 0, so that the
  * norm's scale is exactly 1/2 and the NORM fusion (x quantized before the
@@ -2551,6 +2655,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES + 2);
 	tcase_add_test(tc, test_q8x_fused);
 	tcase_add_test(tc, test_staging);
+	tcase_add_test(tc, test_settings);
 	suite_add_tcase(s, tc);
 	TCase *tb = tcase_create("batched");
 	tcase_set_timeout(tb, 0); /* no limit: CI bounds the run */

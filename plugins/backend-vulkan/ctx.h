@@ -1,5 +1,6 @@
-/* plugins/backend-vulkan/ctx.h: the backend's device context and buffers,
- * shared by backend.c and repack.c. */
+/* plugins/backend-vulkan/ctx.h: the backend's device context, its tuning
+ * switches and buffers, shared by every file of the backend: device.c,
+ * buffers.c, pipelines.c, tuning.c, repack.c and those plan.h serves. */
 #ifndef BELT_VK_CTX_H
 #define BELT_VK_CTX_H
 
@@ -13,6 +14,20 @@
 			return belt_errf(err, errsz, "vulkan: %s: %s (%d)",  \
 					 what, vk_result(r_), (int)r_);      \
 	} while (0)
+
+/* The tuning switches, as create() read them (tuning.c; conf/belt.yaml's
+ * backends: vulkan:, each overridden by BELT_VK_<KEY>). The mv_* are 0 (or
+ * mv_ksplit_k -1) where unset: each variant's default. */
+struct vk_tuning {
+	bool fuse;	  /* fuse (the file's; BELT_VK_FUSE at each prepare) */
+	bool profile;	  /* profile (likewise BELT_VK_PROFILE) */
+	bool staging;	  /* staging: never map device buffers */
+	int validation;	  /* validation: 0 off, 1 count, 2 fatal */
+	unsigned q8x;	  /* q8x: VK_Q8X_* bits wanted */
+	uint32_t mv_rows, mv_wg, mv_unroll, mv_tile, mv_ksplit;
+	int64_t mv_ksplit_k;
+	bool mv_swizzle;
+};
 
 struct vk_ctx {
 	VkInstance inst;
@@ -54,8 +69,9 @@ struct vk_ctx {
 	uint32_t mv_ks_k[VK_FMV_TYPES]; /* ... for k at least this */
 	unsigned q8x; /* matvecs with x as int8 (VK_SH_FMV_Q4_0_XQ,
 		       * VK_SH_FMV_Q8_0_XQ): VK_Q8X_* bits */
-	bool no_map; /* BELT_VK_STAGING */
-	bool profile; /* BELT_BACKEND_PROFILE (or BELT_VK_PROFILE) */
+	bool no_map; /* the staging setting */
+	bool profile; /* BELT_BACKEND_PROFILE (the profile setting: tune) */
+	struct vk_tuning tune;
 
 	/* staging, allocated on first use */
 	VkBuffer stage;
@@ -87,6 +103,41 @@ struct vk_repacked {
 	int type;
 };
 
+/* Device (device.c): create() and destroy() of the ops table. */
+int vk_create(const struct belt_backend_options *opt, void **out,
+	      char *err, size_t errsz);
+void vk_destroy(void *vctx);
+/* In validation mode, anything the layer said fails the current call. */
+int vk_check_messages(struct vk_ctx *ctx, const char *what, char *err,
+		      size_t errsz);
+
+/* Tuning (tuning.c). Read and check every setting of opt (and its
+ * variable) into ctx->tune; an unknown key or a bad value is an error
+ * naming it. */
+int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
+		 char *err, size_t errsz);
+/* At table_prepare: fuse and profile (BELT_VK_FUSE and BELT_VK_PROFILE as
+ * they are now, else the file's; profile also under BELT_BACKEND_PROFILE). */
+int vk_tune_prepare(const struct vk_ctx *ctx, bool *fuse, bool *profile,
+		    char *err, size_t errsz);
+/* matvec_fused's parameters by variant into ctx (mv_*), for device
+ * properties p and ctx->subgroup. */
+void vk_tune_matvec(struct vk_ctx *ctx, const VkPhysicalDeviceProperties *p);
+/* The q8x bits the device can run (ctx->phys chosen). */
+unsigned vk_tune_q8x(const struct vk_ctx *ctx);
+
+/* Buffers (buffers.c): the ops table's, and a barrier between everything
+ * earlier on the queue and everything after (shaders, copies, host). */
+int vk_buffer_create(void *vctx, enum belt_buffer_usage usage,
+		     uint64_t size, struct belt_buffer **out, char *err,
+		     size_t errsz);
+void vk_buffer_destroy(void *vctx, struct belt_buffer *b);
+int vk_buffer_write(void *vctx, struct belt_buffer *b, uint64_t offset,
+		    const void *src, uint64_t size, char *err, size_t errsz);
+int vk_buffer_read(void *vctx, struct belt_buffer *b, uint64_t offset,
+		   void *dst, uint64_t size, char *err, size_t errsz);
+void vk_barrier_all(VkCommandBuffer cb);
+
 /* The name of a VkResult. */
 const char *vk_result(VkResult r);
 /* Make a buffer of size bytes (host: mappable); what names it in errors. */
@@ -100,6 +151,11 @@ int vk_xfer_end(struct vk_ctx *ctx, char *err, size_t errsz);
 /* Create (once) the plain pipeline of shader sh with n_bind bindings. */
 int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 		    char *err, size_t errsz);
+/* The matvec_fused pipeline of shader sh (VK_SH_FMV_*) specialized for
+ * flags, nseg segments and ks subgroups per row (made once; pipelines.c). */
+int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh, uint32_t flags,
+		      uint32_t nseg, uint32_t ks, VkPipeline *out, char *err,
+		      size_t errsz);
 
 /* Convert the Q8_0/Q4_0 weights at b[offset, offset + size), n_blocks
  * blocks of type, to the GPU layout once (repack.c); an overlapping range

@@ -8,14 +8,21 @@ plugins_backend_vulkan_la_SOURCES = \
 	plugins/backend-vulkan/vk.h \
 	plugins/backend-vulkan/backend.c \
 	plugins/backend-vulkan/batch.c \
+	plugins/backend-vulkan/buffers.c \
+	plugins/backend-vulkan/device.c \
 	plugins/backend-vulkan/devices.c \
+	plugins/backend-vulkan/fusion.c \
 	plugins/backend-vulkan/kernels.c \
 	plugins/backend-vulkan/matmul.c \
+	plugins/backend-vulkan/pipelines.c \
 	plugins/backend-vulkan/plan.h \
 	plugins/backend-vulkan/plugin.c \
+	plugins/backend-vulkan/profile.c \
 	plugins/backend-vulkan/ctx.h \
+	plugins/backend-vulkan/record.c \
 	plugins/backend-vulkan/repack.c \
-	plugins/backend-vulkan/shaders.c
+	plugins/backend-vulkan/shaders.c \
+	plugins/backend-vulkan/tuning.c
 plugins_backend_vulkan_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/plugins/backend-vulkan
 plugins_backend_vulkan_la_CFLAGS = $(AM_CFLAGS) $(VULKAN_CFLAGS)
 plugins_backend_vulkan_la_LDFLAGS = $(PLUGIN_LINK_FLAGS)

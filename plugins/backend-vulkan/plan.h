@@ -1,6 +1,6 @@
 /* plugins/backend-vulkan/plan.h: a prepared table (t->priv) and its
- * commands, shared by backend.c (one-row tables, fusion, descriptors) and
- * batch.c (batched tables). */
+ * commands, shared by backend.c (table prepare/release/run), record.c,
+ * fusion.c, profile.c and batch.c (batched tables). */
 #ifndef BELT_VK_PLAN_H
 #define BELT_VK_PLAN_H
 
@@ -56,20 +56,94 @@ struct plan {
 	double wall_ns, submit_ns; /* per run: all of it; to vkQueueSubmit's return */
 };
 
+/* Ranges of buffers a dispatch reads or writes, for the barrier analysis
+ * (record.c): the commands since the last barrier. */
+#define GROUP_MAX 64
+
+struct range {
+	const struct belt_buffer *buf;
+	uint64_t lo, hi;
+	bool write;
+};
+
+struct group {
+	struct range r[GROUP_MAX];
+	int n;
+};
+
+/* Whether any of r[0..n) conflicts with g (one of them writes). */
+bool vk_conflicts(const struct group *g, const struct range *r, int n);
+/* r[]: the ranges of cmd's bindings (writes: its written bindings mask);
+ * their count. */
+int vk_ranges_of(const struct belt_cmd *cmd, uint8_t writes, struct range *r);
+/* Record a barrier into cb; with work, first a barrier and clearing the
+ * work buffer's stop word. */
+int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work,
+		      char *err, size_t errsz);
+
+/* Fusion (fusion.c): a group of commands one matvec_fused dispatch runs. */
+struct fgroup {
+	int norm;      /* rmsnorm folded in, or -1 */
+	uint32_t mv[3];
+	int nmv;
+	int tail;      /* the silu_mul or add folded in, or -1 */
+	uint32_t flags;
+	int res;       /* ADD: the add's binding that is the residual */
+	uint32_t last; /* the last command of the group */
+};
+
+/* Whether c runs op. */
+bool vk_is_op(const struct belt_cmd *c, const char *op);
+/* Whether matvec_fused can compute matvec m (prepared as oc; rp: its
+ * Q8_0/Q4_0 weights are in the GPU layout). */
+bool vk_fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
+		       bool rp);
+/* The bindings group g writes, into out (3 at most); their count. */
+int vk_group_outputs(const struct belt_table *t, const struct fgroup *g,
+		     const struct belt_binding **out);
+/* A group of t's commands from i that one matvec_fused dispatch computes
+ * the same way, into g; false if none (oc: the commands prepared, rp:
+ * weights converted, writes: written bindings masks). */
+bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
+		  const struct vk_cmd *oc, const bool *rp,
+		  const uint8_t *writes, uint32_t i, struct fgroup *g);
+/* The fused command c for group g, and its descriptor infos bi from the
+ * originals' (obi). */
+int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
+		 const struct vk_cmd *oc,
+		 VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		 const struct fgroup *g, struct vk_cmd *c,
+		 VkDescriptorBufferInfo *bi, char *err, size_t errsz);
+/* The sampler's commands from i fused into its argmax: c, bi, the ranges
+ * r (*nr) and *used (commands taken); false if none starts at i; *failed
+ * (with err) if one does but has no pipeline. */
+bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
+		    const struct vk_cmd *oc,
+		    VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		    uint32_t i, struct vk_cmd *c, VkDescriptorBufferInfo *bi,
+		    struct range *r, int *nr, uint32_t *used, bool *failed,
+		    char *err, size_t errsz);
+
+/* Profiling (profile.c): the query pool of a prepared plan (a note on
+ * stderr, and no profile, where the queue has no timestamps); after a run
+ * of a one-row table, its n slots' timestamps added up; the table of
+ * times per command kind to stderr. */
+int vk_profile_setup(struct vk_ctx *ctx, struct plan *pl, char *err,
+		     size_t errsz);
+void vk_profile_collect(struct vk_ctx *ctx, struct plan *pl, uint32_t n);
+void vk_profile_print(const struct plan *pl);
+
 /* Record token slot t (batched tables: the pass, t 0) of variant v into
- * cb, its timestamps (when profiling) from query qbase; backend.c. */
+ * cb, its timestamps (when profiling) from query qbase; record.c. */
 int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 		   enum vk_variant v, uint32_t qbase, char *err, size_t errsz);
 /* Allocate n primary command buffers. */
 int vk_alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,
 		 char *err, size_t errsz);
-/* After a run: add one recorded pass's timestamps (from query qbase; the
+/* After a run: add one recorded pass's timestamps (profile.c) (from query qbase; the
  * head commands did not run when nohead). */
 void vk_profile_add(struct vk_ctx *ctx, struct plan *pl, uint32_t qbase,
 		    bool nohead);
-/* In validation mode, anything the layer said fails the current call. */
-int vk_check_messages(struct vk_ctx *ctx, const char *what, char *err,
-		      size_t errsz);
 
 /* Batched tables (batch.c). Rows per dispatch of cmd into
  * pr->chunk_rows: all of them, or as many as keep each of its row

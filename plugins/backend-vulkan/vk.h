@@ -1,7 +1,18 @@
 /* plugins/backend-vulkan/vk.h: the Vulkan backend's internal interfaces.
  *
- * backend.c  instance/device, buffers, table prepare (descriptor sets and
- *            pre-recorded command buffers) and run (one submit per run)
+ * backend.c  the ops table; table prepare (descriptor sets, weights to
+ *            the GPU layout, fused groups, barriers, command buffers),
+ *            release and run (one submit per run)
+ * device.c   instance, validation messenger, device pick and creation,
+ *            create/destroy
+ * buffers.c  buffers, staging, one-shot transfers
+ * pipelines.c layouts, shader modules, plain and fused pipelines
+ * fusion.c   which commands fuse into matvec_fused (fuse_find), the fused
+ *            commands, the sampler's fused argmax
+ * record.c   barrier analysis, recording one-row tables' token slots
+ * profile.c  timestamp queries and the per-kernel table
+ * tuning.c   every tuning switch: default, belt.yaml key, env override
+ * repack.c   Q8_0/Q4_0 weights converted to the GPU layout
  * batch.c    batched tables (rows > 1): one recorded pass, and its run
  * kernels.c  the kernel table: per op its shader, checks and grid
  * matmul.c   a batched table's matvecs: the tiled matrix product's
@@ -26,11 +37,11 @@
  * whose rows do not allow 16-byte loads. On the H100, 8 rows decoded a 1B
  * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
-/* Rows per subgroup of shaders/matvec_fused.comp (its NR; the env
- * BELT_VK_MV_ROWS overrides it): 1, and 2 for Q4_0 with x as int8. */
+/* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
+ * setting mv_rows overrides it): 1, and 2 for Q4_0 with x as int8. */
 #define VK_MVF_ROWS 1
 #define VK_MVF_ROWS_Q4_0_XQ 2
-/* Threads per workgroup of matvec_fused (BELT_VK_MV_WG overrides both):
+/* Threads per workgroup of matvec_fused (the mv_wg setting overrides both):
  * 256, and 512 for Q4_0 and for int8 x. On the H100, tg128 tokens/s, 256
  * vs 512 threads of one row per subgroup: 1B Q4_0 989 vs 994, 8B Q4_0 253
  * vs 264, 1B F16 662 vs 633; int8 Q8_0 1B 847 vs 956, 8B 203 vs 236. */
@@ -44,7 +55,7 @@
  * values of x staged at once, 1.25 bytes each, so that rows up to 16384
  * (the 8B model's down: 14336) stage x once */
 #define VK_MVF_TILE_XQ 16384
-/* Which types' matvecs take x as int8 (vk_ctx q8x; BELT_VK_Q8X) */
+/* Which types' matvecs take x as int8 (vk_ctx q8x; the q8x setting) */
 #define VK_Q8X_Q4_0 1u
 #define VK_Q8X_Q8_0 2u
 #define VK_MVF_UNROLL 2
@@ -112,7 +123,7 @@ enum vk_shader {
 	VK_SH_SILU_MUL,
 	VK_SH_ADD,
 	VK_SH_ARGMAX,
-	/* internal: fused matvecs (backend.c), by weight type */
+	/* internal: fused matvecs (fusion.c), by weight type */
 	VK_SH_FMV_F32,
 	VK_SH_FMV_F16,
 	VK_SH_FMV_BF16,

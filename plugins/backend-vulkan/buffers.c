@@ -1,0 +1,328 @@
+/* plugins/backend-vulkan/buffers.c: buffers (one allocation each, mapped
+ * where the memory allows and staging is off), the staging buffer that
+ * writes and reads of unmapped buffers go through, and the one-shot
+ * transfer command buffer (vk_xfer_begin/end). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/error.h"
+#include "ctx.h"
+
+#define STAGING_BYTES (64ull << 20)
+#define BUF_ALIGN 256
+
+/* ---- buffers ---- */
+
+static const char *usage_name(enum belt_buffer_usage u)
+{
+	switch (u) {
+	case BELT_BUFFER_WEIGHTS: return "weights";
+	case BELT_BUFFER_SCRATCH: return "scratch";
+	case BELT_BUFFER_KV: return "KV cache";
+	case BELT_BUFFER_IO: return "IO";
+	}
+	return "?";
+}
+
+/* The first memory type allowed by bits that has all of `want`, trying
+ * each of the preferences in order. */
+static int find_memory(const struct vk_ctx *ctx, uint32_t bits,
+		       const VkMemoryPropertyFlags *prefs, int n_prefs)
+{
+	for (int p = 0; p < n_prefs; p++)
+		for (uint32_t i = 0; i < ctx->mem.memoryTypeCount; i++)
+			if ((bits & (1u << i)) &&
+			    (ctx->mem.memoryTypes[i].propertyFlags & prefs[p]) ==
+				    prefs[p])
+				return (int)i;
+	return -1;
+}
+
+void vk_buf_free(struct vk_ctx *ctx, struct belt_buffer *b)
+{
+	if (b->buf)
+		vkDestroyBuffer(ctx->dev, b->buf, NULL);
+	if (b->mem)
+		vkFreeMemory(ctx->dev, b->mem, NULL); /* unmaps too */
+}
+
+/* host: the buffer must be mappable (IO, staging, meta). */
+int vk_buf_make(struct vk_ctx *ctx, const char *what, bool host,
+		       uint64_t size, struct belt_buffer *b, char *err,
+		       size_t errsz)
+{
+	memset(b, 0, sizeof *b);
+	uint64_t alloc = (size + BUF_ALIGN - 1) / BUF_ALIGN * BUF_ALIGN;
+	if (!alloc)
+		alloc = BUF_ALIGN;
+	if (alloc < size || (ctx->max_alloc && alloc > ctx->max_alloc))
+		return belt_errf(err, errsz,
+				 "vulkan: cannot allocate a %s buffer of "
+				 "%" PRIu64 " bytes: the device allocates at "
+				 "most %" PRIu64 " bytes at once",
+				 what, size, ctx->max_alloc);
+	VkBufferCreateInfo bci = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.size = alloc,
+		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+			 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+			 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+	};
+	VkResult r = vkCreateBuffer(ctx->dev, &bci, NULL, &b->buf);
+	if (r != VK_SUCCESS)
+		return belt_errf(err, errsz,
+				 "vulkan: cannot create a %s buffer of %" PRIu64
+				 " bytes: %s",
+				 what, size, vk_result(r));
+	VkMemoryRequirements req;
+	vkGetBufferMemoryRequirements(ctx->dev, b->buf, &req);
+	const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+					 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+	const VkMemoryPropertyFlags dl = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+	VkMemoryPropertyFlags host_prefs[] = {
+		hv | dl, hv | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, hv};
+	VkMemoryPropertyFlags dev_prefs[] = {dl, 0};
+	int type = host ? find_memory(ctx, req.memoryTypeBits, host_prefs, 3)
+			: find_memory(ctx, req.memoryTypeBits, dev_prefs, 2);
+	if (type < 0) {
+		vk_buf_free(ctx, b);
+		return belt_errf(err, errsz,
+				 "vulkan: no memory type for a %s buffer of "
+				 "%" PRIu64 " bytes",
+				 what, size);
+	}
+	VkMemoryAllocateInfo mai = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.allocationSize = req.size,
+		.memoryTypeIndex = (uint32_t)type,
+	};
+	r = vkAllocateMemory(ctx->dev, &mai, NULL, &b->mem);
+	if (r != VK_SUCCESS) {
+		vk_buf_free(ctx, b);
+		return belt_errf(err, errsz,
+				 "vulkan: cannot allocate a %s buffer of "
+				 "%" PRIu64 " bytes: %s",
+				 what, size, vk_result(r));
+	}
+	r = vkBindBufferMemory(ctx->dev, b->buf, b->mem, 0);
+	VkMemoryPropertyFlags fl = ctx->mem.memoryTypes[type].propertyFlags;
+	if (r == VK_SUCCESS && (fl & hv) == hv && (host || !ctx->no_map))
+		r = vkMapMemory(ctx->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
+	if (r != VK_SUCCESS) {
+		vk_buf_free(ctx, b);
+		return belt_errf(err, errsz,
+				 "vulkan: cannot bind or map a %s buffer of "
+				 "%" PRIu64 " bytes: %s",
+				 what, size, vk_result(r));
+	}
+	b->size = size;
+	b->alloc = alloc;
+	return 0;
+}
+
+/* Submit ctx->xfer (recorded) and wait. */
+static int xfer_submit(struct vk_ctx *ctx, char *err, size_t errsz)
+{
+	VkSubmitInfo si = {
+		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+		.commandBufferCount = 1,
+		.pCommandBuffers = &ctx->xfer,
+	};
+	VKCHECK(vkQueueSubmit(ctx->queue, 1, &si, ctx->fence), "vkQueueSubmit");
+	VKCHECK(vkWaitForFences(ctx->dev, 1, &ctx->fence, VK_TRUE, UINT64_MAX),
+		"vkWaitForFences");
+	VKCHECK(vkResetFences(ctx->dev, 1, &ctx->fence), "vkResetFences");
+	return 0;
+}
+
+/* Everything earlier on the queue (shaders, copies) is done and visible to
+ * what follows (shaders, copies, the host). */
+void vk_barrier_all(VkCommandBuffer cb)
+{
+	VkMemoryBarrier mb = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
+				 VK_ACCESS_TRANSFER_WRITE_BIT |
+				 VK_ACCESS_HOST_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
+				 VK_ACCESS_SHADER_WRITE_BIT |
+				 VK_ACCESS_TRANSFER_READ_BIT |
+				 VK_ACCESS_TRANSFER_WRITE_BIT |
+				 VK_ACCESS_HOST_READ_BIT,
+	};
+	vkCmdPipelineBarrier(cb,
+			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+				     VK_PIPELINE_STAGE_TRANSFER_BIT |
+				     VK_PIPELINE_STAGE_HOST_BIT,
+			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+				     VK_PIPELINE_STAGE_TRANSFER_BIT |
+				     VK_PIPELINE_STAGE_HOST_BIT,
+			     0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+int vk_xfer_begin(struct vk_ctx *ctx, char *err, size_t errsz)
+{
+	VKCHECK(vkResetCommandBuffer(ctx->xfer, 0), "vkResetCommandBuffer");
+	VkCommandBufferBeginInfo bi = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+	};
+	VKCHECK(vkBeginCommandBuffer(ctx->xfer, &bi), "vkBeginCommandBuffer");
+	vk_barrier_all(ctx->xfer);
+	return 0;
+}
+
+int vk_xfer_end(struct vk_ctx *ctx, char *err, size_t errsz)
+{
+	vk_barrier_all(ctx->xfer);
+	VKCHECK(vkEndCommandBuffer(ctx->xfer), "vkEndCommandBuffer");
+	return xfer_submit(ctx, err, errsz);
+}
+
+int vk_buffer_create(void *vctx, enum belt_buffer_usage usage,
+			    uint64_t size, struct belt_buffer **out,
+			    char *err, size_t errsz)
+{
+	struct vk_ctx *ctx = vctx;
+	struct belt_buffer *b = malloc(sizeof *b);
+	if (!b)
+		return belt_errf(err, errsz, "vulkan: out of memory");
+	if (vk_buf_make(ctx, usage_name(usage), usage == BELT_BUFFER_IO, size,
+			b, err, errsz)) {
+		free(b);
+		return -1;
+	}
+	b->io = usage == BELT_BUFFER_IO;
+	/* zeroed, as the CPU backend's */
+	int rc = 0;
+	if (b->map) {
+		memset(b->map, 0, (size_t)b->alloc);
+	} else {
+		rc = vk_xfer_begin(ctx, err, errsz);
+		if (!rc) {
+			vkCmdFillBuffer(ctx->xfer, b->buf, 0, VK_WHOLE_SIZE, 0);
+			rc = vk_xfer_end(ctx, err, errsz);
+		}
+	}
+	if (rc) {
+		vk_buf_free(ctx, b);
+		free(b);
+		return -1;
+	}
+	*out = b;
+	return 0;
+}
+
+void vk_buffer_destroy(void *vctx, struct belt_buffer *b)
+{
+	struct vk_ctx *ctx = vctx;
+	if (!b)
+		return;
+	vk_buf_free(ctx, b);
+	free(b->rp);
+	free(b);
+}
+
+static int check_range(const struct belt_buffer *b, uint64_t offset,
+		       uint64_t size, const char *what, char *err,
+		       size_t errsz)
+{
+	if (!b)
+		return belt_errf(err, errsz, "vulkan: %s: NULL buffer", what);
+	if (offset > b->size || size > b->size - offset)
+		return belt_errf(err, errsz,
+				 "vulkan: %s of %" PRIu64
+				 " bytes at offset %" PRIu64
+				 " is outside the buffer of %" PRIu64 " bytes",
+				 what, size, offset, b->size);
+	return 0;
+}
+
+static int staging(struct vk_ctx *ctx, char *err, size_t errsz)
+{
+	if (ctx->stage)
+		return 0;
+	uint64_t size = STAGING_BYTES;
+	if (ctx->max_alloc && size > ctx->max_alloc)
+		size = ctx->max_alloc / BUF_ALIGN * BUF_ALIGN;
+	struct belt_buffer st;
+	if (vk_buf_make(ctx, "staging", true, size, &st, err, errsz))
+		return -1;
+	ctx->stage = st.buf;
+	ctx->stage_mem = st.mem;
+	ctx->stage_map = st.map;
+	ctx->stage_size = size;
+	return 0;
+}
+
+/* Copy between b and the staging buffer, a piece at a time. */
+static int staged(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,
+		  void *host, uint64_t size, bool write, char *err,
+		  size_t errsz)
+{
+	if (staging(ctx, err, errsz))
+		return -1;
+	for (uint64_t done = 0; done < size;) {
+		uint64_t n = size - done;
+		if (n > ctx->stage_size)
+			n = ctx->stage_size;
+		if (write)
+			memcpy(ctx->stage_map, (const char *)host + done,
+			       (size_t)n);
+		if (vk_xfer_begin(ctx, err, errsz))
+			return -1;
+		VkBufferCopy bc = {.srcOffset = write ? 0 : offset + done,
+				   .dstOffset = write ? offset + done : 0,
+				   .size = n};
+		vkCmdCopyBuffer(ctx->xfer, write ? ctx->stage : b->buf,
+				write ? b->buf : ctx->stage, 1, &bc);
+		if (vk_xfer_end(ctx, err, errsz))
+			return -1;
+		if (!write)
+			memcpy((char *)host + done, ctx->stage_map, (size_t)n);
+		done += n;
+	}
+	return 0;
+}
+
+int vk_buffer_write(void *vctx, struct belt_buffer *b, uint64_t offset,
+			   const void *src, uint64_t size, char *err,
+			   size_t errsz)
+{
+	struct vk_ctx *ctx = vctx;
+	if (check_range(b, offset, size, "buffer_write", err, errsz))
+		return -1;
+	if (!size)
+		return 0;
+	if (vk_repacked_overlaps(b, offset, size))
+		return belt_errf(err, errsz,
+				 "vulkan: buffer_write of %" PRIu64
+				 " bytes at offset %" PRIu64
+				 ": these weights were already converted to "
+				 "the GPU layout by table_prepare; write "
+				 "weights before preparing a table",
+				 size, offset);
+	if (b->map) {
+		memcpy((char *)b->map + offset, src, (size_t)size);
+		return 0;
+	}
+	return staged(ctx, b, offset, (void *)src, size, true, err, errsz);
+}
+
+int vk_buffer_read(void *vctx, struct belt_buffer *b, uint64_t offset,
+			  void *dst, uint64_t size, char *err, size_t errsz)
+{
+	struct vk_ctx *ctx = vctx;
+	if (check_range(b, offset, size, "buffer_read", err, errsz) ||
+	    vk_check_messages(ctx, "buffer_read", err, errsz))
+		return -1;
+	if (!size)
+		return 0;
+	if (b->map) {
+		memcpy(dst, (const char *)b->map + offset, (size_t)size);
+		return 0;
+	}
+	return staged(ctx, b, offset, dst, size, false, err, errsz);
+}

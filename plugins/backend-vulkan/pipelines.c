@@ -1,0 +1,138 @@
+/* plugins/backend-vulkan/pipelines.c: descriptor set and pipeline layouts
+ * by binding count, shader modules, the plain pipeline of each shader and
+ * the fused matvec pipelines specialized by flags, segments and k-split
+ * (tuned by the context's matvec_fused parameters, tuning.c). */
+
+#include "belt/error.h"
+#include "ctx.h"
+
+/* The set layout and pipeline layout for n command bindings plus meta and
+ * work. */
+static int layout_for(struct vk_ctx *ctx, int n, char *err, size_t errsz)
+{
+	if (ctx->pl[n])
+		return 0;
+	VkDescriptorSetLayoutBinding lb[BELT_MAX_BINDINGS + 2];
+	for (int i = 0; i <= n + 1; i++)
+		lb[i] = (VkDescriptorSetLayoutBinding){
+			.binding = i < n	    ? (uint32_t)i
+				   : i == n ? VK_META_BINDING
+					    : VK_WORK_BINDING,
+			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.descriptorCount = 1,
+			.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+		};
+	VkDescriptorSetLayoutCreateInfo dci = {
+		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+		.bindingCount = (uint32_t)n + 2,
+		.pBindings = lb,
+	};
+	VKCHECK(vkCreateDescriptorSetLayout(ctx->dev, &dci, NULL, &ctx->dsl[n]),
+		"vkCreateDescriptorSetLayout");
+	VkPushConstantRange pcr = {
+		.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+		.size = sizeof(struct vk_pc),
+	};
+	VkPipelineLayoutCreateInfo pci = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+		.setLayoutCount = 1,
+		.pSetLayouts = &ctx->dsl[n],
+		.pushConstantRangeCount = 1,
+		.pPushConstantRanges = &pcr,
+	};
+	VKCHECK(vkCreatePipelineLayout(ctx->dev, &pci, NULL, &ctx->pl[n]),
+		"vkCreatePipelineLayout");
+	return 0;
+}
+
+static int module_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+		      char *err, size_t errsz)
+{
+	if (layout_for(ctx, n_bind, err, errsz))
+		return -1;
+	if (ctx->module[sh])
+		return 0;
+	VkShaderModuleCreateInfo smi = {
+		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+		.codeSize = vk_spirv[sh].size,
+		.pCode = vk_spirv[sh].code,
+	};
+	VKCHECK(vkCreateShaderModule(ctx->dev, &smi, NULL, &ctx->module[sh]),
+		"vkCreateShaderModule");
+	return 0;
+}
+
+/* A compute pipeline of shader sh's module (made) over the layout of
+ * n_bind bindings, specialized by spi (or not, NULL). */
+static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+			 const VkSpecializationInfo *spi, VkPipeline *out,
+			 char *err, size_t errsz)
+{
+	VkComputePipelineCreateInfo cpi = {
+		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+		.stage = {
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+			.module = ctx->module[sh],
+			.pName = "main",
+			.pSpecializationInfo = spi,
+		},
+		.layout = ctx->pl[n_bind],
+	};
+	VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi, NULL,
+					 out),
+		"vkCreateComputePipelines");
+	return 0;
+}
+
+/* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags,
+ * segments and k-split (made once, then found in ctx->fpipe). */
+int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
+			  uint32_t flags, uint32_t nseg, uint32_t ks,
+			  VkPipeline *out, char *err, size_t errsz)
+{
+	for (uint32_t i = 0; i < ctx->n_fpipe; i++) {
+		const struct vk_fpipe *f = &ctx->fpipe[i];
+		if (f->sh == (uint32_t)sh && f->flags == flags &&
+		    f->nseg == nseg && f->ks == ks) {
+			*out = f->pipe;
+			return 0;
+		}
+	}
+	if (ctx->n_fpipe == VK_FPIPE_MAX)
+		return belt_errf(err, errsz,
+				 "vulkan: more than %d fused matvec pipelines",
+				 VK_FPIPE_MAX);
+	if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
+		return -1;
+	uint32_t data[8] = {flags, nseg, ctx->mv_nr[sh - VK_SH_FMV_F32], ctx->mv_swz,
+			    ctx->mv_wg[sh - VK_SH_FMV_F32],
+			    ctx->mv_tile[sh - VK_SH_FMV_F32],
+			    ctx->mv_unr[sh - VK_SH_FMV_F32], ks};
+	VkSpecializationMapEntry me[8];
+	for (uint32_t i = 0; i < 8; i++)
+		me[i] = (VkSpecializationMapEntry){
+			.constantID = i, .offset = 4 * i, .size = 4};
+	VkSpecializationInfo spi = {.mapEntryCount = 8,
+				    .pMapEntries = me,
+				    .dataSize = sizeof data,
+				    .pData = data};
+	VkPipeline p;
+	if (make_pipeline(ctx, sh, BELT_MAX_BINDINGS, &spi, &p, err, errsz))
+		return -1;
+	ctx->fpipe[ctx->n_fpipe++] = (struct vk_fpipe){
+		.sh = sh, .flags = flags, .nseg = nseg, .ks = ks, .pipe = p};
+	*out = p;
+	return 0;
+}
+
+int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+			char *err, size_t errsz)
+{
+	if (ctx->pipe[sh])
+		return 0;
+	if (module_for(ctx, sh, n_bind, err, errsz))
+		return -1;
+	return make_pipeline(ctx, sh, n_bind, NULL, &ctx->pipe[sh], err,
+			     errsz);
+}

@@ -1,0 +1,139 @@
+/* plugins/backend-vulkan/record.c: recording one-row tables: the barrier
+ * analysis (which commands may run without a barrier between them), the
+ * pre-recorded token slots (vk_record_pass, also a batched table's pass)
+ * and the barrier command buffers around a run. */
+
+#include "belt/error.h"
+#include "plan.h"
+
+/* ---- dependencies ----
+ * As the CPU backend: a barrier goes after a command whenever the next one
+ * touches what the group since the last barrier wrote, or writes what it
+ * read; independent commands (q, k, v matvecs) run without one. */
+
+bool vk_conflicts(const struct group *g, const struct range *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < g->n; j++)
+			if ((r[i].write || g->r[j].write) &&
+			    r[i].buf == g->r[j].buf && r[i].lo < g->r[j].hi &&
+			    g->r[j].lo < r[i].hi)
+				return true;
+	return false;
+}
+
+/* One token slot (a batched table's pass): every command (but the head's
+ * for VK_VAR_NOHEAD; the head's for the last row only for VK_VAR_LAST),
+ * with barriers where the next command depends on earlier ones. */
+int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
+		   enum vk_variant v, uint32_t qbase, char *err, size_t errsz)
+{
+	bool nohead = v == VK_VAR_NOHEAD;
+	VkCommandBufferBeginInfo bi = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	VKCHECK(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+	if (pl->qpool) {
+		vkCmdResetQueryPool(cb, pl->qpool, qbase, pl->n_cmds + 1);
+		vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+				    pl->qpool, qbase);
+	}
+	VkPipeline bound = VK_NULL_HANDLE;
+	VkMemoryBarrier mb = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+		.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+		.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
+				 VK_ACCESS_SHADER_WRITE_BIT,
+	};
+	for (uint32_t i = 0; i < pl->n_cmds; i++) {
+		struct vk_cmd *c = &pl->cmds[i];
+		if (!(nohead && c->head)) {
+			if (c->pipe != bound) {
+				vkCmdBindPipeline(cb,
+						  VK_PIPELINE_BIND_POINT_COMPUTE,
+						  c->pipe);
+				bound = c->pipe;
+			}
+			vkCmdBindDescriptorSets(cb,
+						VK_PIPELINE_BIND_POINT_COMPUTE,
+						c->layout, 0, 1, &c->set, 0,
+						NULL);
+			struct vk_pc pc = c->pc;
+			if (!(pc.mode & VK_MODE_BATCHED))
+				pc.t = t; /* else its first row */
+			uint32_t gx = c->gx, gz = c->gz;
+			if (v == VK_VAR_LAST && c->head) {
+				/* one row: n - 1 (shaders/common.glsl) */
+				pc.mode |= VK_MODE_LAST;
+				if (c->rows_dim == VK_ROWS_X)
+					gx = 1;
+				else
+					gz = 1;
+			}
+			vkCmdPushConstants(cb, c->layout,
+					   VK_SHADER_STAGE_COMPUTE_BIT, 0,
+					   sizeof pc, &pc);
+			vkCmdDispatch(cb, gx, c->gy, gz);
+		}
+		/* a skipped command keeps its barrier: the commands around
+		 * it were grouped with it, not with each other */
+		if (c->barrier)
+			vkCmdPipelineBarrier(cb,
+					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+					     0, 1, &mb, 0, NULL, 0, NULL);
+		if (pl->qpool)
+			vkCmdWriteTimestamp(cb,
+					    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+					    pl->qpool, qbase + i + 1);
+	}
+	VKCHECK(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+	return 0;
+}
+
+/* A barrier; with work, first a barrier and clearing the stop word. */
+int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work,
+			  char *err, size_t errsz)
+{
+	VkCommandBufferBeginInfo bi = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+	VKCHECK(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+	if (work) {
+		vk_barrier_all(cb);
+		vkCmdFillBuffer(cb, work->buf, 0, 4 * VK_WORK_RESERVED, 0);
+	}
+	vk_barrier_all(cb);
+	VKCHECK(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+	return 0;
+}
+
+int vk_alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,
+		 char *err, size_t errsz)
+{
+	VkCommandBufferAllocateInfo cai = {
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+		.commandPool = ctx->cmd_pool,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+		.commandBufferCount = n,
+	};
+	VKCHECK(vkAllocateCommandBuffers(ctx->dev, &cai, out),
+		"vkAllocateCommandBuffers");
+	return 0;
+}
+
+/* ranges for the barrier analysis: a command's bindings */
+int vk_ranges_of(const struct belt_cmd *cmd, uint8_t writes,
+		     struct range *r)
+{
+	int nr = 0;
+	for (int b = 0; b < cmd->n_bind; b++) {
+		if (!cmd->bind[b].size)
+			continue;
+		r[nr++] = (struct range){
+			.buf = cmd->bind[b].buf,
+			.lo = cmd->bind[b].offset,
+			.hi = cmd->bind[b].offset + cmd->bind[b].size,
+			.write = writes & (1u << b)};
+	}
+	return nr;
+}
+

@@ -46,6 +46,16 @@ _Static_assert(sizeof(struct job) <= CPU_JOB_ARG, "job too big for the pool");
 
 /* ---- create / destroy ---- */
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+/* F16C from CPUID leaf 1 (clang 14's __builtin_cpu_supports lacks it). */
+static bool has_f16c(void)
+{
+	unsigned a, b, c, d;
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 /* The instruction sets this CPU runs, best last. */
 static int usable_isas(const struct cpu_isa **out)
 {
@@ -54,7 +64,7 @@ static int usable_isas(const struct cpu_isa **out)
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
 	if (cpu_isa_avx2 && __builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+	    __builtin_cpu_supports("fma") && has_f16c()) {
 		out[n++] = cpu_isa_avx2;
 		if (cpu_isa_avx512 && __builtin_cpu_supports("avx512f") &&
 		    __builtin_cpu_supports("avx512bw") &&

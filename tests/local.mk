@@ -93,3 +93,74 @@ TESTS += tests/check_cli_misuse
 tests_check_cli_misuse_SOURCES = tests/cli_misuse.c tests/ref.c tests/synth/synth.c
 tests_check_cli_misuse_CFLAGS = $(TEST_CFLAGS)
 tests_check_cli_misuse_LDADD = $(TEST_LIBS)
+
+# core/arch: the YAML loaders and expressions, with what fuzzing found.
+check_PROGRAMS += tests/check_arch
+TESTS += tests/check_arch
+tests_check_arch_SOURCES = tests/arch.c
+tests_check_arch_CFLAGS = $(TEST_CFLAGS)
+tests_check_arch_LDADD = $(TEST_LIBS)
+
+# What fuzzing found in core/gguf and core/tokenizer (tests/fuzz/).
+check_PROGRAMS += tests/check_fuzz_found
+TESTS += tests/check_fuzz_found
+tests_check_fuzz_found_SOURCES = tests/fuzz_found.c
+tests_check_fuzz_found_CFLAGS = $(TEST_CFLAGS)
+tests_check_fuzz_found_LDADD = $(TEST_LIBS)
+
+# The installed belt runs from its prefix alone, with no environment: a
+# copy of the source is configured, built, installed and deleted first
+# (doc/install.md).
+TESTS += tests/install-test.sh
+EXTRA_DIST += tests/install-test.sh
+
+# The fuzz targets of tests/fuzz (the GGUF reader and tokenizer loader,
+# the architecture YAML loader, the tokenizer, the command line), each
+# built with tests/fuzz/replay.c as its main: every make check runs each
+# over its seeds (tests/fuzz/seeds.sh) and a fixed set of deterministic
+# mutations, with any compiler (tests/fuzz/README.md).
+check_PROGRAMS += tests/fuzz/gguf-seeds tests/fuzz/replay-gguf tests/fuzz/replay-arch \
+	tests/fuzz/replay-tokenizer tests/fuzz/replay-cli
+TESTS += tests/fuzz/replay-check.sh
+tests_fuzz_gguf_seeds_SOURCES = tests/fuzz/gguf-seeds.c
+tests_fuzz_gguf_seeds_LDADD = libbelt.la
+FUZZ_CLI_SOURCES = tests/fuzz/cli.c $(belt_SOURCES)
+FUZZ_CLI_CPPFLAGS = $(AM_CPPFLAGS) -Dmain=belt_cli_main
+FUZZ_TOKENIZER_CPPFLAGS = $(AM_CPPFLAGS) -DBELT_FUZZ_SHARED_DIR='"$(BELT_SHARED_DIR)"'
+tests_fuzz_replay_gguf_SOURCES = tests/fuzz/gguf.c tests/fuzz/replay.c
+tests_fuzz_replay_gguf_LDADD = libbelt.la
+tests_fuzz_replay_arch_SOURCES = tests/fuzz/arch.c tests/fuzz/replay.c
+tests_fuzz_replay_arch_LDADD = libbelt.la
+tests_fuzz_replay_tokenizer_SOURCES = tests/fuzz/tokenizer.c tests/fuzz/replay.c
+tests_fuzz_replay_tokenizer_CPPFLAGS = $(FUZZ_TOKENIZER_CPPFLAGS)
+tests_fuzz_replay_tokenizer_LDADD = libbelt.la
+tests_fuzz_replay_cli_SOURCES = $(FUZZ_CLI_SOURCES) tests/fuzz/replay.c
+tests_fuzz_replay_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
+tests_fuzz_replay_cli_LDADD = libbelt.la
+
+# The same targets linked with libFuzzer, for long runs (configure
+# --enable-fuzzing; tests/fuzz/README.md); make check then also runs each
+# briefly. -no-install: no libtool wrapper, so they run (and libFuzzer's
+# -fork/-jobs re-run them) as they are.
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-gguf tests/fuzz/fuzz-arch tests/fuzz/fuzz-tokenizer \
+	tests/fuzz/fuzz-cli
+FUZZ_LINK_FLAGS = $(AM_LDFLAGS) -no-install -fsanitize=fuzzer
+tests_fuzz_fuzz_gguf_SOURCES = tests/fuzz/gguf.c
+tests_fuzz_fuzz_gguf_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_gguf_LDADD = libbelt.la
+tests_fuzz_fuzz_arch_SOURCES = tests/fuzz/arch.c
+tests_fuzz_fuzz_arch_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_arch_LDADD = libbelt.la
+tests_fuzz_fuzz_tokenizer_SOURCES = tests/fuzz/tokenizer.c
+tests_fuzz_fuzz_tokenizer_CPPFLAGS = $(FUZZ_TOKENIZER_CPPFLAGS)
+tests_fuzz_fuzz_tokenizer_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_tokenizer_LDADD = libbelt.la
+tests_fuzz_fuzz_cli_SOURCES = $(FUZZ_CLI_SOURCES)
+tests_fuzz_fuzz_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
+tests_fuzz_fuzz_cli_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_cli_LDADD = libbelt.la
+TESTS += tests/fuzz/run-fuzz.sh
+endif
+EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run-fuzz.sh tests/fuzz/replay-check.sh \
+	tests/fuzz/seeds.sh tests/fuzz/arch.dict tests/fuzz/cli.dict

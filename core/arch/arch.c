@@ -56,6 +56,8 @@ static int take_scalar(struct loader *ld, const yaml_node_t *n, const char *what
 	const char *s = scalar(n);
 	if (!s)
 		return at(ld, n, "%s: expected a scalar", what);
+	if (*out) /* a key given twice: libyaml keeps both */
+		return at(ld, n, "%s: given twice", what);
 	if (!(*out = strdup(s)))
 		return at(ld, n, "out of memory");
 	return 0;
@@ -94,6 +96,8 @@ static int load_hparams(struct loader *ld, yaml_node_t *map)
 	yaml_node_t *k, *v;
 	if (want(ld, map, YAML_MAPPING_NODE, "hparams"))
 		return -1;
+	if (ld->a->hparams)
+		return at(ld, map, "hparams: given twice");
 	if (!(ld->a->hparams = calloc(n_pairs(map) + 1, sizeof *ld->a->hparams)))
 		return at(ld, map, "out of memory");
 	FOR_PAIRS(ld, map, k, v) {
@@ -145,6 +149,8 @@ static int load_named_exprs(struct loader *ld, yaml_node_t *map, const char *wha
 	yaml_node_t *k, *v;
 	if (want(ld, map, YAML_MAPPING_NODE, what))
 		return -1;
+	if (*out)
+		return at(ld, map, "%s: given twice", what);
 	if (!(*out = calloc(n_pairs(map) + 1, sizeof **out)))
 		return at(ld, map, "out of memory");
 	FOR_PAIRS(ld, map, k, v) {

@@ -1,5 +1,6 @@
 /* Reads conf/belt.yaml (libyaml's document API). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,10 +99,22 @@ int belt_config_load(const char *dirs, const char *backend, struct belt_config *
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (root && root->type != YAML_MAPPING_NODE)
 		rc = belt_errf(err, errsz, "%s:1:1: expected a mapping", path);
+	bool seen_kernels = false, seen_backends = false;
 	for (yaml_node_pair_t *p = root && !rc ? root->data.mapping.pairs.start : NULL;
 	     p && p < root->data.mapping.pairs.top && !rc; p++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
 		const char *name = k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
+		bool *seen = !strcmp(name, "kernels") ? &seen_kernels
+			   : !strcmp(name, "backends") ? &seen_backends : NULL;
+		/* libyaml keeps a key given twice; a second backends: would
+		 * overwrite the text the first one's settings point into */
+		if (seen && *seen) {
+			rc = belt_errf(err, errsz, "%s:%zu:%zu: '%s' given twice", path,
+				       k->start_mark.line + 1, k->start_mark.column + 1, name);
+			break;
+		}
+		if (seen)
+			*seen = true;
 		if (!strcmp(name, "kernels"))
 			rc = kernels(path, &doc, yaml_document_get_node(&doc, p->value), out, outsz, err, errsz);
 		else if (!strcmp(name, "backends"))

@@ -103,10 +103,13 @@ static int primary(struct parser *ps, double *out)
 			return -1;
 		return expect(ps, ')');
 	}
-	if (*s == '-') {
+	if (*s == '-') { /* "---...-1" recurses here, not in expr */
 		ps->p++;
+		if (++ps->depth > 64)
+			return fail(ps, "nested too deeply");
 		if (primary(ps, out))
 			return -1;
+		ps->depth--;
 		*out = -*out;
 		return 0;
 	}

@@ -58,7 +58,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	o->samp.temp = 0;
 	o->samp.seed = 1;
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: restart the scan from argv[1], forgetting any earlier one */
 	int c, li = -1;
 	long lv;
 	const char *v;

@@ -172,7 +172,7 @@ int cmd_info(int argc, char **argv)
 	const char *model = NULL, *backend = NULL;
 	bool all = false;
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: restart the scan from argv[1], forgetting any earlier one */
 	int c;
 	while ((c = getopt_long(argc, argv, ":m:h", opts, NULL)) != -1) {
 		switch (c) {

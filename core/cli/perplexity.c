@@ -47,7 +47,7 @@ static int parse(int argc, char **argv, struct ppl_opts *o)
 	*o = (struct ppl_opts){.backend = "cpu", .n_ctx = 512, .n_batch = 2048, .n_ubatch = 512,
 			       .device = -1};
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: restart the scan from argv[1], forgetting any earlier one */
 	int c, li = -1;
 	while ((c = getopt_long(argc, argv, ":m:f:c:b:u:t:h", opts, &li)) != -1) {
 		const char *v;

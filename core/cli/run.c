@@ -141,7 +141,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	char *end;
 	const char *v;
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: restart the scan from argv[1], forgetting any earlier one */
 	int c, li = -1;
 	while ((c = getopt_long(argc, argv, ":m:p:f:n:c:b:u:t:h", opts, &li)) != -1) {
 		switch (c) {

@@ -61,7 +61,7 @@ int cmd_tokenize(int argc, char **argv)
 	const char *model = NULL, *prompt = NULL, *file = NULL;
 	bool ids_only = false, no_bos = false, parse_special = false;
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: restart the scan from argv[1], forgetting any earlier one */
 	int c;
 	while ((c = getopt_long(argc, argv, ":m:p:f:h", opts, NULL)) != -1) {
 		switch (c) {

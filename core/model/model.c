@@ -10,6 +10,7 @@
 
 #include "arch/config.h"
 #include "model/model.h"
+#include "util/paths.h"
 
 void belt_model_params_default(struct belt_model_params *p)
 {
@@ -83,11 +84,9 @@ const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
 static int find_arch_file(const struct belt_model_params *p, const char *arch,
 			  char *path, size_t pathsz, char *err, size_t errsz)
 {
-	const char *env = getenv("BELT_ARCH_PATH");
 	char dirs[4096];
-	snprintf(dirs, sizeof dirs, "%s%s%s%s%s:%s", p->arch_dir ? p->arch_dir : "",
-		 p->arch_dir ? ":" : "", env ? env : "", env ? ":" : "",
-		 BELT_ARCH_DIR, BELT_SRC_ARCH_DIR);
+	belt_search_dirs(dirs, sizeof dirs, p->arch_dir, "BELT_ARCH_PATH", BELT_ARCH_DIR,
+			 BELT_SRC_ARCH_DIR);
 	if (belt_arch_find(arch, dirs, path, pathsz) == 0)
 		return 0;
 	return belt_errf(err, errsz, "unknown architecture '%s' (no %s.yaml in %s)",
@@ -386,10 +385,9 @@ const char *belt_model_variant(const struct belt_model *m, const char *op,
 static int read_config(struct belt_model *m, const char *run, struct belt_config *conf,
 		       char *err, size_t errsz)
 {
-	const char *env = getenv("BELT_CONF_PATH");
 	char dirs[4096], all[sizeof m->kernels + sizeof conf->kernels + 2];
-	snprintf(dirs, sizeof dirs, "%s%s%s:%s", env ? env : "", env ? ":" : "", BELT_CONF_DIR,
-		 BELT_SRC_CONF_DIR);
+	belt_search_dirs(dirs, sizeof dirs, NULL, "BELT_CONF_PATH", BELT_CONF_DIR,
+			 BELT_SRC_CONF_DIR);
 	if (belt_config_load(dirs, m->be->name, conf, err, errsz))
 		return -1;
 	snprintf(all, sizeof all, "%s%s%s", run ? run : "", run && *run && *conf->kernels ? "," : "",

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "belt/error.h"
 #include "belt/plugin.h"
 #include "plugin/registry.h"
+#include "util/paths.h"
 
 #define MAX_LOADED 32
 
@@ -20,12 +22,11 @@ static struct {
 	unsigned n_loaded;
 } loader;
 
+/* The build tree's plugins/ only for an uninstalled libbelt. */
 const char *belt_plugin_path(void)
 {
-	const char *env = getenv("BELT_PLUGIN_PATH");
-	snprintf(loader.path, sizeof loader.path, "%s%s%s:%s", env ? env : "",
-		 env && *env ? ":" : "", BELT_PLUGIN_DIR, BELT_BUILD_PLUGIN_DIR);
-	return loader.path;
+	return belt_search_dirs(loader.path, sizeof loader.path, NULL, "BELT_PLUGIN_PATH",
+				BELT_PLUGIN_DIR, BELT_BUILD_PLUGIN_DIR);
 }
 
 static int init(char *err, size_t errsz)
@@ -111,7 +112,21 @@ struct scan {
 	int stop;
 };
 
-/* Visit one directory's *.la files (or *.so when no .la is beside them). */
+/* A module file to visit: NAME.la, or NAME.so when no NAME.la is beside
+ * it (installs without libtool archives, as Debian packages them). */
+static bool module_file(const char *dir, const char *name)
+{
+	size_t n = strlen(name);
+	if (n > 3 && !strcmp(name + n - 3, ".la"))
+		return true;
+	if (n < 4 || strcmp(name + n - 3, ".so"))
+		return false;
+	char la[4096];
+	snprintf(la, sizeof la, "%s/%.*s.la", dir, (int)(n - 3), name);
+	return access(la, F_OK) != 0;
+}
+
+/* Visit one directory's modules. */
 static void scan_dir(struct scan *sc, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -119,8 +134,7 @@ static void scan_dir(struct scan *sc, const char *dir)
 		return;
 	struct dirent *e;
 	while (!sc->stop && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		if (n < 4 || strcmp(e->d_name + n - 3, ".la"))
+		if (!module_file(dir, e->d_name))
 			continue;
 		char file[4096];
 		snprintf(file, sizeof file, "%s/%s", dir, e->d_name);

@@ -255,10 +255,14 @@ static int copy_types(struct belt_tokenizer *t, const struct belt_gguf *g,
 								  : TOK_NORMAL);
 		e->type = ty >= TOK_NORMAL && ty <= TOK_BYTE ? (uint8_t)ty
 							     : TOK_UNDEFINED;
-		if (e->type == TOK_BYTE && b < 0)
+		if (e->type == TOK_BYTE && b < 0) {
+			char piece[65]; /* the file's bytes, made one printable line */
+			printable(piece, sizeof piece,
+				  &(struct belt_gguf_str){t->blob + e->off, e->len});
 			return belt_errf(err, errsz,
 					 "%s: token %d has type byte but piece '%s' is not <0xNN>",
-					 g->path, (int)i, t->blob + e->off);
+					 g->path, (int)i, piece);
+		}
 		e->byte = b >= 0 ? (uint8_t)b : 0;
 	}
 	return 0;

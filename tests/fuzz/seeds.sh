@@ -1,0 +1,83 @@
+#!/bin/sh
+# The seed corpora of the fuzz targets, made at run time from the files
+# belt ships and the shared models (none are kept in the repository):
+#
+#   tests/fuzz/seeds.sh OUTDIR
+#
+#   OUTDIR/gguf       every GGUF of $BELT_SHARED_DIR (models/, models/arch/,
+#                     models/quant/, vocab/) cut down by gguf-seeds to its
+#                     metadata (arrays to 512 elements) and one block per
+#                     tensor, a few KiB each
+#   OUTDIR/arch       conf/arch/*.yaml and conf/belt.yaml of the source tree
+#   OUTDIR/tokenizer  the tokenizer test texts of $BELT_SHARED_DIR/vocab
+#                     (*.inp), each behind the byte that makes the target
+#                     encode it with that vocabulary
+#   OUTDIR/cli        command lines of the README and the man page, their
+#                     arguments separated by NUL bytes
+#
+# Needs BELT_SHARED_DIR; GGUF_SEEDS names the gguf-seeds program
+# (default: tests/fuzz/gguf-seeds of BELT_BUILDDIR, else of the current
+# folder).
+set -eu
+out="${1:?usage: seeds.sh OUTDIR}"
+: "${BELT_SHARED_DIR:?}"
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+seeds="${GGUF_SEEDS:-${BELT_BUILDDIR:-.}/tests/fuzz/gguf-seeds}"
+mkdir -p "$out/gguf" "$out/arch" "$out/tokenizer" "$out/cli"
+
+for f in "$BELT_SHARED_DIR"/models/*.gguf "$BELT_SHARED_DIR"/models/arch/*.gguf \
+	"$BELT_SHARED_DIR"/models/quant/*.gguf "$BELT_SHARED_DIR"/vocab/*.gguf; do
+	if [ -f "$f" ]; then
+		"$seeds" "$out/gguf" "$f" || echo "seeds: $f left out"
+	fi
+done
+
+cp "$top"/conf/arch/*.yaml "$top"/conf/belt.yaml "$out/arch/"
+
+# The vocabularies in the order of tests/fuzz_tokenizer.c's table: the
+# first input byte modulo their count picks one.
+i=0
+for v in llama-spm gpt-2 llama-bpe qwen2 deepseek-llm deepseek-coder falcon mpt \
+	starcoder bert-bge phi-3; do
+	inp="$BELT_SHARED_DIR/vocab/ggml-vocab-$v.gguf.inp"
+	if [ -f "$inp" ]; then
+		LC_ALL=C awk -v sel="$i" -v dir="$out/tokenizer" -v v="$v" '
+			function flush() {
+				f = sprintf("%s/%s-%03d", dir, v, n++)
+				printf "%c%s", sel, text > f
+				close(f)
+				text = ""; first = 1
+			}
+			BEGIN { first = 1 }
+			$0 == "__ggml_vocab_test__" { flush(); next }
+			{ text = first ? $0 : text "\n" $0; first = 0 }
+			END { if (!first) flush() }' "$inp"
+	fi
+	i=$((i + 1))
+done
+# One command line a line below; each word becomes an argument.
+n=0
+while read -r line; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086 # split into words on purpose
+	printf '%s\0' $line >"$out/cli/$(printf %03d $n)"
+done <<'LINES'
+run -m m.gguf -p Once -n 128
+run -m m.gguf -p Hello --ids --no-bos --ignore-eos -c 512 -t 2
+run -m m.gguf -f p.txt -b 2048 -ub 512 --chunk 16
+run -m m.gguf -p Hi --temp 0.8 --seed 42 --top-k 40 --top-p 0.95 --min-p 0.05
+run -m m.gguf -p Hi --repeat-penalty 1.1 --repeat-last-n -1 --presence-penalty 0.5 --frequency-penalty 0.5
+run -m m.gguf -p Hi --backend vulkan --device 1 --profile --kernel matvec=q8x
+run --model=m.gguf --prompt=Hi --n-predict=4 --ctx-size=0 --threads=1 --batch-size=1 --ubatch-size=1
+info
+info -m m.gguf --tensors --backend cpu
+tokenize -m m.gguf -p Hello --ids --parse-special
+bench -m m.gguf -p 512 -n 128 -d 4096 -r 3 -t 2 -b 2048 -ub 512
+bench -m m.gguf --backend vulkan --temp 0.8 --top-k 40 --n-prompt=1 --n-gen=1 --n-depth=0 --repetitions=1
+perplexity -m m.gguf -f t.txt -c 512 -b 512 -ub 512 -t 2
+--version
+--help
+run --help
+LINES
+echo "seeds: $(ls "$out/gguf" | wc -l) gguf, $(ls "$out/arch" | wc -l) arch," \
+	"$(ls "$out/tokenizer" | wc -l) tokenizer, $(ls "$out/cli" | wc -l) cli in $out"

@@ -267,6 +267,23 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	}
 	return 0;
 }
+/* Every shader reads the work buffer's stop word (STOP_CHECK); an argmax
+ * that ends a token (patch BELT_PATCH_ARGMAX_OUTPUT, alone or fused)
+ * writes it. As a range of the barrier analysis, a command that reads it
+ * waits for nothing, but an argmax waits for the commands before it that
+ * read it: without that barrier an argmax setting the word could stop
+ * commands of its own token that had not yet started (commands
+ * [i0, i1) of t became one recorded command, whose ranges these are). */
+static void stop_word_range(const struct belt_table *t, uint32_t i0, uint32_t i1,
+			    const struct belt_buffer *work, struct range *r, int *nr)
+{
+	bool writes = false;
+	for (uint32_t i = i0; i < i1; i++)
+		writes = writes || t->cmds[i].patch == BELT_PATCH_ARGMAX_OUTPUT;
+	if (*nr < GROUP_MAX)
+		r[(*nr)++] = (struct range){.buf = work, .lo = 0, .hi = 4, .write = writes};
+}
+
 /* Room for n dispatches in pl->cmds and the arrays beside it. */
 static int grow_dispatches(struct plan *pl,
 			   VkDescriptorBufferInfo (**bis)[BELT_MAX_BINDINGS + 2],
@@ -380,6 +397,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
 		struct vk_cmd *c = &pl->cmds[np];
+		uint32_t i0 = i, np0 = np;
 		if (batched && preps[i].chunk_rows < pl->rows) {
 			/* ranges of its rows; the first carries the ranges of
 			 * them all for the barriers */
@@ -450,6 +468,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			i++;
 		}
 		np++;
+		/* the work buffer comes later: its slot in pl is the key */
+		stop_word_range(t, i0, i, (struct belt_buffer *)&pl->work, rs[np0], &nrs[np0]);
 	}
 	pl->n_cmds = np;
 

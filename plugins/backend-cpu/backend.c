@@ -107,6 +107,8 @@ static int pick_isa(const char *want, struct cpu_isa *isa, char *err,
 			isa->silu_mul = sets[i]->silu_mul;
 		if (!isa->gemm)
 			isa->gemm = sets[i]->gemm;
+		if (!isa->gemm_i8)
+			isa->gemm_i8 = sets[i]->gemm_i8;
 		if (!isa->exp_sum)
 			isa->exp_sum = sets[i]->exp_sum;
 		if (!isa->f16)
@@ -458,10 +460,12 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 		struct cpu_cmd *prev = i > 0 ? &pl->cmds[i - 1] : NULL;
 		if (c->quant && prev && prev->quant == c->quant &&
 		    prev->run == c->run && prev->head == c->head &&
+		    prev->gemm_i8 == c->gemm_i8 && prev->tile == c->tile &&
 		    prev->p[1] == c->p[1] && prev->prm[0].i == c->prm[0].i) {
 			const struct belt_cmd *pc = &t->cmds[i - 1];
 			const char *x = c->p[1], *y = prev->p[2];
-			if (!(y < x + (size_t)c->prm[0].i * 4 &&
+			/* (a batched table's x: every row) */
+			if (!(y < x + t->cmds[i].bind[1].size &&
 			      x < y + pc->bind[2].size))
 				c->reuse_xq = true;
 		}

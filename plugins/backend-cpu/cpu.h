@@ -122,6 +122,21 @@ static inline int32_t *cpu_xq_corr(const void *xq, int k)
 typedef void (*cpu_gemm_fn)(const float *wt, int kc, const float *x,
 			    size_t x_stride, int n_t, float *y,
 			    size_t y_stride, bool add);
+/* The int8 matrix product of Q8_0/Q4_0 weights (gemm.c packs them):
+ * y[t * y_stride + r] = sum over blocks b < nb of dw[r][b] * dx[t][b] *
+ * (sum over the block of q_w * q_x), for t < n_t (at most CPU_GEMM_I8_NT)
+ * and r < n_r (at most 32): the integer dot products of decode's int8
+ * path. wp: two groups of 16 rows, each [nb][8][16 rows][4] int8 (group 1
+ * at wp + nb * 512); ws: per group and block 16 float dw, then 16 int32
+ * -128 * sum of the row's q (group 1 at ws + nb * 32); xu: each token's
+ * q_x + 128 as bytes, xu_stride apart; dx: its block scales, dx_stride
+ * apart. */
+typedef void (*cpu_gemm_i8_fn)(const int8_t *wp, const float *ws, int nb,
+			       const uint8_t *xu, size_t xu_stride,
+			       const float *dx, size_t dx_stride, int n_t,
+			       float *y, size_t y_stride, int n_r);
+#define CPU_GEMM_I8_NT 4  /* tokens per call */
+#define CPU_GEMM_I8_NR 32 /* weight rows per call */
 /* out[i] = the fp16 h[i] as a float, i < n. */
 typedef void (*cpu_f16_fn)(const uint16_t *h, float *out, int n);
 /* x[i] = e^(x[i] - m) for i < n; returns their sum. */
@@ -144,6 +159,7 @@ struct cpu_isa {
 	cpu_attend_fn attend;
 	cpu_silu_mul_fn silu_mul;
 	cpu_gemm_fn gemm;
+	cpu_gemm_i8_fn gemm_i8; /* NULL: quantized products in F32 */
 	cpu_exp_sum_fn exp_sum;
 	cpu_f16_fn f16;
 };
@@ -215,6 +231,7 @@ struct cpu_cmd {
 	cpu_rows_fn rows_fn;
 	cpu_quant_fn quant;
 	cpu_gemm_fn gemm;
+	cpu_gemm_i8_fn gemm_i8; /* matrix products of Q8_0 and Q4_0 */
 	cpu_exp_sum_fn exp_sum;
 	cpu_f16_fn f16;
 	cpu_argmax_fn argmax;
@@ -282,6 +299,8 @@ void cpu_run_matmul(const struct cpu_cmd *c, struct cpu_worker *w,
  * scratch a product of such tiles needs. */
 int cpu_matmul_tile(int k);
 size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x);
+/* Whether products of weights of type w run through gemm_i8. */
+bool cpu_matmul_int8(enum cpu_wtype w);
 /* Weight row `row` of c (of c->w's type) as floats: elements [j0, j1),
  * j0 and j1 whole blocks of the type (or k). */
 void cpu_dequant_range(const struct cpu_cmd *c, int64_t row, int j0, int j1,

@@ -1,12 +1,20 @@
 /* Matrix products for batched tables: y[t] = W x[t] for the pass's rows t,
- * weight rows [r0, r1) per call. Each tile of weight rows is dequantized
- * to F32 once per pass, a block of KC columns at a time, stored k-major in
- * groups of 16 rows, and multiplied with blocks of 6 token rows by the
- * ISA's gemm routine: the weights are read from memory once per pass,
- * whatever the number of rows. */
+ * weight rows [r0, r1) per call; the weights are read from memory once
+ * per pass, whatever the number of rows.
+ *
+ * Q8_0 and Q4_0, where the ISA has gemm_i8 (AVX-512 VNNI): x is quantized
+ * to int8 per block of 32 exactly as decode's matvec quantizes it, each
+ * tile of weight rows is unpacked to int8 once per pass, and the products
+ * are decode's integer dot products per block, scaled in float.
+ *
+ * Otherwise each tile is dequantized to F32, a block of KC columns at a
+ * time, stored k-major in groups of 16 rows, and multiplied with blocks of
+ * 6 token rows by the ISA's gemm routine (quantized types: x rounded as
+ * decode rounds it, so both paths see the same x). */
 #include <stdint.h>
 #include <string.h>
 
+#include "belt/types.h"
 #include "cpu.h"
 
 #define KC 256	    /* columns per block: whole blocks of every type */
@@ -18,15 +26,141 @@ int cpu_matmul_tile(int k)
 	return TILE_MAX;
 }
 
+/* The int8 product's scratch: the tile packed (int8 weights, then per
+ * group and block 16 scales and 16 sums), the pass's x as bytes q + 128
+ * with their block scales, and one row of x quantized. */
+static size_t int8_scratch(int k, int tile, uint32_t rows)
+{
+	size_t groups = (size_t)(tile + CPU_GEMM_I8_NR - 1) / CPU_GEMM_I8_NR * 2;
+	size_t nb = (size_t)k / CPU_QK;
+	return groups * 16 * (size_t)k + groups * nb * 32 * 4 + (size_t)rows * k +
+	       (size_t)rows * nb * sizeof(float) + cpu_xq_bytes(k) + 5 * CPU_ALIGN;
+}
+
 size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x)
 {
 	/* the tile's block, k-major, plus one row of it as floats; with
 	 * round_x the pass's x rounded as decode's int8 x, and one row of
 	 * that quantized */
 	size_t b = ((size_t)tile * KC + KC) * sizeof(float) + CPU_ALIGN;
-	if (round_x)
+	if (round_x) {
 		b += (size_t)rows * k * sizeof(float) + cpu_xq_bytes(k) + CPU_ALIGN;
+		size_t i8 = int8_scratch(k, tile, rows);
+		b = b > i8 ? b : i8;
+	}
 	return b;
+}
+
+bool cpu_matmul_int8(enum cpu_wtype w)
+{
+	return w == CPU_W_Q8_0 || w == CPU_W_Q4_0;
+}
+
+static void *align_up(void *p)
+{
+	return (void *)(((uintptr_t)p + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN);
+}
+
+/* Weight row r's block b as 32 int8 q (w = d * q) and its scale. */
+static float block_q(const struct cpu_cmd *c, int64_t r, int b, int8_t *q)
+{
+	const char *row = (const char *)c->p[0] + (size_t)r * c->row_bytes;
+	if (c->w == CPU_W_Q8_0) {
+		const struct belt_block_q8_0 *blk = (const void *)row;
+		memcpy(q, blk[b].qs, CPU_QK);
+		return belt_fp16_to_f32(blk[b].d);
+	}
+	const struct belt_block_q4_0 *blk = (const void *)row;
+	for (int j = 0; j < CPU_QK / 2; j++) {
+		q[j] = (int8_t)((blk[b].qs[j] & 15) - 8);
+		q[j + CPU_QK / 2] = (int8_t)((blk[b].qs[j] >> 4) - 8);
+	}
+	return belt_fp16_to_f32(blk[b].d);
+}
+
+/* Rows [t0, t0 + nr) in gemm_i8's layout, in groups of 16 (rows past nr
+ * zero), an even number of groups. */
+static void pack_int8(const struct cpu_cmd *c, int64_t t0, int nr, int nb, int8_t *wp,
+		      float *ws)
+{
+	int groups = (nr + CPU_GEMM_I8_NR - 1) / CPU_GEMM_I8_NR * 2;
+	int8_t q[CPU_QK];
+	for (int g = 0; g < groups; g++) {
+		for (int i = 0; i < 16; i++) {
+			int r = g * 16 + i;
+			for (int b = 0; b < nb; b++) {
+				int8_t *dst = wp + ((size_t)g * nb + b) * 512 + i * 4;
+				float *sc = ws + ((size_t)g * nb + b) * 32;
+				float d = 0.0f;
+				int32_t sum = 0;
+				if (r < nr)
+					d = block_q(c, t0 + r, b, q);
+				else
+					memset(q, 0, sizeof q);
+				for (int s = 0; s < 8; s++)
+					memcpy(dst + s * 64, q + s * 4, 4);
+				for (int j = 0; j < CPU_QK; j++)
+					sum += q[j];
+				sc[i] = d;
+				int32_t neg = -128 * sum;
+				memcpy(&sc[16 + i], &neg, sizeof neg);
+			}
+		}
+	}
+}
+
+/* The pass's x quantized as decode quantizes it, as bytes q + 128 and
+ * block scales. */
+static void bytes_of_rows(const struct cpu_cmd *c, const float *x, int n, int k, uint8_t *xu,
+			  float *dx, void *xq)
+{
+	int nb = k / CPU_QK;
+	for (int t = 0; t < n; t++) {
+		c->quant(x + (size_t)t * k, xq, k);
+		const int8_t *q = xq;
+		for (int j = 0; j < k; j++)
+			xu[(size_t)t * k + j] = (uint8_t)(q[j] + 128);
+		memcpy(dx + (size_t)t * nb, cpu_xq_d(xq, k), (size_t)nb * sizeof(float));
+	}
+}
+
+/* Q8_0 and Q4_0 with an ISA's gemm_i8: each tile of weight rows packed
+ * once per pass, then multiplied with every block of tokens. */
+static void run_matmul_int8(const struct cpu_cmd *c, struct cpu_worker *w,
+			    const struct cpu_pass *ps, int64_t r0, int64_t r1)
+{
+	int k = c->prm[0].i, m = c->prm[1].i, nb = k / CPU_QK;
+	const float *x = (const float *)c->p[1] + (size_t)ps->row0 * k;
+	float *y = (float *)c->p[2] + (size_t)ps->row0 * m;
+	int n = (int)ps->n_rows;
+	int groups = (c->tile + CPU_GEMM_I8_NR - 1) / CPU_GEMM_I8_NR * 2;
+	int8_t *wp = align_up(w->scratch);
+	float *ws = align_up(wp + (size_t)groups * 16 * k);
+	uint8_t *xu = align_up(ws + (size_t)groups * nb * 32);
+	float *dx = align_up(xu + (size_t)c->rows * k);
+	void *xq = align_up(dx + (size_t)c->rows * nb);
+	/* once per command and thread, not per chunk */
+	if (w->xq_seq != w->seq) {
+		/* or still there from the previous command, same x */
+		if (!(c->reuse_xq && w->xq_seq == w->prev_seq))
+			bytes_of_rows(c, x, n, k, xu, dx, xq);
+		w->xq_seq = w->seq;
+	}
+	for (int64_t t0 = r0; t0 < r1; t0 += c->tile) {
+		int nr = (int)(r1 - t0 < c->tile ? r1 - t0 : c->tile);
+		pack_int8(c, t0, nr, nb, wp, ws);
+		for (int r = 0; r < nr; r += CPU_GEMM_I8_NR) {
+			int g = r / 16;
+			int n_r = nr - r < CPU_GEMM_I8_NR ? nr - r : CPU_GEMM_I8_NR;
+			for (int t = 0; t < n; t += CPU_GEMM_I8_NT) {
+				int nt = n - t < CPU_GEMM_I8_NT ? n - t : CPU_GEMM_I8_NT;
+				c->gemm_i8(wp + (size_t)g * nb * 512, ws + (size_t)g * nb * 32, nb,
+					   xu + (size_t)t * k, (size_t)k, dx + (size_t)t * nb,
+					   (size_t)nb, nt, y + (size_t)t * m + t0 + r, (size_t)m,
+					   n_r);
+			}
+		}
+	}
 }
 
 /* x rows as decode's matvec sees them where it quantizes x to int8 per
@@ -63,6 +197,10 @@ void cpu_gemm_block_generic(const float *wt, int kc, const float *x, size_t x_st
 void cpu_run_matmul(const struct cpu_cmd *c, struct cpu_worker *w,
 		    const struct cpu_pass *ps, int64_t r0, int64_t r1)
 {
+	if (c->gemm_i8) {
+		run_matmul_int8(c, w, ps, r0, r1);
+		return;
+	}
 	int k = c->prm[0].i, m = c->prm[1].i;
 	const float *x = (const float *)c->p[1] + (size_t)ps->row0 * k;
 	float *y = (float *)c->p[2] + (size_t)ps->row0 * m;
@@ -75,7 +213,8 @@ void cpu_run_matmul(const struct cpu_cmd *c, struct cpu_worker *w,
 		float *xr = (float *)(((uintptr_t)(row + KC) + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN);
 		/* once per command and thread, not per chunk */
 		if (w->xq_seq != w->seq) {
-			round_rows(c, x, n, k, xr, xr + (size_t)c->rows * k);
+			if (!(c->reuse_xq && w->xq_seq == w->prev_seq))
+				round_rows(c, x, n, k, xr, xr + (size_t)c->rows * k);
 			w->xq_seq = w->seq;
 		}
 		x = xr;

@@ -284,6 +284,8 @@ static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 		c->tile = cpu_matmul_tile(k);
 		if (cpu_w_quantized(op->w) && ctx->isa->quantize_x)
 			c->quant = ctx->isa->quantize_x;
+		if (c->quant && cpu_matmul_int8(op->w))
+			c->gemm_i8 = ctx->isa->gemm_i8;
 		pr->scratch = cpu_matmul_scratch(k, c->tile, c->rows, c->quant != NULL);
 		pr->align = c->tile;
 		pr->item_bytes = SIZE_MAX; /* enough chunks to share */

@@ -1,8 +1,8 @@
 /* AVX-512 (F, BW, VL, VNNI) routines: the float rows take 16 lanes a step
  * with masked tails; quantized rows multiply two blocks a step with
  * vpdpbusd against x quantized as on the AVX2 path, plus, per block, the
- * correction Q4_0's unsigned nibbles need; attention as on the AVX2 path,
- * 16 lanes wide. What is missing here (argmax, silu) comes from AVX2. Picked at create() when the CPU has all four extensions (Zen 4/5,
+ * correction Q4_0's unsigned nibbles need; the int8 matrix product of
+ * batched passes (gemm_i8); attention as on the AVX2 path, 16 lanes wide. What is missing here (argmax, silu) comes from AVX2. Picked at create() when the CPU has all four extensions (Zen 4/5,
  * Intel server parts). */
 #include <math.h>
 #include <string.h>
@@ -521,6 +521,68 @@ AVX512 static void attend(const float *q, const float *kc, const float *vc,
 	}
 }
 
+/* gemm_i8 for nt tokens (a constant once inlined): per block, 16-row
+ * int32 sums start at -128 * sum(q_w) and gather (q_x + 128) * q_w four
+ * bytes a step, x broadcast; so they end as decode's exact integer dot
+ * product, scaled by dw * dx into float sums. */
+AVX512 static inline __attribute__((always_inline)) void
+gemm_i8_nt(const int8_t *wp, const float *ws, int nb, const uint8_t *xu, size_t xs,
+	   const float *dx, size_t ds, const int nt, float *y, size_t ys, int n_r)
+{
+	__m512 f0[CPU_GEMM_I8_NT], f1[CPU_GEMM_I8_NT];
+	_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++)
+		f0[i] = f1[i] = _mm512_setzero_ps();
+	const int8_t *wp1 = wp + (size_t)nb * 512;
+	const float *ws1 = ws + (size_t)nb * 32;
+	for (int b = 0; b < nb; b++) {
+		const int8_t *w0p = wp + (size_t)b * 512, *w1p = wp1 + (size_t)b * 512;
+		__m512i s0 = _mm512_load_si512(ws + (size_t)b * 32 + 16);
+		__m512i s1 = _mm512_load_si512(ws1 + (size_t)b * 32 + 16);
+		__m512i a0[CPU_GEMM_I8_NT], a1[CPU_GEMM_I8_NT];
+		_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++) {
+			a0[i] = s0;
+			a1[i] = s1;
+		}
+		const uint8_t *xb = xu + (size_t)b * CPU_QK;
+		_Pragma("GCC unroll 8") for (int st = 0; st < 8; st++) {
+			__m512i w0 = _mm512_load_si512(w0p + st * 64);
+			__m512i w1 = _mm512_load_si512(w1p + st * 64);
+			_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++) {
+				int32_t v;
+				memcpy(&v, xb + (size_t)i * xs + st * 4, 4);
+				__m512i xv = _mm512_set1_epi32(v);
+				a0[i] = _mm512_dpbusd_epi32(a0[i], xv, w0);
+				a1[i] = _mm512_dpbusd_epi32(a1[i], xv, w1);
+			}
+		}
+		__m512 d0 = _mm512_load_ps(ws + (size_t)b * 32);
+		__m512 d1 = _mm512_load_ps(ws1 + (size_t)b * 32);
+		_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++) {
+			__m512 sx = _mm512_set1_ps(dx[(size_t)i * ds + b]);
+			f0[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a0[i]), _mm512_mul_ps(d0, sx), f0[i]);
+			f1[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a1[i]), _mm512_mul_ps(d1, sx), f1[i]);
+		}
+	}
+	__mmask16 m0 = n_r >= 16 ? 0xffff : (__mmask16)((1u << n_r) - 1);
+	__mmask16 m1 = n_r >= 32 ? 0xffff : n_r <= 16 ? 0 : (__mmask16)((1u << (n_r - 16)) - 1);
+	_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++) {
+		_mm512_mask_storeu_ps(y + (size_t)i * ys, m0, f0[i]);
+		_mm512_mask_storeu_ps(y + (size_t)i * ys + 16, m1, f1[i]);
+	}
+}
+
+AVX512 static void gemm_i8(const int8_t *wp, const float *ws, int nb, const uint8_t *xu,
+			   size_t xs, const float *dx, size_t ds, int n_t, float *y, size_t ys,
+			   int n_r)
+{
+	switch (n_t) {
+	case 4: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 4, y, ys, n_r); break;
+	case 3: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 3, y, ys, n_r); break;
+	case 2: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 2, y, ys, n_r); break;
+	default: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 1, y, ys, n_r); break;
+	}
+}
+
 static const struct cpu_isa isa_avx512 = {
 	.name = "avx512",
 	.rows = {
@@ -533,6 +595,7 @@ static const struct cpu_isa isa_avx512 = {
 		[CPU_W_Q6_K] = rows_q6_k,
 	},
 	.quantize_x = quantize_x,
+	.gemm_i8 = gemm_i8,
 	.argmax = NULL, /* AVX2's: see pick_isa */
 	.attend = attend,
 };

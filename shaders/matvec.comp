@@ -18,6 +18,10 @@ layout(binding = 2) writeonly buffer Y { float y[]; };
 
 shared float part[NR * 256];
 
+#if defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
+#include "kquants.glsl"
+#endif
+
 #if defined(TYPE_F16)
 vec4 lo4(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }
 float w1(uint i) { return half_f(uint(w16[i])); }
@@ -122,8 +126,31 @@ void main()
 			}
 #endif
 	}
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
+	// a thread per run of 16 weights, which one scale covers
+	uint nb = k / 256u;
+	bool xal = (xo & 3u) == 0;
+	for (uint i = tid; i < nb * 16u; i += WG) {
+		uint b = i / 16u, g = i % 16u, xi = xo + i * 16u;
+		vec4 xv[4];
+		[[unroll]] for (uint u = 0; u < 4u; u++)
+			xv[u] = xal ? x4[xi / 4u + u]
+				    : vec4(x[xi + 4u * u], x[xi + 4u * u + 1u],
+					   x[xi + 4u * u + 2u], x[xi + 4u * u + 3u]);
+		[[unroll]] for (uint r = 0; r < NR; r++)
+			if (r < nr) {
+				float v[16];
+				kq_group16(wo + ((r0 + r) * nb + b) * KQ_WORDS, g, v);
+				float s = 0.0;
+				[[unroll]] for (uint u = 0; u < 4u; u++)
+					s += dot(vec4(v[4u * u], v[4u * u + 1u], v[4u * u + 2u],
+						      v[4u * u + 3u]),
+						 xv[u]);
+				acc[r] += s;
+			}
+	}
 #else
-#error "matvec.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
+#error "matvec.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0, TYPE_Q4_0, TYPE_Q4_K or TYPE_Q6_K"
 #endif
 
 	[[unroll]] for (uint r = 0; r < NR; r++)

@@ -34,6 +34,7 @@
 #include "belt/plugin.h"
 #include "belt/types.h"
 #include "cmd.h"
+#include "kquant_ref.h"
 
 /* The backend under test: the real module, loaded through the registry
  * from $BELT_PLUGIN_PATH (set by make check to the build's plugins/). */
@@ -245,30 +246,6 @@ static uint8_t *weights_new(int t, int k, int m, size_t *row_bytes)
 	return w;
 }
 
-/* Q4_K's 6-bit scale and min of sub-block j from its 12 packed bytes. */
-static void q4k_scale_min(const uint8_t *q, int j, int *sc, int *m)
-{
-	if (j < 4) {
-		*sc = q[j] & 63;
-		*m = q[j + 4] & 63;
-	} else {
-		*sc = (q[j + 4] & 15) | ((q[j - 4] >> 6) << 4);
-		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-	}
-}
-
-/* Q6_K element e of a super-block: its scale and 6-bit q (unsigned). */
-static void q6k_at(const uint8_t *blk, int e, int *sc, int *q)
-{
-	int n = e / 128, quarter = e % 128 / 32, l = e % 32;
-	const uint8_t *ql = blk + 64 * n, *qh = blk + 128 + 32 * n;
-	const int8_t *scales = (const int8_t *)(blk + 192 + 8 * n);
-	int lo = quarter & 1 ? ql[l + 32] : ql[l];
-	lo = quarter < 2 ? lo & 15 : lo >> 4;
-	*q = lo | (((qh[l] >> (2 * quarter)) & 3) << 4);
-	*sc = scales[l / 16 + 2 * quarter];
-}
-
 /* Element j of a row of type t, from the byte layout in doc/ops.md (the
  * K-quants: ggml's block_q4_K and block_q6_K). */
 static double weight_at(int t, const uint8_t *row, int j)
@@ -293,20 +270,10 @@ static double weight_at(int t, const uint8_t *row, int j)
 		int q = e < 16 ? (blk[2 + e] & 15) : (blk[2 + e - 16] >> 4);
 		return (double)belt_fp16_to_f32(rd16(blk)) * (q - 8);
 	}
-	case BELT_TYPE_Q4_K: {
-		blk = row + 144 * (j / 256);
-		int e = j % 256, g = e / 64, in = e % 64, sc, m;
-		int byte = blk[16 + 32 * g + in % 32];
-		int q = in < 32 ? byte & 15 : byte >> 4;
-		q4k_scale_min(blk + 4, 2 * g + (in >= 32), &sc, &m);
-		return (double)belt_fp16_to_f32(rd16(blk)) * sc * q -
-		       (double)belt_fp16_to_f32(rd16(blk + 2)) * m;
-	}
+	case BELT_TYPE_Q4_K:
 	case BELT_TYPE_Q6_K: {
-		blk = row + 210 * (j / 256);
-		int sc, q;
-		q6k_at(blk, j % 256, &sc, &q);
-		return (double)belt_fp16_to_f32(rd16(blk + 208)) * sc * (q - 32);
+		float f;
+		return kq_weight(t, row, j, &f);
 	}
 	}
 	ck_abort_msg("weight type %d", t);
@@ -328,21 +295,11 @@ static float weight_at_f(int t, const uint8_t *row, int j)
 		int q = e < 16 ? (blk[2 + e] & 15) : (blk[2 + e - 16] >> 4);
 		return belt_fp16_to_f32(rd16(blk)) * (float)(q - 8);
 	}
-	case BELT_TYPE_Q4_K: { /* ggml: d1 = d * sc, m1 = dmin * m, d1 * q - m1 */
-		blk = row + 144 * (j / 256);
-		int e = j % 256, g = e / 64, in = e % 64, sc, m;
-		int byte = blk[16 + 32 * g + in % 32];
-		int q = in < 32 ? byte & 15 : byte >> 4;
-		q4k_scale_min(blk + 4, 2 * g + (in >= 32), &sc, &m);
-		float d1 = belt_fp16_to_f32(rd16(blk)) * (float)sc;
-		float m1 = belt_fp16_to_f32(rd16(blk + 2)) * (float)m;
-		return d1 * (float)q - m1;
-	}
-	case BELT_TYPE_Q6_K: { /* ggml: d * sc * (q - 32) */
-		blk = row + 210 * (j / 256);
-		int sc, q;
-		q6k_at(blk, j % 256, &sc, &q);
-		return belt_fp16_to_f32(rd16(blk + 208)) * (float)sc * (float)(q - 32);
+	case BELT_TYPE_Q4_K:
+	case BELT_TYPE_Q6_K: {
+		float f;
+		kq_weight(t, row, j, &f);
+		return f;
 	}
 	default:
 		return (float)weight_at(t, row, j);

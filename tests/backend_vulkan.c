@@ -53,6 +53,7 @@
 #include "belt/plugin.h"
 #include "belt/types.h"
 #include "cmd.h"
+#include "kquant_ref.h"
 
 static const struct belt_backend_ops *V, *C; /* vulkan, cpu */
 static char err[BELT_ERR_SIZE];
@@ -472,6 +473,153 @@ START_TEST(test_matvec)
 		belt_type_name(t), worst_matvec[_i]);
 	be_close(&vk);
 	be_close(&cpu);
+}
+END_TEST
+
+/* ---- K-quants (Q4_K, Q6_K) in GGUF's layout ---- */
+
+static const int ktypes[] = {BELT_TYPE_Q4_K, BELT_TYPE_Q6_K};
+
+/* m rows of k (a multiple of 256) random K-quant weights: random bytes,
+ * fp16 scales (d, and Q4_K's dmin) of a sensible size. */
+static uint8_t *kweights_new(int t, int k, int m, size_t *row_bytes)
+{
+	size_t rb = belt_type_row_bytes(t, (uint64_t)k), bb = belt_type_block_bytes(t);
+	ck_assert_uint_gt(rb, 0);
+	uint8_t *w = malloc(rb * (size_t)m);
+	ck_assert_ptr_nonnull(w);
+	for (size_t b = 0; b < rb * (size_t)m / bb; b++) {
+		uint8_t *blk = w + bb * b;
+		for (size_t j = 0; j < bb; j++)
+			blk[j] = (uint8_t)rng_u32();
+		size_t at = t == BELT_TYPE_Q6_K ? 208 : 0;
+		for (int i = 0; i < (t == BELT_TYPE_Q4_K ? 2 : 1); i++, at += 2) {
+			uint16_t d = belt_f32_to_fp16(0.005f * (0.02f + rng_f() + 1.0f));
+			blk[at] = (uint8_t)d;
+			blk[at + 1] = (uint8_t)(d >> 8);
+		}
+	}
+	*row_bytes = rb;
+	return w;
+}
+
+/* y rows = W x rows through a batched table of n rows on backend b (n 1:
+ * the one-row table, decode's matvec). */
+static void backend_matmul(struct be *b, int t, const uint8_t *w, size_t rb, const float *x,
+			   int k, int m, uint32_t n, float *y)
+{
+	struct belt_buffer *bw = buf_from(b, w, rb * (size_t)m);
+	struct belt_buffer *bx = buf_from(b, x, (uint64_t)n * k * 4);
+	struct belt_buffer *by = buf_new(b, (uint64_t)n * m * 4);
+	struct belt_cmd c = cmd_new(b, "matvec", t, "test.matmul");
+	bind(&c, bw, 0, rb * (size_t)m, t);
+	c.bind[0].ne[0] = k;
+	c.bind[0].ne[1] = m;
+	bind(&c, bx, 0, (uint64_t)n * k * 4, BELT_TYPE_F32);
+	c.bind[1].ne[0] = k;
+	c.bind[1].ne[1] = n;
+	bind(&c, by, 0, (uint64_t)n * m * 4, BELT_TYPE_F32);
+	c.bind[2].ne[0] = m;
+	c.bind[2].ne[1] = n;
+	pi(&c, k);
+	pi(&c, m);
+	struct belt_table tab;
+	table_init(&tab, &c, 1, n, NULL, n > 1 ? 0 : 1);
+	tab.rows = n > 1 ? n : 0;
+	prepare(b, &tab);
+	run(b, &tab, 0, n, 0);
+	buf_get(b, by, 0, y, (uint64_t)n * m * 4);
+	b->B->table_release(b->ctx, &tab);
+	buf_free(b, bw);
+	buf_free(b, bx);
+	buf_free(b, by);
+}
+
+/* matvec and the batched product of K-quant weights against the weights
+ * decoded here, in double: within 2e-5 of sum |w x| (float sums in
+ * another order; the weights are exact). Shapes: one to 16 super-blocks,
+ * rows that fill a workgroup partly, passes that fill a tile partly. */
+START_TEST(test_kquant_matvec)
+{
+	struct be vk = open_vk();
+	int t = ktypes[_i];
+	rng_seed(40 + _i);
+	static const int shapes[][3] = {/* super-blocks of k, m, rows */
+					{1, 1, 1},  {1, 17, 1}, {2, 64, 1}, {5, 301, 1},
+					{16, 70, 1}, {1, 3, 2},  {2, 65, 7}, {4, 130, 70}};
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int k = 256 * shapes[s][0], m = shapes[s][1];
+		uint32_t n = (uint32_t)shapes[s][2];
+		size_t rb;
+		uint8_t *w = kweights_new(t, k, m, &rb);
+		float *x = malloc((size_t)n * k * 4), *y = malloc((size_t)n * m * 4);
+		fill(x, (size_t)n * k);
+		backend_matmul(&vk, t, w, rb, x, k, m, n, y);
+		for (uint32_t row = 0; row < n; row++)
+			for (int r = 0; r < m; r++) {
+				double ref = 0, mag = 0;
+				for (int j = 0; j < k; j++) {
+					float f;
+					double wj = kq_weight(t, w + rb * (size_t)r, j, &f);
+					ref += wj * x[(size_t)row * k + j];
+					mag += fabs(wj * x[(size_t)row * k + j]);
+				}
+				float got = y[(size_t)row * m + r];
+				ck_assert_msg(fabs(got - ref) <= 2e-5 * mag + 1e-6,
+					      "%s k=%d m=%d rows %u: row %u, %d: %.9g vs ref %.9g",
+					      belt_type_name(t), k, m, n, row, r, got, ref);
+			}
+		free(w);
+		free(x);
+		free(y);
+	}
+	be_close(&vk);
+}
+END_TEST
+
+/* embed of K-quant rows: the floats ggml's dequantization gives, exactly
+ * (the CPU backend's too); ids out of range give zeros. */
+START_TEST(test_kquant_embed)
+{
+	struct be vk = open_vk();
+	int t = ktypes[_i];
+	rng_seed(50 + _i);
+	const int vocab = 6, n = 512;
+	int32_t ids[5] = {3, 0, 5, -1, 6};
+	size_t rb;
+	uint8_t *w = kweights_new(t, n, vocab, &rb);
+	struct belt_buffer *bw = buf_from(&vk, w, rb * vocab);
+	struct belt_buffer *bids = buf_from(&vk, ids, sizeof ids);
+	struct belt_buffer *bo = buf_new(&vk, (uint64_t)n * 4);
+	struct belt_cmd c = cmd_new(&vk, "embed", t, "token_embd");
+	c.patch = BELT_PATCH_TOKEN_OFFSET;
+	bind(&c, bw, 0, rb * vocab, t);
+	c.bind[0].ne[0] = n;
+	c.bind[0].ne[1] = vocab;
+	bind(&c, bids, 0, sizeof ids, BELT_TYPE_I32);
+	bind(&c, bo, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+	pi(&c, n);
+	struct belt_table tab;
+	table_init(&tab, &c, 1, 5, bids, 1);
+	prepare(&vk, &tab);
+	float out[512];
+	for (uint32_t p = 0; p < 5; p++) {
+		run(&vk, &tab, p, 1, 0);
+		buf_get(&vk, bo, 0, out, sizeof out);
+		for (int j = 0; j < n; j++) {
+			float f = 0.0f;
+			if (ids[p] >= 0 && ids[p] < vocab)
+				kq_weight(t, w + rb * (size_t)ids[p], j, &f);
+			ck_assert_msg(out[j] == f, "embed %s id %d [%d]: %.9g vs %.9g",
+				      belt_type_name(t), ids[p], j, out[j], f);
+		}
+	}
+	vk.B->table_release(vk.ctx, &tab);
+	buf_free(&vk, bw);
+	buf_free(&vk, bids);
+	buf_free(&vk, bo);
+	free(w);
+	be_close(&vk);
 }
 END_TEST
 
@@ -2649,6 +2797,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_rope_kv);
 	tcase_add_loop_test(tc, test_attention_gqa, 0, 2);
 	tcase_add_test(tc, test_stop_at_eog);
+	tcase_add_loop_test(tc, test_kquant_matvec, 0, 2);
+	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);
 	tcase_add_test(tc, test_argmax);
 	tcase_add_test(tc, test_head_last_only);
 	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES + 2);

@@ -399,6 +399,10 @@ OP(op_matvec_f16, VK_SH_MATVEC_F16, BELT_TYPE_F16, prep_matvec, NULL);
 OP(op_matvec_bf16, VK_SH_MATVEC_BF16, BELT_TYPE_BF16, prep_matvec, NULL);
 OP(op_matvec_q8_0, VK_SH_MATVEC_Q8_0, BELT_TYPE_Q8_0, prep_matvec, NULL);
 OP(op_matvec_q4_0, VK_SH_MATVEC_Q4_0, BELT_TYPE_Q4_0, prep_matvec, NULL);
+OP(op_embed_q4_k, VK_SH_EMBED_Q4_K, BELT_TYPE_Q4_K, prep_embed, NULL);
+OP(op_embed_q6_k, VK_SH_EMBED_Q6_K, BELT_TYPE_Q6_K, prep_embed, NULL);
+OP(op_matvec_q4_k, VK_SH_MATVEC_Q4_K, BELT_TYPE_Q4_K, prep_matvec, NULL);
+OP(op_matvec_q6_k, VK_SH_MATVEC_Q6_K, BELT_TYPE_Q6_K, prep_matvec, NULL);
 OP(op_rmsnorm, VK_SH_RMSNORM, BELT_TYPE_ANY, prep_rmsnorm, NULL);
 OP(op_rope_kv, VK_SH_ROPE_KV, BELT_TYPE_ANY, prep_rope_kv, fill_rope);
 OP(op_attention, VK_SH_ATTENTION, BELT_TYPE_ANY, prep_attention, NULL);
@@ -432,11 +436,15 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("embed", BELT_TYPE_BF16, 3, "n:i", op_embed_bf16),
 	KERNEL("embed", BELT_TYPE_Q8_0, 3, "n:i", op_embed_q8_0),
 	KERNEL("embed", BELT_TYPE_Q4_0, 3, "n:i", op_embed_q4_0),
+	KERNEL("embed", BELT_TYPE_Q4_K, 3, "n:i", op_embed_q4_k),
+	KERNEL("embed", BELT_TYPE_Q6_K, 3, "n:i", op_embed_q6_k),
 	KERNEL("matvec", BELT_TYPE_F32, 3, "k:i m:i", op_matvec_f32),
 	KERNEL("matvec", BELT_TYPE_F16, 3, "k:i m:i", op_matvec_f16),
 	KERNEL("matvec", BELT_TYPE_BF16, 3, "k:i m:i", op_matvec_bf16),
 	KERNEL("matvec", BELT_TYPE_Q8_0, 3, "k:i m:i", op_matvec_q8_0),
 	KERNEL("matvec", BELT_TYPE_Q4_0, 3, "k:i m:i", op_matvec_q4_0),
+	KERNEL("matvec", BELT_TYPE_Q4_K, 3, "k:i m:i", op_matvec_q4_k),
+	KERNEL("matvec", BELT_TYPE_Q6_K, 3, "k:i m:i", op_matvec_q6_k),
 	KERNEL("rmsnorm", BELT_TYPE_ANY, 3, "n:i eps:f", op_rmsnorm),
 	KERNEL("rope_kv", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i rope_dim:i base:f", op_rope_kv),

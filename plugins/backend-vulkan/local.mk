@@ -69,7 +69,13 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/matmul_q8_0r.spv.h \
 	plugins/backend-vulkan/spv/matmul_q4_0r.spv.h \
 	plugins/backend-vulkan/spv/attention_rows.spv.h \
-	plugins/backend-vulkan/spv/attention_rows_256.spv.h
+	plugins/backend-vulkan/spv/attention_rows_256.spv.h \
+	plugins/backend-vulkan/spv/embed_q4_k.spv.h \
+	plugins/backend-vulkan/spv/embed_q6_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_q4_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_q6_k.spv.h \
+	plugins/backend-vulkan/spv/matmul_q4_k.spv.h \
+	plugins/backend-vulkan/spv/matmul_q6_k.spv.h
 
 # shaders.c includes the generated headers (Makefile.am has no
 # BUILT_SOURCES, so the objects name them)
@@ -198,6 +204,24 @@ plugins/backend-vulkan/spv/matmul_q8_0r.spv.h: $(srcdir)/shaders/matmul.comp $(s
 plugins/backend-vulkan/spv/matmul_q4_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
 
+plugins/backend-vulkan/spv/embed_q4_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q6_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/matvec_q4_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q6_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matmul_q4_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q6_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matmul.comp
+
 plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_rows.comp
 
@@ -214,6 +238,7 @@ endif
 
 EXTRA_DIST += \
 	shaders/common.glsl \
+	shaders/kquants.glsl \
 	shaders/gumbel.glsl \
 	shaders/wg_argmax.glsl \
 	shaders/rope.glsl \

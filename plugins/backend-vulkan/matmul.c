@@ -20,6 +20,8 @@ enum vk_shader vk_matmul_shader(int wtype, bool repacked)
 	case BELT_TYPE_BF16: return VK_SH_MATMUL_BF16;
 	case BELT_TYPE_Q8_0:
 		return repacked ? VK_SH_MATMUL_Q8_0R : VK_SH_MATMUL_Q8_0;
+	case BELT_TYPE_Q4_K: return VK_SH_MATMUL_Q4_K;
+	case BELT_TYPE_Q6_K: return VK_SH_MATMUL_Q6_K;
 	default: return repacked ? VK_SH_MATMUL_Q4_0R : VK_SH_MATMUL_Q4_0;
 	}
 }

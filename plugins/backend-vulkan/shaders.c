@@ -122,6 +122,24 @@ static const uint32_t spv_matmul_q8_0r[] =
 static const uint32_t spv_matmul_q4_0r[] =
 #include "spv/matmul_q4_0r.spv.h"
 	;
+static const uint32_t spv_embed_q4_k[] =
+#include "spv/embed_q4_k.spv.h"
+	;
+static const uint32_t spv_embed_q6_k[] =
+#include "spv/embed_q6_k.spv.h"
+	;
+static const uint32_t spv_matvec_q4_k[] =
+#include "spv/matvec_q4_k.spv.h"
+	;
+static const uint32_t spv_matvec_q6_k[] =
+#include "spv/matvec_q6_k.spv.h"
+	;
+static const uint32_t spv_matmul_q4_k[] =
+#include "spv/matmul_q4_k.spv.h"
+	;
+static const uint32_t spv_matmul_q6_k[] =
+#include "spv/matmul_q6_k.spv.h"
+	;
 static const uint32_t spv_attention_rows[] =
 #include "spv/attention_rows.spv.h"
 	;
@@ -172,6 +190,12 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATMUL_Q4_0, spv_matmul_q4_0),
 	ENTRY(VK_SH_MATMUL_Q8_0R, spv_matmul_q8_0r),
 	ENTRY(VK_SH_MATMUL_Q4_0R, spv_matmul_q4_0r),
+	ENTRY(VK_SH_EMBED_Q4_K, spv_embed_q4_k),
+	ENTRY(VK_SH_EMBED_Q6_K, spv_embed_q6_k),
+	ENTRY(VK_SH_MATVEC_Q4_K, spv_matvec_q4_k),
+	ENTRY(VK_SH_MATVEC_Q6_K, spv_matvec_q6_k),
+	ENTRY(VK_SH_MATMUL_Q4_K, spv_matmul_q4_k),
+	ENTRY(VK_SH_MATMUL_Q6_K, spv_matmul_q6_k),
 	ENTRY(VK_SH_ATT_ROWS, spv_attention_rows),
 	ENTRY(VK_SH_ATT_ROWS_256, spv_attention_rows_256),
 };

@@ -154,6 +154,13 @@ enum vk_shader {
 	 * to 128 and up to 256 */
 	VK_SH_ATT_ROWS,
 	VK_SH_ATT_ROWS_256,
+	/* K-quants in GGUF's layout: embed, matvec, batched matvec */
+	VK_SH_EMBED_Q4_K,
+	VK_SH_EMBED_Q6_K,
+	VK_SH_MATVEC_Q4_K,
+	VK_SH_MATVEC_Q6_K,
+	VK_SH_MATMUL_Q4_K,
+	VK_SH_MATMUL_Q6_K,
 	VK_SH_COUNT
 };
 

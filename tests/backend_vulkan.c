@@ -476,6 +476,23 @@ START_TEST(test_matvec)
 }
 END_TEST
 
+/* The embed command of a test: rows of n of type t in bw (vocab rows of
+ * rb bytes), ids in bids (ids_bytes), out to bo. */
+static struct belt_cmd embed_cmd(struct be *b, int t, struct belt_buffer *bw, size_t rb,
+				 int vocab, int n, struct belt_buffer *bids, uint64_t ids_bytes,
+				 struct belt_buffer *bo)
+{
+	struct belt_cmd c = cmd_new(b, "embed", t, "token_embd");
+	c.patch = BELT_PATCH_TOKEN_OFFSET;
+	bind(&c, bw, 0, rb * vocab, t);
+	c.bind[0].ne[0] = n;
+	c.bind[0].ne[1] = vocab;
+	bind(&c, bids, 0, ids_bytes, BELT_TYPE_I32);
+	bind(&c, bo, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+	pi(&c, n);
+	return c;
+}
+
 /* ---- K-quants (Q4_K, Q6_K) in GGUF's layout ---- */
 
 static const int ktypes[] = {BELT_TYPE_Q4_K, BELT_TYPE_Q6_K};
@@ -591,14 +608,7 @@ START_TEST(test_kquant_embed)
 	struct belt_buffer *bw = buf_from(&vk, w, rb * vocab);
 	struct belt_buffer *bids = buf_from(&vk, ids, sizeof ids);
 	struct belt_buffer *bo = buf_new(&vk, (uint64_t)n * 4);
-	struct belt_cmd c = cmd_new(&vk, "embed", t, "token_embd");
-	c.patch = BELT_PATCH_TOKEN_OFFSET;
-	bind(&c, bw, 0, rb * vocab, t);
-	c.bind[0].ne[0] = n;
-	c.bind[0].ne[1] = vocab;
-	bind(&c, bids, 0, sizeof ids, BELT_TYPE_I32);
-	bind(&c, bo, 0, (uint64_t)n * 4, BELT_TYPE_F32);
-	pi(&c, n);
+	struct belt_cmd c = embed_cmd(&vk, t, bw, rb, vocab, n, bids, sizeof ids, bo);
 	struct belt_table tab;
 	table_init(&tab, &c, 1, 5, bids, 1);
 	prepare(&vk, &tab);
@@ -642,14 +652,7 @@ START_TEST(test_embed)
 			struct belt_buffer *bw = buf_from(b, w, rb * vocab);
 			struct belt_buffer *bids = buf_from(b, ids, sizeof ids);
 			struct belt_buffer *bo = buf_new(b, (uint64_t)n * 4);
-			struct belt_cmd c = cmd_new(b, "embed", t, "token_embd");
-			c.patch = BELT_PATCH_TOKEN_OFFSET;
-			bind(&c, bw, 0, rb * vocab, t);
-			c.bind[0].ne[0] = n;
-			c.bind[0].ne[1] = vocab;
-			bind(&c, bids, 0, sizeof ids, BELT_TYPE_I32);
-			bind(&c, bo, 0, (uint64_t)n * 4, BELT_TYPE_F32);
-			pi(&c, n);
+			struct belt_cmd c = embed_cmd(b, t, bw, rb, vocab, n, bids, sizeof ids, bo);
 			struct belt_table tab;
 			table_init(&tab, &c, 1, n_ctx, bids, 4);
 			prepare(b, &tab);

@@ -107,6 +107,9 @@ struct vk_repacked {
 int vk_create(const struct belt_backend_options *opt, void **out,
 	      char *err, size_t errsz);
 void vk_destroy(void *vctx);
+/* The physical device's queue families, at most max of them into qf;
+ * returns how many. */
+uint32_t vk_queue_families(const struct vk_ctx *ctx, VkQueueFamilyProperties *qf, uint32_t max);
 /* In validation mode, anything the layer said fails the current call. */
 int vk_check_messages(struct vk_ctx *ctx, const char *what, char *err,
 		      size_t errsz);

@@ -209,6 +209,17 @@ static int pick_device(struct vk_ctx *ctx, int want, char *err, size_t errsz)
 	return 0;
 }
 
+uint32_t vk_queue_families(const struct vk_ctx *ctx, VkQueueFamilyProperties *qf, uint32_t max)
+{
+	uint32_t nq = 0;
+	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, NULL);
+	if (nq > max)
+		nq = max;
+	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, qf);
+	return nq;
+}
+
+
 static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 {
 	const char *name = ctx->props.deviceName;
@@ -251,12 +262,8 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 				 name, ctx->props.limits.maxPushConstantsSize,
 				 sizeof(struct vk_pc));
 
-	uint32_t nq = 0;
-	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, NULL);
 	VkQueueFamilyProperties qf[32];
-	if (nq > 32)
-		nq = 32;
-	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, qf);
+	uint32_t nq = vk_queue_families(ctx, qf, 32);
 	ctx->qfamily = UINT32_MAX;
 	for (uint32_t i = 0; i < nq && ctx->qfamily == UINT32_MAX; i++)
 		if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)

@@ -79,12 +79,8 @@ out:
 int vk_profile_setup(struct vk_ctx *ctx, struct plan *pl, char *err,
 			 size_t errsz)
 {
-	uint32_t nq = 0;
-	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, NULL);
 	VkQueueFamilyProperties qf[32];
-	if (nq > 32)
-		nq = 32;
-	vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &nq, qf);
+	uint32_t nq = vk_queue_families(ctx, qf, 32);
 	uint32_t bits = ctx->qfamily < nq ? qf[ctx->qfamily].timestampValidBits
 					  : 0;
 	if (!bits || !(ctx->props.limits.timestampComputeAndGraphics ||

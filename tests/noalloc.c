@@ -25,10 +25,16 @@ static _Thread_local int inside;
  * (lavapipe allocates as it runs a submission; the driver's memory is not
  * belt's hot path): any frame of the call stack in the loader, an ICD, a
  * layer, or LLVM (lavapipe's JIT). */
+/* Under ASan with whole stacks at malloc (fast_unwind_on_malloc=0, as
+ * make check sets it for tests/lsan.supp), the sanitizer's own unwinding
+ * through libgcc_s allocates, once per new place: when the first frame
+ * past the allocator (the hook, libasan) is libgcc_s's, the allocation is
+ * the runtime's, not belt's, and counts as the driver's do. */
 static bool from_driver(void)
 {
 	void *fr[64];
 	int n = backtrace(fr, 64);
+	bool past_allocator = false;
 	for (int i = 0; i < n; i++) {
 		Dl_info di;
 		if (!dladdr(fr[i], &di) || !di.dli_fname)
@@ -39,6 +45,18 @@ static bool from_driver(void)
 		    !strncmp(b, "libLLVM", 7) || !strncmp(b, "libnvidia", 9) ||
 		    !strncmp(b, "libGLX_nvidia", 13))
 			return true;
+#if defined(__SANITIZE_ADDRESS__)
+		if (!strncmp(b, "libasan", 7) || (i < 3 && !past_allocator)) {
+			continue; /* backtrace, note, the hook; the allocator */
+		}
+		if (!past_allocator) {
+			past_allocator = true;
+			if (!strncmp(b, "libgcc_s", 8))
+				return true;
+		}
+#else
+		(void)past_allocator;
+#endif
 	}
 	return false;
 }

@@ -26,15 +26,36 @@ int cpu_matmul_tile(int k)
 	return TILE_MAX;
 }
 
-/* The int8 product's scratch: the tile packed (int8 weights, then per
- * group and block 16 scales and 16 sums), the pass's x as bytes q + 128
- * with their block scales, and one row of x quantized. */
-static size_t int8_scratch(int k, int tile, uint32_t rows)
+/* Groups of 16 weight rows a tile of `tile` rows packs into: an even
+ * number, gemm_i8 taking two at a time. */
+static int int8_groups(int tile)
 {
-	size_t groups = (size_t)(tile + CPU_GEMM_I8_NR - 1) / CPU_GEMM_I8_NR * 2;
-	size_t nb = (size_t)k / CPU_QK;
-	return groups * 16 * (size_t)k + groups * nb * 32 * 4 + (size_t)rows * k +
-	       (size_t)rows * nb * sizeof(float) + cpu_xq_bytes(k) + 5 * CPU_ALIGN;
+	return (tile + CPU_GEMM_I8_NR - 1) / CPU_GEMM_I8_NR * 2;
+}
+
+static size_t aligned(size_t n)
+{
+	return (n + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+}
+
+/* The int8 product's scratch, as offsets from an aligned base: the tile
+ * packed (int8 weights, then per group and block 16 scales and 16 sums),
+ * the pass's x as bytes q + 128 with their block scales, and one row of x
+ * quantized; end is its size. */
+struct int8_layout {
+	size_t wp, ws, xu, dx, xq, end;
+};
+
+static struct int8_layout int8_layout(int k, int tile, uint32_t rows)
+{
+	size_t groups = (size_t)int8_groups(tile), nb = (size_t)k / CPU_QK;
+	struct int8_layout l = {.wp = 0};
+	l.ws = aligned(l.wp + groups * 16 * (size_t)k);
+	l.xu = aligned(l.ws + groups * nb * 32 * sizeof(float));
+	l.dx = aligned(l.xu + (size_t)rows * k);
+	l.xq = aligned(l.dx + (size_t)rows * nb * sizeof(float));
+	l.end = l.xq + cpu_xq_bytes(k);
+	return l;
 }
 
 size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x)
@@ -45,7 +66,7 @@ size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x)
 	size_t b = ((size_t)tile * KC + KC) * sizeof(float) + CPU_ALIGN;
 	if (round_x) {
 		b += (size_t)rows * k * sizeof(float) + cpu_xq_bytes(k) + CPU_ALIGN;
-		size_t i8 = int8_scratch(k, tile, rows);
+		size_t i8 = int8_layout(k, tile, rows).end + CPU_ALIGN;
 		b = b > i8 ? b : i8;
 	}
 	return b;
@@ -83,7 +104,7 @@ static float block_q(const struct cpu_cmd *c, int64_t r, int b, int8_t *q)
 static void pack_int8(const struct cpu_cmd *c, int64_t t0, int nr, int nb, int8_t *wp,
 		      float *ws)
 {
-	int groups = (nr + CPU_GEMM_I8_NR - 1) / CPU_GEMM_I8_NR * 2;
+	int groups = int8_groups(nr);
 	int8_t q[CPU_QK];
 	for (int g = 0; g < groups; g++) {
 		for (int i = 0; i < 16; i++) {
@@ -133,12 +154,13 @@ static void run_matmul_int8(const struct cpu_cmd *c, struct cpu_worker *w,
 	const float *x = (const float *)c->p[1] + (size_t)ps->row0 * k;
 	float *y = (float *)c->p[2] + (size_t)ps->row0 * m;
 	int n = (int)ps->n_rows;
-	int groups = (c->tile + CPU_GEMM_I8_NR - 1) / CPU_GEMM_I8_NR * 2;
-	int8_t *wp = align_up(w->scratch);
-	float *ws = align_up(wp + (size_t)groups * 16 * k);
-	uint8_t *xu = align_up(ws + (size_t)groups * nb * 32);
-	float *dx = align_up(xu + (size_t)c->rows * k);
-	void *xq = align_up(dx + (size_t)c->rows * nb);
+	struct int8_layout l = int8_layout(k, c->tile, c->rows);
+	char *base = align_up(w->scratch);
+	int8_t *wp = (int8_t *)(base + l.wp);
+	float *ws = (float *)(base + l.ws);
+	uint8_t *xu = (uint8_t *)(base + l.xu);
+	float *dx = (float *)(base + l.dx);
+	void *xq = base + l.xq;
 	/* once per command and thread, not per chunk */
 	if (w->xq_seq != w->seq) {
 		/* or still there from the previous command, same x */
@@ -205,12 +227,11 @@ void cpu_run_matmul(const struct cpu_cmd *c, struct cpu_worker *w,
 	const float *x = (const float *)c->p[1] + (size_t)ps->row0 * k;
 	float *y = (float *)c->p[2] + (size_t)ps->row0 * m;
 	int n = (int)ps->n_rows;
-	uintptr_t base = ((uintptr_t)w->scratch + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
-	float *wt = (float *)base;		/* [tile / 16][KC][16] */
+	float *wt = align_up(w->scratch);	/* [tile / 16][KC][16] */
 	float *row = wt + (size_t)c->tile * KC; /* one weight row's block */
 	float part[CPU_GEMM_NT * CPU_GEMM_NR];
 	if (c->quant) {
-		float *xr = (float *)(((uintptr_t)(row + KC) + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN);
+		float *xr = align_up(row + KC);
 		/* once per command and thread, not per chunk */
 		if (w->xq_seq != w->seq) {
 			if (!(c->reuse_xq && w->xq_seq == w->prev_seq))

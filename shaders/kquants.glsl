@@ -81,9 +81,5 @@ float kq_at(uint base, uint e)
 {
 	float v[16];
 	kq_group16(base, e / 16u, v);
-	float r = 0.0;
-	[[unroll]] for (uint t = 0; t < 16u; t++)
-		if (t == e % 16u)
-			r = v[t];
-	return r;
+	return v[e % 16u];
 }

@@ -231,8 +231,8 @@ static uint8_t *weights_new(int t, int k, int m, size_t *row_bytes)
 				/* the fp16 scales: d (and Q4_K's dmin) */
 				float big = t == BELT_TYPE_Q8_0 || t == BELT_TYPE_Q4_0
 						    ? 0.05f : 0.005f;
-				size_t at = t == BELT_TYPE_Q6_K ? 208 : 0;
-				int n = t == BELT_TYPE_Q4_K ? 2 : 1;
+				size_t at;
+				int n = block_scales(t, &at);
 				for (int i = 0; i < n; i++, at += 2) {
 					uint16_t d = belt_f32_to_fp16(
 						big * (0.02f + rng_f() + 1.0f));

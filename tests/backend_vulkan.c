@@ -509,8 +509,9 @@ static uint8_t *kweights_new(int t, int k, int m, size_t *row_bytes)
 		uint8_t *blk = w + bb * b;
 		for (size_t j = 0; j < bb; j++)
 			blk[j] = (uint8_t)rng_u32();
-		size_t at = t == BELT_TYPE_Q6_K ? 208 : 0;
-		for (int i = 0; i < (t == BELT_TYPE_Q4_K ? 2 : 1); i++, at += 2) {
+		size_t at;
+		int n = block_scales(t, &at);
+		for (int i = 0; i < n; i++, at += 2) {
 			uint16_t d = belt_f32_to_fp16(0.005f * (0.02f + rng_f() + 1.0f));
 			blk[at] = (uint8_t)d;
 			blk[at + 1] = (uint8_t)(d >> 8);

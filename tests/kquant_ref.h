@@ -6,6 +6,7 @@
 #ifndef BELT_TESTS_KQUANT_REF_H
 #define BELT_TESTS_KQUANT_REF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "belt/types.h"
@@ -13,6 +14,15 @@
 static inline uint16_t kq_rd16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+/* Where a block of type t keeps its fp16 scales: the first at byte *at,
+ * returns how many (Q8_0, Q4_0: d first; Q4_K: d and dmin first; Q6_K: d
+ * last, at byte 208). */
+static inline int block_scales(int t, size_t *at)
+{
+	*at = t == BELT_TYPE_Q6_K ? 208 : 0;
+	return t == BELT_TYPE_Q4_K ? 2 : 1;
 }
 
 /* Q4_K's 6-bit scale and min of sub-block j from its 12 packed bytes. */

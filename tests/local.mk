@@ -1,5 +1,5 @@
 # End-to-end tests of the core through the real plugins and YAML.
-noinst_HEADERS += tests/ref.h tests/kquant_ref.h
+noinst_HEADERS += tests/ref.h tests/kquant_ref.h tests/quant_ref.h
 
 check_PROGRAMS += tests/check_golden
 TESTS += tests/check_golden

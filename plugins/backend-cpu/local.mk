@@ -26,3 +26,8 @@ noinst_PROGRAMS += tests/bench-matvec
 tests_bench_matvec_SOURCES = tests/bench_matvec.c
 tests_bench_matvec_CFLAGS = $(AM_CFLAGS) -O3
 tests_bench_matvec_LDADD = libbelt.la -lm
+
+noinst_PROGRAMS += tests/bench-fma-peak
+tests_bench_fma_peak_SOURCES = tests/bench_fma_peak.c
+tests_bench_fma_peak_CFLAGS = $(AM_CFLAGS) -O2 -pthread
+tests_bench_fma_peak_LDFLAGS = -pthread

@@ -216,8 +216,14 @@ static int load_tensors(struct loader *ld, yaml_node_t *map, bool per_layer)
 				rc = load_shape(ld, fv, t);
 			else if (f && !strcmp(f, "or"))
 				rc = take_scalar(ld, fv, "or", &t->fallback);
-			else
-				rc = at(ld, fk, "tensor '%s': unknown field '%s' (expected shape, or)",
+			else if (f && !strcmp(f, "optional")) {
+				const char *b = scalar(fv);
+				rc = b && (!strcmp(b, "true") || !strcmp(b, "false"))
+					     ? (t->optional = !strcmp(b, "true"), 0)
+					     : at(ld, fv, "tensor '%s': optional: expected true or false",
+						  name);
+			} else
+				rc = at(ld, fk, "tensor '%s': unknown field '%s' (expected shape, or, optional)",
 					name, f ? f : "?");
 			if (rc)
 				return -1;
@@ -244,6 +250,8 @@ static int load_op_field(struct loader *ld, struct arch_op *op, const char *f,
 		return take_scalar(ld, fv, "op", &op->op);
 	if (!strcmp(f, "variant"))
 		return take_scalar(ld, fv, "variant", &op->variant);
+	if (!strcmp(f, "if"))
+		return take_scalar(ld, fv, "if", &op->cond);
 	if (!strcmp(f, "patch")) {
 		const char *s = scalar(fv);
 		for (unsigned i = 0; s && i < sizeof patch_names / sizeof *patch_names; i++) {
@@ -286,7 +294,7 @@ static int load_op_field(struct loader *ld, struct arch_op *op, const char *f,
 		}
 		return 0;
 	}
-	return at(ld, fk, "unknown op field '%s' (expected op, variant, bind, params, patch)", f);
+	return at(ld, fk, "unknown op field '%s' (expected op, variant, bind, params, patch, if)", f);
 }
 
 static int load_ops(struct loader *ld, yaml_node_t *seq, enum arch_section sec)
@@ -484,6 +492,7 @@ void belt_arch_free(struct belt_arch *a)
 		struct arch_op *op = &a->ops[i];
 		free(op->op);
 		free(op->variant);
+		free(op->cond);
 		for (unsigned b = 0; b < op->n_bind; b++)
 			free(op->bind[b]);
 		for (unsigned p = 0; p < op->n_param; p++) {

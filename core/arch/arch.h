@@ -34,6 +34,7 @@ struct arch_tensor {
 	char *shape[4];
 	unsigned n_dims;
 	char *fallback; /* "or:" another tensor used when this one is absent */
+	bool optional;	/* "optional: true": a file may lack it */
 	bool per_layer;
 	struct arch_pos pos;
 };
@@ -50,6 +51,9 @@ struct arch_op {
 	unsigned n_param;
 	enum belt_patch patch;
 	enum arch_section section;
+	/* "if: T" builds the op only where tensor T (with {l}) is in the
+	 * file, "if: !T" only where it is not; NULL: always */
+	char *cond;
 	struct arch_pos pos;
 };
 

@@ -1,6 +1,7 @@
 /* Loads conf/arch/<name>.yaml with libyaml's document API into struct
  * belt_arch. Only the shape is checked here; names are resolved against
  * the model and the backend when the dispatch table is built. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -521,4 +522,46 @@ int belt_arch_find(const char *name, const char *dirs, char *out, size_t outsz)
 		d = end ? end + 1 : NULL;
 	}
 	return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int belt_arch_list(const char *dirs, void (*fn)(const char *name, const char *path, void *ud),
+		   void *ud)
+{
+	int found = 0;
+	char path[4096], seen[4096];
+	for (const char *d = dirs; d && *d;) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		snprintf(path, sizeof path, "%.*s", (int)len, d);
+		d = end ? end + 1 : NULL;
+		DIR *dir = len ? opendir(path) : NULL;
+		if (!dir)
+			continue;
+		char *names[256];
+		size_t n = 0;
+		struct dirent *e;
+		while ((e = readdir(dir)) && n < sizeof names / sizeof *names) {
+			size_t l = strlen(e->d_name);
+			if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && (names[n] = strdup(e->d_name)))
+				n++;
+		}
+		closedir(dir);
+		qsort(names, n, sizeof *names, cmp_str);
+		for (size_t i = 0; i < n; i++) {
+			names[i][strlen(names[i]) - 5] = 0;
+			/* the file that loads for this name: the first on the path */
+			if (belt_arch_find(names[i], dirs, seen, sizeof seen) == 0 &&
+			    !strncmp(seen, path, len) && seen[len] == '/') {
+				fn(names[i], seen, ud);
+				found++;
+			}
+			free(names[i]);
+		}
+	}
+	return found;
 }

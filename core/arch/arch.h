@@ -84,5 +84,10 @@ void belt_arch_free(struct belt_arch *a);
 /* Find <name>.yaml in dirs (':'-separated); the full path is written to
  * out. Returns 0 if found. */
 int belt_arch_find(const char *name, const char *dirs, char *out, size_t outsz);
+/* Call fn(name, path, ud) for every <name>.yaml in dirs, each name once
+ * (its first file, as belt_arch_find picks), names sorted within a
+ * directory. Returns how many. */
+int belt_arch_list(const char *dirs, void (*fn)(const char *name, const char *path, void *ud),
+		   void *ud);
 
 #endif

@@ -87,6 +87,13 @@ const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
 	return gt;
 }
 
+int belt_arch_scan(void (*fn)(const char *name, const char *file, void *ud), void *ud,
+		   char *path, size_t pathsz)
+{
+	belt_search_dirs(path, pathsz, NULL, "BELT_ARCH_PATH", BELT_ARCH_DIR, BELT_SRC_ARCH_DIR);
+	return belt_arch_list(path, fn, ud);
+}
+
 static int find_arch_file(const struct belt_model_params *p, const char *arch,
 			  char *path, size_t pathsz, char *err, size_t errsz)
 {

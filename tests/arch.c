@@ -121,6 +121,29 @@ END_TEST
 
 /* A second backends: mapping overwrote the text the first one's settings
  * point into. */
+/* Comparisons give 1 or 0; select(c, a, b) is a where c is not 0. */
+START_TEST(test_expr_compare)
+{
+	struct belt_vars vs = {.n = 0};
+	belt_vars_set(&vs, "l", 5);
+	char err[BELT_ERR_SIZE];
+	double v = -1;
+	static const struct { const char *e; double want; } cases[] = {
+		{"l % 6 < 5", 0}, {"l % 6 <= 5", 1}, {"l > 4", 1}, {"l >= 6", 0},
+		{"l == 5", 1}, {"l != 5", 0}, {"select(l % 2 < 1, 8, 0)", 0},
+		{"select(l == 5, 10000, 1000000)", 10000}, {"(1 < 2) + (2 < 1)", 1},
+		{"select(0, 1, select(1, 2, 3))", 2},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		ck_assert_msg(belt_expr_eval(cases[i].e, &vs, &v, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(v == cases[i].want, "%s = %g, expected %g", cases[i].e, v, cases[i].want);
+	}
+	ck_assert_int_eq(belt_expr_eval("1 < 2 < 3", &vs, &v, err, sizeof err), -1);
+	ck_assert_int_eq(belt_expr_eval("select(1, 2)", &vs, &v, err, sizeof err), -1);
+	ck_assert_int_eq(belt_expr_eval("l = 5", &vs, &v, err, sizeof err), -1);
+}
+END_TEST
+
 static void visit(const char *name, const char *path, void *ud)
 {
 	char *seen = ud;
@@ -186,6 +209,7 @@ static Suite *arch_suite(void)
 	tcase_add_test(tc, test_expr_unary_depth);
 	tcase_add_test(tc, test_config_twice);
 	tcase_add_test(tc, test_list);
+	tcase_add_test(tc, test_expr_compare);
 	suite_add_tcase(s, tc);
 	return s;
 }

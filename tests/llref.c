@@ -134,8 +134,22 @@ static void check_diff(const struct llref_case *c, const char *path, const char 
 		      c->gguf, t.what, path, ref, mean, t.mean);
 }
 
+static void teacher_forced(const struct llref_case *c, bool do_batched, bool do_decode,
+			   struct llref_tol tol_batched, struct llref_tol tol_decode);
+
 void llref_teacher_forced(const struct llref_case *c, struct llref_tol tol_batched,
 			  struct llref_tol tol_decode)
+{
+	teacher_forced(c, true, true, tol_batched, tol_decode);
+}
+
+void llref_teacher_forced_path(const struct llref_case *c, bool batched, struct llref_tol tol)
+{
+	teacher_forced(c, batched, !batched, tol, tol);
+}
+
+static void teacher_forced(const struct llref_case *c, bool do_batched, bool do_decode,
+			   struct llref_tol tol_batched, struct llref_tol tol_decode)
 {
 	json_t *r = record(c, "teacher_forced", 0);
 	size_t n;
@@ -149,22 +163,27 @@ void llref_teacher_forced(const struct llref_case *c, struct llref_tol tol_batch
 	ck_assert(ours);
 	char err[BELT_ERR_SIZE];
 
-	struct belt_session *s = session(m);
-	ck_assert_msg(belt_session_eval_all(s, ids, n, 0, ours, err, sizeof err) == 0, "%s", err);
-	check_diff(c, "batched", c->logits, ours, ref, total, tol_batched);
-	if (ref2 && !tol_batched.exact)
-		check_diff(c, "batched", c->logits2, ours, ref2, total, tol_batched);
-	belt_session_free(s);
-
-	s = session(m);
-	for (size_t p = 0; p < n; p++)
-		ck_assert_msg(belt_session_eval(s, &ids[p], 1, (uint32_t)p, ours + p * n_vocab, err,
-						sizeof err) == 0,
-			      "%s", err);
-	check_diff(c, "decode", c->logits, ours, ref, total, tol_decode);
-	if (ref2 && !tol_decode.exact)
-		check_diff(c, "decode", c->logits2, ours, ref2, total, tol_decode);
-	belt_session_free(s);
+	struct belt_session *s;
+	if (do_batched) {
+		s = session(m);
+		ck_assert_msg(belt_session_eval_all(s, ids, n, 0, ours, err, sizeof err) == 0, "%s",
+			      err);
+		check_diff(c, "batched", c->logits, ours, ref, total, tol_batched);
+		if (ref2 && !tol_batched.exact)
+			check_diff(c, "batched", c->logits2, ours, ref2, total, tol_batched);
+		belt_session_free(s);
+	}
+	if (do_decode) {
+		s = session(m);
+		for (size_t p = 0; p < n; p++)
+			ck_assert_msg(belt_session_eval(s, &ids[p], 1, (uint32_t)p, ours + p * n_vocab,
+							err, sizeof err) == 0,
+				      "%s", err);
+		check_diff(c, "decode", c->logits, ours, ref, total, tol_decode);
+		if (ref2 && !tol_decode.exact)
+			check_diff(c, "decode", c->logits2, ours, ref2, total, tol_decode);
+		belt_session_free(s);
+	}
 	belt_model_free(m);
 	free(ours);
 	free(ref2);

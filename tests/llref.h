@@ -27,6 +27,8 @@ struct llref_case {
  * time under tol_decode; a Check failure names the file and the path. */
 void llref_teacher_forced(const struct llref_case *c, struct llref_tol tol_batched,
 			  struct llref_tol tol_decode);
+/* One of the two: the batched pass (batched true) or token by token. */
+void llref_teacher_forced_path(const struct llref_case *c, bool batched, struct llref_tol tol);
 /* The six greedy records: ids equal over the record's stable prefix
  * (exact tol) or while its margins exceed twice tol.max. */
 void llref_greedy(const struct llref_case *c, struct llref_tol tol);

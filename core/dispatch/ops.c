@@ -76,6 +76,25 @@ static const struct belt_op_contract contracts[] = {
 	 .row_wise = true,
 	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n_head*head_dim"},
 		  {"w", BELT_BIND_WEIGHT, R, "head_dim"}}},
+	/* Gemma: x *= s (the embedding's sqrt(n_embd)), x = cap * tanh(x /
+	 * cap) (final logit soft-capping), GELU-tanh gating, and attention
+	 * with score soft-capping and a sliding window (0: none) */
+	{.op = "scale", .params = "n:i s:f", .n_bind = 1, .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"}}},
+	{.op = "softcap", .params = "n:i cap:f", .n_bind = 1, .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"}}},
+	{.op = "gelu_mul", .params = "n:i", .n_bind = 3, .row_wise = true,
+	 .bind = {{"gate", BELT_BIND_ROWS, R, "n"},
+		  {"up", BELT_BIND_ROWS, R, "n"},
+		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	{.op = "attention_ext",
+	 .params = "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
+	 .n_bind = 5, .row_wise = false, .patches = P(KV_LEN) | P(POS_AND_KV),
+	 .bind = {{"q", BELT_BIND_ROWS, R, "n_head*head_dim"},
+		  {"k_cache", BELT_BIND_CACHE, R, "n_head_kv*head_dim"},
+		  {"v_cache", BELT_BIND_CACHE, R, "n_head_kv*head_dim"},
+		  {"out", BELT_BIND_ROWS, W, "n_head*head_dim"},
+		  {"att", BELT_BIND_WORK, R | W, NULL}}},
 	/* the sampler's chain ops (doc/samplers.md), decode tables only */
 	{.op = "sample_penalty", .params = "n:i last_n:i repeat:f presence:f frequency:f",
 	 .n_bind = 2, .row_wise = true, .sampler = true, .patches = P(POSITION),

@@ -560,6 +560,150 @@ static int prep_vec_weight(const struct cpu_ctx *ctx, const struct belt_cmd *cmd
 	return 0;
 }
 
+/* ---- scale, softcap, gelu_mul: Gemma's elementwise ops ---- */
+
+static void run_scale(const struct cpu_cmd *c, struct cpu_worker *w,
+		      const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	float *x = (float *)c->p[0] + (int64_t)ps->row0 * c->prm[0].i, v = c->prm[1].f;
+	for (int64_t i = i0; i < i1; i++)
+		x[i] *= v;
+}
+
+static void run_softcap(const struct cpu_cmd *c, struct cpu_worker *w,
+			const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	float *x = (float *)c->p[0] + (int64_t)ps->row0 * c->prm[0].i, cap = c->prm[1].f;
+	for (int64_t i = i0; i < i1; i++)
+		x[i] = tanhf(x[i] / cap) * cap;
+}
+
+/* GELU with the tanh approximation, in float (llama.cpp's exact path) */
+static float gelu_tanh(float x)
+{
+	return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * x * (1.0f + 0.044715f * x * x)));
+}
+
+static void run_gelu_mul(const struct cpu_cmd *c, struct cpu_worker *w,
+			 const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	int64_t o = (int64_t)ps->row0 * c->prm[0].i;
+	const float *g = (const float *)c->p[0] + o, *u = (const float *)c->p[1] + o;
+	float *out = (float *)c->p[2] + o;
+	for (int64_t i = i0; i < i1; i++)
+		out[i] = gelu_tanh(g[i]) * u[i];
+}
+
+/* scale and softcap: x of n per row; s or cap a float (cap above 0) */
+static int prep_x_float(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx;
+	(void)c;
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	float v = cmd->param[1].f;
+	if (!isfinite(v) || (!strcmp(cmd->kernel->op, "softcap") && !(v > 0.0f)))
+		return belt_errf(err, errsz, "%s: %s %g: expected a finite%s number", label(cmd),
+				 cmd->kernel->op, (double)v,
+				 strcmp(cmd->kernel->op, "softcap") ? "" : " positive");
+	pr->len = cmd->param[0].i;
+	pr->align = 16;
+	pr->item_bytes = 8;
+	return 0;
+}
+
+/* ---- attention_ext: attention with soft-capped scores and a window ---- */
+
+/* Row r of the pass, head h: the keys it sees (the cache up to its slot,
+ * in a tree the cache before pos and its ancestors), those within window
+ * positions of its own (window 0: all), scores scale * q.k soft-capped
+ * (softcap 0: not), softmax, the weighted values. */
+static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+		       int h, float *att)
+{
+	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i, hd = c->prm[2].i;
+	float scale = c->prm[4].f, cap = c->prm[5].f;
+	int64_t window = c->prm[6].i;
+	size_t kv_dim = (size_t)n_head_kv * hd, q_dim = (size_t)n_head * hd;
+	size_t kv_off = (size_t)(h / (n_head / n_head_kv)) * hd;
+	const float *q = (const float *)c->p[0] + r * q_dim + (size_t)h * hd;
+	float *out = (float *)c->p[3] + r * q_dim + (size_t)h * hd;
+	struct belt_row_at at;
+	cpu_row_at(c, ps, r, &at);
+	/* a tree row: at ps->pos + depth; in a chain, at its slot */
+	uint32_t n = at.n_kv, depth = r;
+	if (ps->parent) {
+		depth = 0;
+		for (int32_t a = ps->parent[r]; a >= 0; a = ps->parent[a])
+			depth++;
+		n = ps->pos + r + 1;
+	}
+	int64_t qpos = (int64_t)ps->pos + depth;
+	float mx = -INFINITY;
+	for (uint32_t t = 0; t < n; t++) {
+		int64_t kpos = t;
+		bool seen = true;
+		if (ps->parent && t >= ps->pos) {
+			/* slot pos + a holds row a, at pos + depth(a): an ancestor? */
+			uint32_t a = t - ps->pos;
+			int32_t b = (int32_t)r;
+			while (b > (int32_t)a)
+				b = ps->parent[b];
+			seen = b == (int32_t)a;
+			kpos = (int64_t)ps->pos;
+			for (int32_t e = ps->parent[a]; e >= 0; e = ps->parent[e])
+				kpos++;
+		}
+		if (seen && window > 0 && qpos - kpos >= window)
+			seen = false;
+		if (!seen) {
+			att[t] = -INFINITY;
+			continue;
+		}
+		const float *k = (const float *)c->p[1] + kv_off + (size_t)t * kv_dim;
+		float s = 0.0f;
+		for (int d = 0; d < hd; d++)
+			s += q[d] * k[d];
+		s *= scale;
+		if (cap > 0.0f)
+			s = tanhf(s / cap) * cap;
+		att[t] = s;
+		mx = s > mx ? s : mx;
+	}
+	float sum = 0.0f;
+	for (uint32_t t = 0; t < n; t++) {
+		att[t] = att[t] == -INFINITY ? 0.0f : expf(att[t] - mx);
+		sum += att[t];
+	}
+	for (int d = 0; d < hd; d++)
+		out[d] = 0.0f;
+	for (uint32_t t = 0; t < n; t++) {
+		if (att[t] == 0.0f)
+			continue;
+		const float *v = (const float *)c->p[2] + kv_off + (size_t)t * kv_dim;
+		float p = att[t] / sum;
+		for (int d = 0; d < hd; d++)
+			out[d] += p * v[d];
+	}
+}
+
+static void run_attention_ext(const struct cpu_cmd *c, struct cpu_worker *w,
+			      const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	int n_head = c->prm[0].i, n_ctx = c->prm[3].i;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)(i / n_head);
+		int h = (int)(i % n_head);
+		float *att = ps->batched ? (float *)w->scratch : (float *)c->p[4] + (size_t)h * n_ctx;
+		attend_ext(c, ps, r, h, att);
+	}
+}
+
 /* ---- attention over pos + 1 cached positions ---- */
 
 /* One head of row r of a tree pass: the cache before pos, then the row's
@@ -690,6 +834,22 @@ static int prep_attention(const struct cpu_ctx *ctx,
 	return 0;
 }
 
+static int prep_attention_ext(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			      struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	if (prep_attention(ctx, cmd, c, pr, err, errsz))
+		return -1;
+	float cap = cmd->param[5].f;
+	if (!(cap >= 0.0f) || !isfinite(cap) || cmd->param[6].i < 0)
+		return belt_errf(err, errsz, "%s: attention_ext softcap %g and window %d: expected "
+				 "numbers of at least 0", label(cmd), (double)cap, cmd->param[6].i);
+	/* head by head (attend_ext), whatever the rows */
+	c->run = run_attention_ext;
+	pr->len = cmd->param[0].i;
+	pr->rows_per_item = 1;
+	return 0;
+}
+
 /* ---- elementwise ---- */
 
 /* Rows are contiguous: items count elements from the pass's first row. */
@@ -790,6 +950,10 @@ OP(op_rope, CPU_W_F32, run_rope, prep_rope);
 OP(op_kv_store, CPU_W_F32, run_kv_store, prep_kv_store);
 OP(op_bias_add, CPU_W_F32, run_bias_add, prep_vec_weight);
 OP(op_rmsnorm_heads, CPU_W_F32, run_rmsnorm_heads, prep_vec_weight);
+OP(op_scale, CPU_W_F32, run_scale, prep_x_float);
+OP(op_softcap, CPU_W_F32, run_softcap, prep_x_float);
+OP(op_gelu_mul, CPU_W_F32, run_gelu_mul, prep_elementwise);
+OP(op_attention_ext, CPU_W_F32, run_attention_ext, prep_attention_ext);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -839,6 +1003,12 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("kv_store", BELT_TYPE_ANY, 4, "n:i", op_kv_store),
 	KERNEL("bias_add", BELT_TYPE_ANY, 2, "n:i", op_bias_add),
 	KERNEL("rmsnorm_heads", BELT_TYPE_ANY, 2, "n_head:i head_dim:i eps:f", op_rmsnorm_heads),
+	KERNEL("scale", BELT_TYPE_ANY, 1, "n:i s:f", op_scale),
+	KERNEL("softcap", BELT_TYPE_ANY, 1, "n:i cap:f", op_softcap),
+	KERNEL("gelu_mul", BELT_TYPE_ANY, 3, "n:i", op_gelu_mul),
+	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
+	       op_attention_ext),
 };
 
 const size_t cpu_n_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0];

@@ -307,6 +307,50 @@ static int prep_vec_weight(const struct belt_cmd *cmd, struct vk_prep *pr, char 
 	return 0;
 }
 
+/* ---- scale, softcap (x and a float), attention_ext ---- */
+
+static int prep_x_float(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	float v = cmd->param[1].f;
+	bool cap = !strcmp(cmd->kernel->op, "softcap");
+	if (!isfinite(v) || (cap && !(v > 0.0f)))
+		return belt_errf(err, errsz, "%s: %s %g: expected a finite%s number", label(cmd),
+				 cmd->kernel->op, (double)v, cap ? " positive" : "");
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
+	return 0;
+}
+
+#define ATT_EXT_HD 256 /* shaders/attention_ext.comp HDMAX */
+
+static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+			      size_t errsz)
+{
+	if (prep_heads(cmd, err, errsz) || need_int(cmd, 3, "n_ctx", 1, err, errsz) ||
+	    need_int(cmd, 6, "window", 0, err, errsz))
+		return -1;
+	int n_head = cmd->param[0].i, head_dim = cmd->param[2].i;
+	float cap = cmd->param[5].f;
+	if (head_dim > ATT_EXT_HD || !(cap >= 0.0f) || !isfinite(cap))
+		return belt_errf(err, errsz,
+				 "%s: attention_ext head_dim %d (this backend takes up to %d) and "
+				 "softcap %g (at least 0)",
+				 label(cmd), head_dim, ATT_EXT_HD, (double)cap);
+	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
+	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
+	    need(cmd, 1, "k_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 2, "v_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 3, "out", q_bytes, err, errsz))
+		return -1;
+	pr->groups = (uint32_t)n_head; /* a workgroup per head, per row */
+	pr->max_pos = min_u64((uint64_t)cmd->param[3].i,
+			      min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	return 0;
+}
+
 /* ---- attention ---- */
 
 static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
@@ -497,6 +541,10 @@ OP(op_rope_ff, VK_SH_ROPE_FF, BELT_TYPE_ANY, prep_rope, fill_rope_scaled);
 OP(op_kv_store, VK_SH_KV_STORE, BELT_TYPE_ANY, prep_kv_store, NULL);
 OP(op_bias_add, VK_SH_BIAS_ADD, BELT_TYPE_ANY, prep_vec_weight, NULL);
 OP(op_rmsnorm_heads, VK_SH_RMSNORM_HEADS, BELT_TYPE_ANY, prep_vec_weight, NULL);
+OP(op_scale, VK_SH_SCALE, BELT_TYPE_ANY, prep_x_float, NULL);
+OP(op_softcap, VK_SH_SOFTCAP, BELT_TYPE_ANY, prep_x_float, NULL);
+OP(op_gelu_mul, VK_SH_GELU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
+OP(op_attention_ext, VK_SH_ATTENTION_EXT, BELT_TYPE_ANY, prep_attention_ext, NULL);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -552,6 +600,12 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("kv_store", BELT_TYPE_ANY, 4, "n:i", op_kv_store),
 	KERNEL("bias_add", BELT_TYPE_ANY, 2, "n:i", op_bias_add),
 	KERNEL("rmsnorm_heads", BELT_TYPE_ANY, 2, "n_head:i head_dim:i eps:f", op_rmsnorm_heads),
+	KERNEL("scale", BELT_TYPE_ANY, 1, "n:i s:f", op_scale),
+	KERNEL("softcap", BELT_TYPE_ANY, 1, "n:i cap:f", op_softcap),
+	KERNEL("gelu_mul", BELT_TYPE_ANY, 3, "n:i", op_gelu_mul),
+	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
+	       op_attention_ext),
 };
 
 const size_t vk_n_kernels = sizeof vk_kernels / sizeof vk_kernels[0];

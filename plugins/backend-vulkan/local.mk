@@ -246,6 +246,21 @@ plugins/backend-vulkan/spv/bias_add.spv.h: $(srcdir)/shaders/bias_add.comp $(src
 plugins/backend-vulkan/spv/rmsnorm_heads.spv.h: $(srcdir)/shaders/rmsnorm_heads.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rmsnorm_heads.comp
 EXTRA_DIST += shaders/rope.comp shaders/kv_store.comp shaders/bias_add.comp shaders/rmsnorm_heads.comp
+# Gemma's: embedding scale, soft-capping, GELU-tanh gating, attention with
+# soft-capped scores and a sliding window
+VK_SPV += plugins/backend-vulkan/spv/scale.spv.h \
+	plugins/backend-vulkan/spv/softcap.spv.h \
+	plugins/backend-vulkan/spv/gelu_mul.spv.h \
+	plugins/backend-vulkan/spv/attention_ext.spv.h
+plugins/backend-vulkan/spv/scale.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/scale.comp
+plugins/backend-vulkan/spv/softcap.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSOFTCAP -o $@ $(srcdir)/shaders/scale.comp
+plugins/backend-vulkan/spv/gelu_mul.spv.h: $(srcdir)/shaders/gelu_mul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/gelu_mul.comp
+plugins/backend-vulkan/spv/attention_ext.spv.h: $(srcdir)/shaders/attention_ext.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_ext.comp
+EXTRA_DIST += shaders/scale.comp shaders/gelu_mul.comp shaders/attention_ext.comp shaders/tanh.glsl
 
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan

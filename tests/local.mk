@@ -164,3 +164,12 @@ TESTS += tests/fuzz/run-fuzz.sh
 endif
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run-fuzz.sh tests/fuzz/replay-check.sh \
 	tests/fuzz/seeds.sh tests/fuzz/arch.dict tests/fuzz/cli.dict
+
+# belt quantize: each type's round trip through tests/quant_ref.h, byte
+# equality with llama-quantize's files ($BELT_SHARED_DIR/models/quant),
+# the mix rules, malformed input and the CLI through $BELT_BIN.
+check_PROGRAMS += tests/check_quantize
+TESTS += tests/check_quantize
+tests_check_quantize_SOURCES = tests/quantize.c tests/ref.c tests/synth/synth.c
+tests_check_quantize_CFLAGS = $(TEST_CFLAGS) -ffp-contract=off
+tests_check_quantize_LDADD = $(TEST_LIBS) -lm

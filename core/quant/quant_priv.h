@@ -67,9 +67,9 @@ void quant_iq4_xs(const float *x, uint8_t *dst, int64_t n);
 float quant_fit_sym(int n, int nmax, const float *x, int8_t *L);
 /* Symmetric 3-bit: coordinate descent on the levels (weights x^2). */
 float quant_fit_q3(int n, int nmax, const float *x, int8_t *L);
-/* Asymmetric, levels 0..nmax: scale and min over nstep + 1 candidate
- * scales (rmin + rdelta * is), weighted by w, error |d| (mad) or d^2;
- * *neg_min gets -min >= 0. */
+/* Asymmetric (n <= 32), levels 0..nmax: scale and min over nstep + 1
+ * candidate scales (rmin + rdelta * is), weighted by w, error |d| (mad) or
+ * d^2; *neg_min gets -min >= 0. */
 float quant_fit_affine(int n, int nmax, const float *x, const float *w, uint8_t *L,
 		       float *neg_min, float rmin, float rdelta, int nstep, int mad);
 

@@ -574,6 +574,27 @@ START_TEST(cli_misuse)
 }
 END_TEST
 
+/* belt info: bytes and bits per weight per type, and of the matrices
+ * and all tensors, as the reference README's inventory gives them. */
+START_TEST(info_bits_per_weight)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "'%s' info -m '%s' >'%s' 2>&1", belt_bin(),
+		 shared_path("models/quant/quant-base.q4_k_m.gguf"), tmp("info"));
+	ck_assert_int_eq(system(cmd), 0);
+	static char text[1 << 16];
+	FILE *f = fopen(tmp("info"), "rb");
+	ck_assert_ptr_nonnull(f);
+	text[fread(text, 1, sizeof text - 1, f)] = 0;
+	fclose(f);
+	ck_assert_msg(strstr(text, "bits per weight: 4.8570 (matrices), 4.8753 (all)"), "%s", text);
+	ck_assert_msg(strstr(text, "q6_k       5 tensors       0.46 MiB       483840 bytes   6.5625 bpw"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "q4_k      25 tensors       1.51 MiB      1585152 bytes   4.5000 bpw"),
+		      "%s", text);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("quantize");
@@ -599,6 +620,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, non_finite_weight, 0, 2);
 	tcase_add_test(tc, malformed_inputs);
 	tcase_add_test(tc, cli_misuse);
+	tcase_add_test(tc, info_bits_per_weight);
 	suite_add_tcase(s, tc);
 	return s;
 }

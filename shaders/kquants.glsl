@@ -120,7 +120,7 @@ uint kq_span(uint u, uint s)
 	return 64u * (u / 4u) + 32u * (s / 2u) + 8u * (u % 4u) + 4u * (s % 2u);
 }
 
-float kq_dot(uint base, uint u, vec4 xv[4])
+float kq_dot(uint base, uint u, vec4 xv[4], vec4 xs)
 {
 	uint g = u / 4u, p = u % 4u;
 	uint b[2], h[2];
@@ -132,15 +132,14 @@ float kq_dot(uint base, uint u, vec4 xv[4])
 	[[unroll]] for (uint hi = 0; hi < 2u; hi++) {
 		uint sc, mn;
 		q4k_scale_min(base, 2u * g + hi, sc, mn);
-		float sq = 0.0, sx = 0.0;
+		float sq = 0.0;
 		[[unroll]] for (uint w = 0; w < 2u; w++) {
-			uvec4 q = (kq_bytes(b[w]) >> (4u * hi)) & 15u;
-			q |= ((kq_bytes(h[w]) >> (2u * g + hi)) & 1u) << 4;
-			sq += dot(vec4(q), xv[2u * hi + w]);
-			sx += dot(vec4(1.0), xv[2u * hi + w]);
+			uint q = ((b[w] >> (4u * hi)) & 0x0F0F0F0Fu) |
+				 (((h[w] >> (2u * g + hi)) & 0x01010101u) << 4);
+			sq += dot(kq_f4(q), xv[2u * hi + w]);
 		}
 		sd += float(sc) * sq;
-		sm += float(mn) * sx;
+		sm += float(mn) * (xs[2u * hi] + xs[2u * hi + 1u]);
 	}
 	return half_f(uint(w16[base])) * sd - half_f(uint(w16[base + 1u])) * sm;
 }
@@ -163,15 +162,15 @@ void kq_group16(uint base, uint g, out float v[16])
 	}
 }
 
-float kq_dot(uint base, uint u, vec4 xv[4])
+float kq_dot(uint base, uint u, vec4 xv[4], vec4 xs)
 {
 	uint n = u / 8u, p = u % 8u;
-	uvec4 q = kq_bytes(kq_u32(base + 8u + 16u * n + 2u * p));
+	uint b = kq_u32(base + 8u + 16u * n + 2u * p);
 	float sd = 0.0, sm = 0.0;
 	[[unroll]] for (uint j = 0; j < 4u; j++) {
 		uint sc = kq_byte(base, 8u * n + 2u * j + p / 4u);
-		sd += float(sc & 15u) * dot(vec4((q >> (2u * j)) & 3u), xv[j]);
-		sm += float(sc >> 4) * dot(vec4(1.0), xv[j]);
+		sd += float(sc & 15u) * dot(kq_f4((b >> (2u * j)) & 0x03030303u), xv[j]);
+		sm += float(sc >> 4) * xs[j];
 	}
 	return half_f(uint(w16[base + 40u])) * sd - half_f(uint(w16[base + 41u])) * sm;
 }
@@ -197,15 +196,16 @@ void kq_group16(uint base, uint g, out float v[16])
 	}
 }
 
-float kq_dot(uint base, uint u, vec4 xv[4])
+float kq_dot(uint base, uint u, vec4 xv[4], vec4 xs)
 {
 	uint n = u / 8u, p = u % 8u;
-	uvec4 q = kq_bytes(kq_u32(base + 16u + 16u * n + 2u * p));
-	uvec4 h = kq_bytes(kq_u32(base + 2u * p)) >> (4u * n);
+	uint b = kq_u32(base + 16u + 16u * n + 2u * p);
+	uint h = kq_u32(base + 2u * p) >> (4u * n);
 	float s = 0.0;
 	[[unroll]] for (uint j = 0; j < 4u; j++) {
-		ivec4 qs = ivec4((q >> (2u * j)) & 3u) - 4 * ivec4(1u - ((h >> j) & 1u));
-		s += float(q3k_scale(base, 8u * n + 2u * j + p / 4u)) * dot(vec4(qs), xv[j]);
+		// q + 4 in each byte: 4 where the hmask bit is set, so - 4 after
+		uint q = ((b >> (2u * j)) & 0x03030303u) | (((h >> j) & 0x01010101u) << 2);
+		s += float(q3k_scale(base, 8u * n + 2u * j + p / 4u)) * dot(kq_f4(q) - 4.0, xv[j]);
 	}
 	return half_f(uint(w16[base + 54u])) * s;
 }
@@ -225,9 +225,8 @@ void kq_group16(uint base, uint g, out float v[16])
 	float dl = iq4xs_scale(base, ib);
 	[[unroll]] for (uint t = 0; t < 16u; t += 4u) {
 		uvec4 q = (kq_bytes(kq_u32(base + 4u + 8u * ib + t / 2u)) >> (4u * (g % 2u))) & 15u;
-		ivec4 kv = iq4_values(q);
 		[[unroll]] for (uint i = 0; i < 4u; i++)
-			v[t + i] = dl * float(kv[i]);
+			v[t + i] = dl * float(iq4_value(q[i]));
 	}
 }
 
@@ -236,17 +235,15 @@ uint kq_span(uint u, uint s)
 	return 32u * (u / 2u) + 16u * (s / 2u) + 8u * (u % 2u) + 4u * (s % 2u);
 }
 
-float kq_dot(uint base, uint u, vec4 xv[4])
+float kq_dot(uint base, uint u, vec4 xv[4], vec4 xs)
 {
 	uint ib = u / 2u, p = u % 2u;
 	uint b[2];
 	b[0] = kq_u32(base + 4u + 8u * ib + 4u * p);
 	b[1] = kq_u32(base + 4u + 8u * ib + 4u * p + 2u);
 	float s = 0.0;
-	[[unroll]] for (uint r = 0; r < 4u; r++) {
-		uvec4 q = (kq_bytes(b[r % 2u]) >> (4u * (r / 2u))) & 15u;
-		s += dot(vec4(iq4_values(q)), xv[r]);
-	}
+	[[unroll]] for (uint r = 0; r < 4u; r++)
+		s += dot(iq4_f4((b[r % 2u] >> (4u * (r / 2u))) & 0x0F0F0F0Fu), xv[r]);
 	return iq4xs_scale(base, ib) * s;
 }
 #endif

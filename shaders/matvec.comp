@@ -18,6 +18,11 @@ layout(binding = 2) writeonly buffer Y { float y[]; };
 
 shared float part[NR * 256];
 
+#if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
+// the IQ4 codebook as floats: a shared load per weight, not selects
+shared float iq4_sh[16];
+#define KQ_IQ4_TABLE iq4_sh
+#endif
 #include "quants.glsl"
 
 #if defined(TYPE_F16)
@@ -41,6 +46,11 @@ void main()
 		return;
 	uint nr = min(NR, m - r0);
 	uint tid = gl_LocalInvocationID.x;
+#if defined(KQ_IQ4_TABLE)
+	if (tid < 16u)
+		iq4_sh[tid] = float(iq4_value(tid));
+	barrier();
+#endif
 	uint wo = pc.o[0], xo = pc.o[1];
 	float acc[NR];
 	[[unroll]] for (uint r = 0; r < NR; r++)
@@ -137,9 +147,12 @@ void main()
 			uint xi = xo + b * KQ_BLOCK + kq_span(u, s);
 			xv[s] = xal ? x4[xi / 4u] : vec4(x[xi], x[xi + 1u], x[xi + 2u], x[xi + 3u]);
 		}
+		// sums of x for the types with a min (unused, and dropped, else)
+		vec4 xs = vec4(dot(xv[0], vec4(1.0)), dot(xv[1], vec4(1.0)),
+			       dot(xv[2], vec4(1.0)), dot(xv[3], vec4(1.0)));
 		[[unroll]] for (uint r = 0; r < NR; r++)
 			if (r < nr)
-				acc[r] += kq_dot(wo + ((r0 + r) * nb + b) * KQ_WORDS, u, xv);
+				acc[r] += kq_dot(wo + ((r0 + r) * nb + b) * KQ_WORDS, u, xv, xs);
 	}
 #elif defined(KQ_BLOCK)
 	// Q4_K, Q6_K: a thread per run of 16 weights, which one scale covers

@@ -18,9 +18,10 @@
 //              each quant byte once;
 //   kq_span(u, s)           the block's element where run s of unit u
 //              starts (a multiple of 4);
-//   kq_dot(base, u, xv)     sum of unit u's weights times xv[s] (x at the
-//              runs), each sub-block's scale (and min) applied once to
-//              its sums of q * x (and of x).
+//   kq_dot(base, u, xv, xs) sum of unit u's weights times xv[s] (x at the
+//              runs; xs[s] the sum of xv[s], the same for every row), each
+//              sub-block's scale (and min) applied once to its sums of
+//              q * x (and of x).
 #if defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_IQ4_NL) || \
 	defined(TYPE_Q2_K) || defined(TYPE_Q3_K) || defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || \
 	defined(TYPE_Q6_K) || defined(TYPE_IQ4_XS)
@@ -48,9 +49,24 @@ int iq4_value(uint q)
 	return int(w << (24u - 8u * (q & 3u))) >> 24;
 }
 
-ivec4 iq4_values(uvec4 q)
+// The 4 bytes of b as floats. kq_dot works on 4 weights in the bytes of
+// a uint (masks and shifts of the whole word), then converts them here.
+vec4 kq_f4(uint b) { return vec4(b & 255u, (b >> 8) & 255u, (b >> 16) & 255u, b >> 24); }
+
+// bits 0..3 of x to bit 0 of bytes 0..3
+uint kq_spread4(uint x) { return (x * 0x00204081u) & 0x01010101u; }
+
+// the values of the 4 codes in the bytes of b; from KQ_IQ4_TABLE (a float
+// table of the 16 in shared memory) where the including shader has one
+vec4 iq4_f4(uint b)
 {
-	return ivec4(iq4_value(q.x), iq4_value(q.y), iq4_value(q.z), iq4_value(q.w));
+#if defined(KQ_IQ4_TABLE)
+	return vec4(KQ_IQ4_TABLE[b & 15u], KQ_IQ4_TABLE[(b >> 8) & 15u],
+		    KQ_IQ4_TABLE[(b >> 16) & 15u], KQ_IQ4_TABLE[(b >> 24) & 15u]);
+#else
+	return vec4(iq4_value(b & 15u), iq4_value((b >> 8) & 15u),
+		    iq4_value((b >> 16) & 15u), iq4_value((b >> 24) & 15u));
+#endif
 }
 
 #include "quants32.glsl"

@@ -59,7 +59,7 @@ void kq_group16(uint base, uint g, out float v[16])
 	}
 }
 
-float kq_dot(uint base, uint u, vec4 xv[4])
+float kq_dot(uint base, uint u, vec4 xv[4], vec4 xs)
 {
 	uint b[2];
 	b[0] = kq_u32(base + KQ_QS + 4u * u);
@@ -68,26 +68,22 @@ float kq_dot(uint base, uint u, vec4 xv[4])
 	uint qh = kq_u32(base + KQ_QH);
 #endif
 	float s = 0.0;
-#if defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
-	float sx = 0.0;
-#endif
 	[[unroll]] for (uint r = 0; r < 4u; r++) {
-		uvec4 q = (kq_bytes(b[r % 2u]) >> (4u * (r / 2u))) & 15u;
+		uint q = (b[r % 2u] >> (4u * (r / 2u))) & 0x0F0F0F0Fu;
 #if defined(KQ_QH)
-		q |= ((uvec4(qh) >> (uvec4(0u, 1u, 2u, 3u) + kq_span(u, r))) & 1u) << 4;
+		q |= kq_spread4((qh >> kq_span(u, r)) & 15u) << 4;
 #endif
 #if defined(TYPE_Q5_0)
-		s += dot(vec4(ivec4(q) - 16), xv[r]);
+		s += dot(kq_f4(q) - 16.0, xv[r]);
 #elif defined(TYPE_IQ4_NL)
-		s += dot(vec4(iq4_values(q)), xv[r]);
+		s += dot(iq4_f4(q), xv[r]);
 #else
-		s += dot(vec4(q), xv[r]);
-		sx += dot(vec4(1.0), xv[r]);
+		s += dot(kq_f4(q), xv[r]);
 #endif
 	}
 	float d = half_f(uint(w16[base]));
 #if defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
-	return d * s + half_f(uint(w16[base + 1u])) * sx;
+	return d * s + half_f(uint(w16[base + 1u])) * (xs.x + xs.y + xs.z + xs.w);
 #else
 	return d * s;
 #endif

@@ -715,7 +715,8 @@ static uint8_t *qweights_new(int t, int k, int m, size_t *row_bytes)
  * offset (qoffset: the backend sums q x and x per sub-block and applies
  * the scale and the offset once, in float). Shapes: one block to 16
  * super-blocks (32-blocks: 3 blocks too, k not a multiple of 256), rows
- * that fill a workgroup partly, passes that fill a tile partly. */
+ * that fill a workgroup partly, passes that fill a tile partly, and
+ * bindings at offsets off their alignment. */
 START_TEST(test_quant_matvec)
 {
 	struct be vk = open_vk();
@@ -727,9 +728,12 @@ START_TEST(test_quant_matvec)
 					{512, 65, 7},	{1024, 130, 70}, {96, 33, 1},
 					{96, 33, 5}};
 	double worst[2] = {0, 0}; /* one-row table, batched */
-	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-		int k = shapes[s][0], m = shapes[s][1];
-		uint32_t n = (uint32_t)shapes[s][2];
+	/* the last two: W 2 bytes and x one float past their bindings'
+	 * alignment (16-bit words at odd offsets, x without vec4 loads) */
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] + 2; s++) {
+		bool shifted = s >= sizeof shapes / sizeof shapes[0];
+		int k = shifted ? 512 : shapes[s][0], m = shifted ? 19 : shapes[s][1];
+		uint32_t n = shifted ? 1 : (uint32_t)shapes[s][2];
 		if (k % (int)belt_type_block(t))
 			continue;
 		size_t rb, bb = belt_type_block_bytes(t), qb = belt_type_block(t);
@@ -738,7 +742,10 @@ START_TEST(test_quant_matvec)
 		float *wr = malloc((size_t)k * 4);
 		double *off = malloc((size_t)k * sizeof *off);
 		fill(x, (size_t)n * k);
-		backend_matmul(&vk, t, w, rb, x, k, m, n, y);
+		if (shifted)
+			backend_matvec(&vk, t, w, rb, x, k, m, s % 2 ? 2 : 6, s % 2 ? 4 : 12, y);
+		else
+			backend_matmul(&vk, t, w, rb, x, k, m, n, y);
 		for (int r = 0; r < m; r++) {
 			const uint8_t *row = w + rb * (size_t)r;
 			ck_assert_int_eq(quant_ref_row(t, row, (size_t)k, wr), 0);

@@ -224,9 +224,9 @@ void kq_group16(uint base, uint g, out float v[16])
 	uint ib = g / 2u;
 	float dl = iq4xs_scale(base, ib);
 	[[unroll]] for (uint t = 0; t < 16u; t += 4u) {
-		uvec4 q = (kq_bytes(kq_u32(base + 4u + 8u * ib + t / 2u)) >> (4u * (g % 2u))) & 15u;
+		vec4 kv = iq4_f4((kq_u32(base + 4u + 8u * ib + t / 2u) >> (4u * (g % 2u))) & 0x0F0F0F0Fu);
 		[[unroll]] for (uint i = 0; i < 4u; i++)
-			v[t + i] = dl * float(iq4_value(q[i]));
+			v[t + i] = dl * kv[i];
 	}
 }
 

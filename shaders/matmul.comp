@@ -40,6 +40,11 @@ shared vec4 xs[BK][BN / 4 + 1];
 // A thread's weight row of a step as loaded (converted when staged): its
 // BK values, or (Q8_0, Q4_0) the block's quants that hold them and the
 // block's scale.
+#if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
+// the IQ4 codebook as floats: a shared load per weight, not selects
+shared float iq4_sh[16];
+#define KQ_IQ4_TABLE iq4_sh
+#endif
 #include "quants.glsl"
 #if defined(TYPE_F32) || defined(KQ_BLOCK)
 struct WR { vec4 v[4]; };
@@ -199,6 +204,11 @@ void main()
 	if (tb >= rend)
 		return;
 	uint tid = gl_LocalInvocationID.x;
+#if defined(KQ_IQ4_TABLE)
+	if (tid < 16u)
+		iq4_sh[tid] = float(iq4_value(tid));
+	barrier();
+#endif
 	WS ws_;
 	ws_.wo = pc.o[0];
 	ws_.k = k;

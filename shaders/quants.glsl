@@ -56,17 +56,22 @@ vec4 kq_f4(uint b) { return vec4(b & 255u, (b >> 8) & 255u, (b >> 16) & 255u, b 
 // bits 0..3 of x to bit 0 of bytes 0..3
 uint kq_spread4(uint x) { return (x * 0x00204081u) & 0x01010101u; }
 
-// the values of the 4 codes in the bytes of b; from KQ_IQ4_TABLE (a float
-// table of the 16 in shared memory) where the including shader has one
-vec4 iq4_f4(uint b)
+// the value of code q (< 16) as a float; from KQ_IQ4_TABLE (the 16 in
+// shared memory, filled by the including shader) where there is one
+float iq4_f(uint q)
 {
 #if defined(KQ_IQ4_TABLE)
-	return vec4(KQ_IQ4_TABLE[b & 15u], KQ_IQ4_TABLE[(b >> 8) & 15u],
-		    KQ_IQ4_TABLE[(b >> 16) & 15u], KQ_IQ4_TABLE[(b >> 24) & 15u]);
+	return KQ_IQ4_TABLE[q];
 #else
-	return vec4(iq4_value(b & 15u), iq4_value((b >> 8) & 15u),
-		    iq4_value((b >> 16) & 15u), iq4_value((b >> 24) & 15u));
+	return float(iq4_value(q));
 #endif
+}
+
+// the values of the 4 codes in the bytes of b
+vec4 iq4_f4(uint b)
+{
+	return vec4(iq4_f(b & 15u), iq4_f((b >> 8) & 15u), iq4_f((b >> 16) & 15u),
+		    iq4_f((b >> 24) & 15u));
 }
 
 #include "quants32.glsl"

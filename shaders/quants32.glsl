@@ -52,7 +52,7 @@ void kq_group16(uint base, uint g, out float v[16])
 #elif defined(TYPE_Q5_0)
 			float w = float(int(q[i]) - 16) * d;
 #else
-			float w = d * float(iq4_value(q[i]));
+			float w = d * iq4_f(q[i]);
 #endif
 			v[t + i] = w;
 		}

@@ -8,7 +8,7 @@
 //              block (every block is a whole number of them);
 //   kq_group16(base, g, v)  the g-th run of 16 consecutive weights of the
 //              block at word base, as the floats ggml's dequantize_row_*
-//              computes (the CPU backend's; embed is bit-exact with it);
+//              computes (tests/quant_ref.h's; embed is bit-exact with them);
 //   kq_at(base, e)          weight e of the block;
 // and, for the types whose matvec takes a thread per unit (all but Q4_K
 // and Q6_K, which take a run of 16 each):
@@ -22,6 +22,9 @@
 //              runs; xs[s] the sum of xv[s], the same for every row), each
 //              sub-block's scale (and min) applied once to its sums of
 //              q * x (and of x).
+// A shader may define KQ_IQ4_TABLE, a shared float[16] it fills with
+// float(iq4_value(i)) before any IQ4 weight is read; else codes are
+// turned into values by selects.
 #if defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_IQ4_NL) || \
 	defined(TYPE_Q2_K) || defined(TYPE_Q3_K) || defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || \
 	defined(TYPE_Q6_K) || defined(TYPE_IQ4_XS)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -120,6 +121,42 @@ END_TEST
 
 /* A second backends: mapping overwrote the text the first one's settings
  * point into. */
+static void visit(const char *name, const char *path, void *ud)
+{
+	char *seen = ud;
+	size_t n = strlen(seen);
+	snprintf(seen + n, 1024 - n, "%s=%s ", name, strrchr(path, '/') ? strrchr(path, '/') - 2 : path);
+}
+
+/* belt_arch_list: every name once, from the first directory that has it
+ * (what belt_arch_find loads), names sorted within a directory. */
+START_TEST(test_list)
+{
+	char a[4200], b[4200], path[8500], f[8600];
+	snprintf(a, sizeof a, "%s/a1", dir);
+	snprintf(b, sizeof b, "%s/b2", dir);
+	ck_assert_int_eq(mkdir(a, 0755), 0);
+	ck_assert_int_eq(mkdir(b, 0755), 0);
+	const char *files[] = {"a1/u.yaml", "a1/t.yaml", "b2/t.yaml", "b2/v.yaml", "b2/notes.txt"};
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(f, sizeof f, "%s/%s", dir, files[i]);
+		FILE *fp = fopen(f, "w");
+		ck_assert_ptr_nonnull(fp);
+		fclose(fp);
+	}
+	snprintf(path, sizeof path, "%s/missing:%s:%s", dir, a, b);
+	char seen[1024] = "";
+	ck_assert_int_eq(belt_arch_list(path, visit, seen), 3);
+	ck_assert_str_eq(seen, "t=a1/t.yaml u=a1/u.yaml v=b2/v.yaml ");
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(f, sizeof f, "%s/%s", dir, files[i]);
+		unlink(f);
+	}
+	rmdir(a);
+	rmdir(b);
+}
+END_TEST
+
 START_TEST(test_config_twice)
 {
 	struct belt_config c;
@@ -148,6 +185,7 @@ static Suite *arch_suite(void)
 	tcase_add_test(tc, test_scalar_twice);
 	tcase_add_test(tc, test_expr_unary_depth);
 	tcase_add_test(tc, test_config_twice);
+	tcase_add_test(tc, test_list);
 	suite_add_tcase(s, tc);
 	return s;
 }

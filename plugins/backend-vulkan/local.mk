@@ -327,6 +327,25 @@ plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_row
 plugins/backend-vulkan/spv/attention_rows_256.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DHD=256 -o $@ $(srcdir)/shaders/attention_rows.comp
 
+# The ops of architectures beyond Llama 1/2 (rope alone, with frequency
+# factors, kv_store, bias_add, rmsnorm_heads).
+VK_SPV += plugins/backend-vulkan/spv/rope.spv.h \
+	plugins/backend-vulkan/spv/rope_ff.spv.h \
+	plugins/backend-vulkan/spv/kv_store.spv.h \
+	plugins/backend-vulkan/spv/bias_add.spv.h \
+	plugins/backend-vulkan/spv/rmsnorm_heads.spv.h
+plugins/backend-vulkan/spv/rope.spv.h: $(srcdir)/shaders/rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rope.comp
+plugins/backend-vulkan/spv/rope_ff.spv.h: $(srcdir)/shaders/rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DFF -o $@ $(srcdir)/shaders/rope.comp
+plugins/backend-vulkan/spv/kv_store.spv.h: $(srcdir)/shaders/kv_store.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/kv_store.comp
+plugins/backend-vulkan/spv/bias_add.spv.h: $(srcdir)/shaders/bias_add.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/bias_add.comp
+plugins/backend-vulkan/spv/rmsnorm_heads.spv.h: $(srcdir)/shaders/rmsnorm_heads.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rmsnorm_heads.comp
+EXTRA_DIST += shaders/rope.comp shaders/kv_store.comp shaders/bias_add.comp shaders/rmsnorm_heads.comp
+
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
 TESTS += tests/check_backend_vulkan

@@ -187,6 +187,12 @@ enum vk_shader {
 	VK_SH_MATMUL_Q3_K,
 	VK_SH_MATMUL_Q5_K,
 	VK_SH_MATMUL_IQ4_XS,
+	/* ops of architectures beyond Llama 1/2 */
+	VK_SH_ROPE,
+	VK_SH_ROPE_FF,
+	VK_SH_KV_STORE,
+	VK_SH_BIAS_ADD,
+	VK_SH_RMSNORM_HEADS,
 	VK_SH_COUNT
 };
 

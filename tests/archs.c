@@ -9,9 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
 #include <stdbool.h>
+#include <unistd.h>
 
+#include "belt/belt.h"
 #include "llref.h"
+#include "synth/synth.h"
 
 /* Each file, the llama.cpp build whose outputs it is held to, and the
  * tolerance the reference README suggests from its measured spreads:
@@ -111,6 +115,70 @@ START_TEST(teacher_forced_float)
 }
 END_TEST
 
+/* Logits of a synthetic llama at 12 positions, one token at a time. */
+static void synth_logits(const char *scaling, float factor, float *out, size_t n_vocab)
+{
+	struct synth_shape sh;
+	synth_default(&sh);
+	sh.rope_scaling = scaling;
+	sh.rope_factor = factor;
+	const char *tmp = getenv("TMPDIR");
+	char path[512], err[BELT_ERR_SIZE];
+	snprintf(path, sizeof path, "%s/belt-archs-%d-%s.gguf", tmp && *tmp ? tmp : "/tmp",
+		 (int)getpid(), scaling ? scaling : "none");
+	ck_assert_msg(synth_write(&sh, path, err, sizeof err) == 0, "%s", err);
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = path;
+	mp.n_threads = 2;
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
+	struct belt_model *m;
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq((size_t)belt_model_n_vocab(m), n_vocab);
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	struct belt_session *s;
+	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+	for (uint32_t p = 0; p < 12; p++) {
+		int32_t id = (int32_t)(5 + 17 * p % 250);
+		ck_assert_msg(belt_session_eval(s, &id, 1, p, out + p * n_vocab, err, sizeof err) == 0,
+			      "%s", err);
+	}
+	belt_session_free(s);
+	belt_model_free(m);
+	unlink(path);
+}
+
+/* Linear rope scaling (no llama.cpp reference here): factor 1 is the
+ * unscaled model bit for bit; factor 2 keeps position 0 (no rotation)
+ * and changes every later one. The scaled rotation itself is the same
+ * float formula as rope_ff's, which check_archs holds to llama.cpp. */
+START_TEST(rope_linear)
+{
+	size_t nv = 300, n = 12 * nv;
+	float *plain = malloc(n * sizeof *plain), *one = malloc(n * sizeof *one),
+	      *two = malloc(n * sizeof *two);
+	ck_assert(plain && one && two);
+	synth_logits(NULL, 0, plain, nv);
+	synth_logits("linear", 1, one, nv);
+	synth_logits("none", 2, two, nv);
+	ck_assert_msg(!memcmp(plain, one, n * sizeof *plain), "linear factor 1 changed the logits");
+	ck_assert_msg(!memcmp(plain, two, n * sizeof *plain), "type none with a factor changed them");
+	synth_logits("linear", 2, two, nv);
+	ck_assert_msg(!memcmp(plain, two, nv * sizeof *plain), "factor 2 changed position 0");
+	for (size_t p = 1; p < 12; p++) {
+		double d = 0;
+		for (size_t v = 0; v < nv; v++)
+			d = fmax(d, fabs((double)two[p * nv + v] - plain[p * nv + v]));
+		ck_assert_msg(d > 1e-4, "factor 2 left position %zu unchanged (max %g)", p, d);
+	}
+	free(plain);
+	free(one);
+	free(two);
+}
+END_TEST
+
 START_TEST(greedy)
 {
 	struct llref_case c = case_of(_i, int8_decode());
@@ -126,6 +194,7 @@ int main(void)
 	tcase_add_loop_test(tc, teacher_forced, 0, N_MODELS);
 	tcase_add_loop_test(tc, greedy, 0, N_MODELS);
 	tcase_add_test(tc, teacher_forced_float);
+	tcase_add_test(tc, rope_linear);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -24,7 +24,7 @@ tests_check_quant_LDADD = $(TEST_LIBS) $(JANSSON_LIBS) -lm
 # The architectures beyond Llama 1/2 against llama.cpp (models/arch).
 check_PROGRAMS += tests/check_archs
 TESTS += tests/check_archs
-tests_check_archs_SOURCES = tests/archs.c tests/llref.c tests/ref.c
+tests_check_archs_SOURCES = tests/archs.c tests/llref.c tests/ref.c tests/synth/synth.c
 tests_check_archs_CFLAGS = $(TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_check_archs_LDADD = $(TEST_LIBS) $(JANSSON_LIBS) -lm
 

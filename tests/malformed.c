@@ -246,6 +246,7 @@ END_TEST
 static void omit(struct synth_shape *s) { s->omit_tensor = "blk.1.ffn_up.weight"; }
 static void bad_shape(struct synth_shape *s) { s->bad_shape_tensor = "blk.0.attn_k.weight"; }
 static void gpt9(struct synth_shape *s) { s->arch = "gpt9"; }
+static void yarn(struct synth_shape *s) { s->rope_scaling = "yarn", s->rope_factor = 4; }
 
 START_TEST(model_faults)
 {
@@ -255,6 +256,9 @@ START_TEST(model_faults)
 	run_model_error(synth("omit.gguf", omit), "missing tensor 'blk.1.ffn_up.weight'");
 	run_model_error(synth("shape.gguf", bad_shape), "tensor 'blk.0.attn_k.weight' has shape [96");
 	run_model_error(synth("gpt9.gguf", gpt9), "unknown architecture 'gpt9'");
+	/* a rope scaling belt does not do is refused, not ignored */
+	run_model_error(synth("yarn.gguf", yarn),
+			"key 'llama.rope.scaling.type' is 'yarn': this build's llama architecture takes 'none', 'linear'");
 	run_model_error(tmp("does-not-exist.gguf"), "No such file");
 }
 END_TEST

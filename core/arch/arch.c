@@ -92,6 +92,32 @@ static int key_name(struct loader *ld, yaml_node_t *k, const char **name)
 	return 0;
 }
 
+/* values: {string: number, ...} of a string key, into h->values as
+ * "string=number ..." (each number checked by the expression evaluator
+ * when the key is read) */
+static int load_values(struct loader *ld, yaml_node_t *map, struct arch_hparam *h)
+{
+	yaml_node_t *k, *v;
+	if (h->values)
+		return at(ld, map, "hparam '%s': values given twice", h->name);
+	if (want(ld, map, YAML_MAPPING_NODE, "values"))
+		return -1;
+	size_t len = 1;
+	FOR_PAIRS(ld, map, k, v) {
+		const char *a = scalar(k), *b = scalar(v);
+		if (!a || !b || !*a || strpbrk(a, "= ") || strpbrk(b, "= "))
+			return at(ld, k, "hparam '%s': values: expected 'string: number' pairs", h->name);
+		len += strlen(a) + strlen(b) + 2;
+	}
+	if (!(h->values = calloc(len, 1)))
+		return at(ld, map, "out of memory");
+	FOR_PAIRS(ld, map, k, v) {
+		size_t n = strlen(h->values);
+		snprintf(h->values + n, len - n, "%s%s=%s", n ? " " : "", scalar(k), scalar(v));
+	}
+	return 0;
+}
+
 static int load_hparams(struct loader *ld, yaml_node_t *map)
 {
 	yaml_node_t *k, *v;
@@ -130,8 +156,10 @@ static int load_hparams(struct loader *ld, yaml_node_t *map)
 						rc = at(ld, fv, "dim: expected 0..3, got '%s'", dim);
 				}
 				free(dim);
-			} else
-				rc = at(ld, fk, "hparam '%s': unknown field '%s' (expected key, default, tensor, dim)",
+			} else if (f && !strcmp(f, "values"))
+				rc = load_values(ld, fv, h);
+			else
+				rc = at(ld, fk, "hparam '%s': unknown field '%s' (expected key, default, tensor, dim, values)",
 					name, f ? f : "?");
 			if (rc)
 				return -1;
@@ -253,6 +281,8 @@ static int load_op_field(struct loader *ld, struct arch_op *op, const char *f,
 		return take_scalar(ld, fv, "variant", &op->variant);
 	if (!strcmp(f, "if"))
 		return take_scalar(ld, fv, "if", &op->cond);
+	if (!strcmp(f, "when"))
+		return take_scalar(ld, fv, "when", &op->when);
 	if (!strcmp(f, "patch")) {
 		const char *s = scalar(fv);
 		for (unsigned i = 0; s && i < sizeof patch_names / sizeof *patch_names; i++) {
@@ -295,7 +325,7 @@ static int load_op_field(struct loader *ld, struct arch_op *op, const char *f,
 		}
 		return 0;
 	}
-	return at(ld, fk, "unknown op field '%s' (expected op, variant, bind, params, patch, if)", f);
+	return at(ld, fk, "unknown op field '%s' (expected op, variant, bind, params, patch, if, when)", f);
 }
 
 static int load_ops(struct loader *ld, yaml_node_t *seq, enum arch_section sec)
@@ -477,6 +507,7 @@ void belt_arch_free(struct belt_arch *a)
 		free(a->hparams[i].key);
 		free(a->hparams[i].def);
 		free(a->hparams[i].tensor);
+		free(a->hparams[i].values);
 	}
 	free(a->hparams);
 	free_named(a->derived, a->n_derived);
@@ -494,6 +525,7 @@ void belt_arch_free(struct belt_arch *a)
 		free(op->op);
 		free(op->variant);
 		free(op->cond);
+		free(op->when);
 		for (unsigned b = 0; b < op->n_bind; b++)
 			free(op->bind[b]);
 		for (unsigned p = 0; p < op->n_param; p++) {

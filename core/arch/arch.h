@@ -19,6 +19,9 @@ struct arch_hparam {
 	char *key;	/* GGUF key, "{arch}" replaced at resolve time; or NULL */
 	char *def;	/* default expression, or NULL (required) */
 	char *tensor;	/* or: taken from this tensor's dimension */
+	/* "values: {none: 0, linear: 1}": the key is a string, each allowed
+	 * one mapped to a number; kept as "none=0 linear=1"; or NULL */
+	char *values;
 	int dim;
 	struct arch_pos pos;
 };
@@ -54,6 +57,8 @@ struct arch_op {
 	/* "if: T" builds the op only where tensor T (with {l}) is in the
 	 * file, "if: !T" only where it is not; NULL: always */
 	char *cond;
+	/* "when: EXPR" builds the op only where EXPR (l: the layer) is not 0 */
+	char *when;
 	struct arch_pos pos;
 };
 

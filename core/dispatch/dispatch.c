@@ -86,7 +86,15 @@ static int view_rows(struct build *b, struct arch_pos pos, const char *name, con
 static int cond_holds(struct build *b, const struct arch_op *op, int layer, bool *holds)
 {
 	*holds = true;
-	if (!op->cond)
+	if (op->when) {
+		double v;
+		char msg[BELT_ERR_SIZE];
+		belt_vars_set(&b->vars, "l", layer);
+		if (belt_expr_eval(op->when, &b->vars, &v, msg, sizeof msg))
+			return at(b, op->pos, "when: %s", msg);
+		*holds = v != 0;
+	}
+	if (!op->cond || !*holds)
 		return 0;
 	bool neg = op->cond[0] == '!';
 	char name[256];

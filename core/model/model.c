@@ -106,6 +106,41 @@ static int find_arch_file(const struct belt_model_params *p, const char *arch,
 			 arch, arch, dirs);
 }
 
+/* A string key's value through the hparam's values: 1 and *v when the
+ * key is present, 0 when absent, -1 (naming the key, its value and the
+ * ones this architecture knows) otherwise. */
+static int string_value(struct belt_model *m, const struct arch_hparam *h, const char *key,
+			double *v, char *err, size_t errsz)
+{
+	struct belt_gguf_str str;
+	int found = belt_gguf_get_str(m->g, key, &str, err, errsz);
+	if (found <= 0)
+		return found;
+	for (const char *p = h->values; *p;) {
+		size_t n = strcspn(p, "="), w = strcspn(p, " ");
+		if (n == str.len && !memcmp(p, str.ptr, n)) {
+			char num[64], msg[BELT_ERR_SIZE];
+			snprintf(num, sizeof num, "%.*s", (int)(w - n - 1), p + n + 1);
+			if (belt_expr_eval(num, &m->vars, v, msg, sizeof msg))
+				return belt_errf(err, errsz, "%s:%u:%u: hparam '%s' values: %s",
+						 m->arch->path, h->pos.line, h->pos.col, h->name, msg);
+			return 1;
+		}
+		p += w + (p[w] == ' ');
+	}
+	char known[256] = "";
+	for (const char *p = h->values; *p;) {
+		size_t n = strcspn(p, "="), w = strcspn(p, " ");
+		snprintf(known + strlen(known), sizeof known - strlen(known), "%s'%.*s'",
+			 *known ? ", " : "", (int)n, p);
+		p += w + (p[w] == ' ');
+	}
+	return belt_errf(err, errsz,
+			 "key '%s' is '%.*s': this build's %s architecture takes %s (%s:%u:%u)",
+			 key, (int)(str.len > 64 ? 64 : str.len), str.ptr, m->arch_name, known,
+			 m->arch->path, h->pos.line, h->pos.col);
+}
+
 static int resolve_hparams(struct belt_model *m, char *err, size_t errsz)
 {
 	const struct belt_arch *a = m->arch;
@@ -116,7 +151,8 @@ static int resolve_hparams(struct belt_model *m, char *err, size_t errsz)
 		int found = 0;
 		if (h->key) {
 			subst_arch(h->key, m->arch_name, key, sizeof key);
-			found = belt_gguf_get_float(m->g, key, &v, err, errsz);
+			found = h->values ? string_value(m, h, key, &v, err, errsz)
+					  : belt_gguf_get_float(m->g, key, &v, err, errsz);
 			if (found < 0)
 				return -1;
 		}
@@ -139,7 +175,7 @@ static int resolve_hparams(struct belt_model *m, char *err, size_t errsz)
 		if (!found)
 			return belt_errf(err, errsz, "missing key '%s' (hparam '%s', %s:%u:%u)",
 					 key, h->name, a->path, h->pos.line, h->pos.col);
-		if (!(v > 0) || !isfinite(v))
+		if ((!(v > 0) && !(h->values && v == 0)) || !isfinite(v))
 			return belt_errf(err, errsz, "hparam '%s' = %g%s%s: expected a positive number",
 					 h->name, v, *key ? " from key " : "", key);
 		if (belt_vars_set(&m->vars, h->name, v))

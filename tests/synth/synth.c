@@ -169,7 +169,12 @@ static int hparams(struct belt_gguf_writer *w, const struct synth_shape *s)
 	       U32("rope.dimension_count", s->n_embd / s->n_head) ||
 	       (snprintf(k, sizeof k, "%s.attention.layer_norm_rms_epsilon", a),
 		belt_gguf_writer_f32(w, k, 1e-5f)) ||
-	       (snprintf(k, sizeof k, "%s.rope.freq_base", a), belt_gguf_writer_f32(w, k, 10000.0f))
+	       (snprintf(k, sizeof k, "%s.rope.freq_base", a), belt_gguf_writer_f32(w, k, 10000.0f)) ||
+	       (s->rope_scaling &&
+		((snprintf(k, sizeof k, "%s.rope.scaling.type", a),
+		  belt_gguf_writer_str(w, k, s->rope_scaling)) ||
+		 (snprintf(k, sizeof k, "%s.rope.scaling.factor", a),
+		  belt_gguf_writer_f32(w, k, s->rope_factor))))
 		       ? -1 : 0;
 #undef U32
 }

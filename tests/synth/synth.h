@@ -18,6 +18,9 @@ struct synth_shape {
 	bool tied;		  /* no output.weight */
 	uint64_t seed;
 	const char *arch;	  /* general.architecture; NULL: "llama" */
+	/* {arch}.rope.scaling.type and .factor; NULL: neither written */
+	const char *rope_scaling;
+	float rope_factor;
 	/* Test hooks: skip one tensor, or give one a wrong first dimension. */
 	const char *omit_tensor;
 	const char *bad_shape_tensor;

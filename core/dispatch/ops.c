@@ -95,6 +95,30 @@ static const struct belt_op_contract contracts[] = {
 		  {"v_cache", BELT_BIND_CACHE, R, "n_head_kv*head_dim"},
 		  {"out", BELT_BIND_ROWS, W, "n_head*head_dim"},
 		  {"att", BELT_BIND_WORK, R | W, NULL}}},
+	/* mixtures of experts: the router's softmax, top n_used experts and
+	 * their weights renormalized (ids as floats); each chosen expert's
+	 * matrix (W [k x m x n_expert]) times x, or times its own slot of x
+	 * (moe_matvec_slots: x holds n_used rows of k); the weighted sum */
+	{.op = "moe_route", .params = "n_expert:i n_used:i", .n_bind = 3, .row_wise = true,
+	 .bind = {{"logits", BELT_BIND_ROWS, R, "n_expert"},
+		  {"ids", BELT_BIND_ROWS, W, "n_used"},
+		  {"weights", BELT_BIND_ROWS, W, "n_used"}}},
+	{.op = "moe_matvec", .params = "k:i m:i n_expert:i n_used:i", .n_bind = 4,
+	 .row_wise = true,
+	 .bind = {{"W", BELT_BIND_WEIGHT, R, "k"},
+		  {"x", BELT_BIND_ROWS, R, "k"},
+		  {"ids", BELT_BIND_ROWS, R, "n_used"},
+		  {"y", BELT_BIND_ROWS, W, "n_used*m"}}},
+	{.op = "moe_matvec_slots", .params = "k:i m:i n_expert:i n_used:i", .n_bind = 4,
+	 .row_wise = true,
+	 .bind = {{"W", BELT_BIND_WEIGHT, R, "k"},
+		  {"x", BELT_BIND_ROWS, R, "n_used*k"},
+		  {"ids", BELT_BIND_ROWS, R, "n_used"},
+		  {"y", BELT_BIND_ROWS, W, "n_used*m"}}},
+	{.op = "moe_combine", .params = "n:i n_used:i", .n_bind = 3, .row_wise = true,
+	 .bind = {{"y", BELT_BIND_ROWS, R, "n_used*n"},
+		  {"weights", BELT_BIND_ROWS, R, "n_used"},
+		  {"out", BELT_BIND_ROWS, W, "n"}}},
 	/* the sampler's chain ops (doc/samplers.md), decode tables only */
 	{.op = "sample_penalty", .params = "n:i last_n:i repeat:f presence:f frequency:f",
 	 .n_bind = 2, .row_wise = true, .sampler = true, .patches = P(POSITION),

@@ -301,6 +301,135 @@ static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* ---- mixtures of experts ---- */
+
+/* softmax over the router's n_expert logits, the n_used largest
+ * probabilities (the lowest index first among equals), renormalized to
+ * sum 1 (llama.cpp's floor of 2^-14 on the sum) */
+static void run_moe_route(const struct cpu_cmd *c, struct cpu_worker *w,
+			  const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	int ne = c->prm[0].i, nu = c->prm[1].i;
+	for (int64_t i = i0; i < i1; i++) {
+		size_t r = ps->row0 + (size_t)i;
+		const float *l = (const float *)c->p[0] + r * (size_t)ne;
+		float *ids = (float *)c->p[1] + r * (size_t)nu, *wt = (float *)c->p[2] + r * (size_t)nu;
+		float mx = -INFINITY, sum = 0.0f, p[256];
+		for (int e = 0; e < ne; e++)
+			mx = l[e] > mx ? l[e] : mx;
+		for (int e = 0; e < ne; e++)
+			sum += p[e] = expf(l[e] - mx);
+		for (int e = 0; e < ne; e++)
+			p[e] /= sum;
+		float tot = 0.0f;
+		for (int j = 0; j < nu; j++) {
+			int best = -1;
+			for (int e = 0; e < ne; e++) {
+				bool taken = false;
+				for (int q = 0; q < j; q++)
+					taken |= (int)ids[q] == e;
+				if (!taken && (best < 0 || p[e] > p[best]))
+					best = e;
+			}
+			ids[j] = (float)best;
+			wt[j] = p[best];
+			tot += p[best];
+		}
+		tot = tot > 6.103515625e-5f ? tot : 6.103515625e-5f;
+		for (int j = 0; j < nu; j++)
+			wt[j] /= tot;
+	}
+}
+
+static int prep_moe_route(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			  struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx, (void)c, (void)pr;
+	if (need_int(cmd, 0, "n_expert", 1, err, errsz) || need_int(cmd, 1, "n_used", 1, err, errsz))
+		return -1;
+	if (cmd->param[0].i > 256 || cmd->param[1].i > cmd->param[0].i)
+		return belt_errf(err, errsz, "%s: moe_route n_expert %d (at most 256) and n_used %d "
+				 "(at most n_expert)", label(cmd), cmd->param[0].i, cmd->param[1].i);
+	return 0;
+}
+
+/* item i: row i / n_used, slot i % n_used: its expert's m rows times x
+ * (the row's x, or its slot of x) */
+static void run_moe_matvec(const struct cpu_cmd *c, struct cpu_worker *w,
+			   const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	int k = c->prm[0].i, m = c->prm[1].i, ne = c->prm[2].i, nu = c->prm[3].i;
+	bool slots = !strcmp(c->src->kernel->op, "moe_matvec_slots");
+	for (int64_t i = i0; i < i1; i++) {
+		size_t r = ps->row0 + (size_t)(i / nu), j = (size_t)(i % nu);
+		int e = (int)((const float *)c->p[2])[r * (size_t)nu + j];
+		float *y = (float *)c->p[3] + (r * (size_t)nu + j) * (size_t)m;
+		if (e < 0 || e >= ne) { /* not an expert: nothing to add */
+			memset(y, 0, (size_t)m * sizeof *y);
+			continue;
+		}
+		const float *x = (const float *)c->p[1] + (slots ? r * (size_t)nu + j : r) * (size_t)k;
+		const void *xv = x;
+		if (c->quant) {
+			c->quant(x, w->scratch, k);
+			xv = w->scratch;
+		}
+		c->rows_fn((const char *)c->p[0] + (size_t)e * (size_t)m * c->row_bytes, c->row_bytes,
+			   xv, y, 0, m, k);
+	}
+}
+
+static int prep_moe_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			   struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	const struct cpu_op *op = cmd->kernel->impl;
+	if (need_int(cmd, 0, "k", 1, err, errsz) || need_int(cmd, 1, "m", 1, err, errsz) ||
+	    need_int(cmd, 2, "n_expert", 1, err, errsz) || need_int(cmd, 3, "n_used", 1, err, errsz) ||
+	    weight_rows(cmd, op->w, cmd->param[0].i, &c->row_bytes, err, errsz))
+		return -1;
+	uint64_t rows = (uint64_t)cmd->param[1].i * (uint64_t)cmd->param[2].i;
+	if (need(cmd, 0, "W", rows * c->row_bytes, err, errsz))
+		return -1;
+	c->w = op->w;
+	c->rows_fn = ctx->isa->rows[op->w];
+	if (cpu_w_quantized(op->w) && ctx->isa->quantize_x) {
+		c->quant = ctx->isa->quantize_x;
+		pr->scratch = cpu_xq_bytes(cmd->param[0].i);
+	}
+	pr->len = cmd->param[3].i; /* a slot per item, per row */
+	pr->align = 1;
+	pr->item_bytes = SIZE_MAX;
+	return 0;
+}
+
+static void run_moe_combine(const struct cpu_cmd *c, struct cpu_worker *w,
+			    const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	size_t n = (size_t)c->prm[0].i, nu = (size_t)c->prm[1].i;
+	for (int64_t i = i0; i < i1; i++) {
+		size_t r = ps->row0 + (size_t)i;
+		const float *y = (const float *)c->p[0] + r * nu * n;
+		const float *wt = (const float *)c->p[1] + r * nu;
+		float *out = (float *)c->p[2] + r * n;
+		for (size_t d = 0; d < n; d++) {
+			float s = 0.0f;
+			for (size_t j = 0; j < nu; j++)
+				s += wt[j] * y[j * n + d];
+			out[d] = s;
+		}
+	}
+}
+
+static int prep_moe_combine(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			    struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx, (void)c, (void)pr;
+	return need_int(cmd, 0, "n", 1, err, errsz) || need_int(cmd, 1, "n_used", 1, err, errsz)
+		       ? -1 : 0;
+}
+
 /* ---- rope_kv: rotate q and k at pos, store k and v in the caches ---- */
 
 static void rotate(float *v, int n_heads, int head_dim, int rope_dim,
@@ -954,6 +1083,15 @@ OP(op_scale, CPU_W_F32, run_scale, prep_x_float);
 OP(op_softcap, CPU_W_F32, run_softcap, prep_x_float);
 OP(op_gelu_mul, CPU_W_F32, run_gelu_mul, prep_elementwise);
 OP(op_attention_ext, CPU_W_F32, run_attention_ext, prep_attention_ext);
+OP(op_moe_matvec_f32, CPU_W_F32, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_f16, CPU_W_F16, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_bf16, CPU_W_BF16, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q8_0, CPU_W_Q8_0, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q4_0, CPU_W_Q4_0, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q4_k, CPU_W_Q4_K, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q6_k, CPU_W_Q6_K, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_route, CPU_W_F32, run_moe_route, prep_moe_route);
+OP(op_moe_combine, CPU_W_F32, run_moe_combine, prep_moe_combine);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -1009,6 +1147,22 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
 	       op_attention_ext),
+	KERNEL("moe_matvec", BELT_TYPE_F32, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_f32),
+	KERNEL("moe_matvec_slots", BELT_TYPE_F32, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_f32),
+	KERNEL("moe_matvec", BELT_TYPE_F16, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_f16),
+	KERNEL("moe_matvec_slots", BELT_TYPE_F16, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_f16),
+	KERNEL("moe_matvec", BELT_TYPE_BF16, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_bf16),
+	KERNEL("moe_matvec_slots", BELT_TYPE_BF16, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_bf16),
+	KERNEL("moe_matvec", BELT_TYPE_Q8_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q8_0),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q8_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q8_0),
+	KERNEL("moe_matvec", BELT_TYPE_Q4_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q4_0),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q4_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q4_0),
+	KERNEL("moe_matvec", BELT_TYPE_Q4_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q4_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q4_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q4_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q6_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q6_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q6_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q6_k),
+	KERNEL("moe_route", BELT_TYPE_ANY, 3, "n_expert:i n_used:i", op_moe_route),
+	KERNEL("moe_combine", BELT_TYPE_ANY, 3, "n:i n_used:i", op_moe_combine),
 };
 
 const size_t cpu_n_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0];

@@ -44,8 +44,75 @@ struct cpu_block_q6_k {
 	uint16_t d;
 };
 
+/* The other ggml blocks (doc/ops.md has each one's formula). Blocks of
+ * 32: Q4_1 w = d * q + m; Q5_0 w = d * (q - 16), Q5_1 w = d * q + m, q's
+ * 5th bit j in the 32-bit qh; IQ4_NL w = d * kvalues[q]. */
+struct cpu_block_q4_1 {
+	uint16_t d, m;
+	uint8_t qs[CPU_QK / 2];
+};
+
+struct cpu_block_q5_0 {
+	uint16_t d;
+	uint8_t qh[4];
+	uint8_t qs[CPU_QK / 2];
+};
+
+struct cpu_block_q5_1 {
+	uint16_t d, m;
+	uint8_t qh[4];
+	uint8_t qs[CPU_QK / 2];
+};
+
+struct cpu_block_iq4_nl {
+	uint16_t d;
+	uint8_t qs[CPU_QK / 2];
+};
+
+/* Super-blocks of 256. Q2_K: 16 groups of 16 with 4-bit scale and min,
+ * w = d * sc * q - dmin * m, 2-bit q. Q3_K: 16 groups of 16, w = d *
+ * (s - 32) * q, s 6 bits packed in scales[12], q = 2 low bits minus 4
+ * where the hmask bit is clear. Q5_K: Q4_K with a 5th bit in qh. IQ4_XS:
+ * 8 sub-blocks of 32, w = d * (ls - 32) * kvalues[q], 6-bit ls. */
+struct cpu_block_q2_k {
+	uint8_t scales[CPU_QK_K / 16];
+	uint8_t qs[CPU_QK_K / 4];
+	uint16_t d, dmin;
+};
+
+struct cpu_block_q3_k {
+	uint8_t hmask[CPU_QK_K / 8];
+	uint8_t qs[CPU_QK_K / 4];
+	uint8_t scales[12];
+	uint16_t d;
+};
+
+struct cpu_block_q5_k {
+	uint16_t d, dmin;
+	uint8_t scales[12];
+	uint8_t qh[CPU_QK_K / 8];
+	uint8_t qs[CPU_QK_K / 2];
+};
+
+struct cpu_block_iq4_xs {
+	uint16_t d, scales_h;
+	uint8_t scales_l[CPU_QK_K / 64];
+	uint8_t qs[CPU_QK_K / 2];
+};
+
 _Static_assert(sizeof(struct cpu_block_q4_k) == 144, "q4_k block");
 _Static_assert(sizeof(struct cpu_block_q6_k) == 210, "q6_k block");
+_Static_assert(sizeof(struct cpu_block_q4_1) == 20, "q4_1 block");
+_Static_assert(sizeof(struct cpu_block_q5_0) == 22, "q5_0 block");
+_Static_assert(sizeof(struct cpu_block_q5_1) == 24, "q5_1 block");
+_Static_assert(sizeof(struct cpu_block_iq4_nl) == 18, "iq4_nl block");
+_Static_assert(sizeof(struct cpu_block_q2_k) == 84, "q2_k block");
+_Static_assert(sizeof(struct cpu_block_q3_k) == 110, "q3_k block");
+_Static_assert(sizeof(struct cpu_block_q5_k) == 176, "q5_k block");
+_Static_assert(sizeof(struct cpu_block_iq4_xs) == 136, "iq4_xs block");
+
+/* IQ4_NL's and IQ4_XS's non-linear 4-bit values (vec.c). */
+extern const int8_t cpu_iq4_values[16];
 
 struct belt_buffer {
 	void *data;
@@ -63,6 +130,14 @@ enum cpu_wtype {
 	CPU_W_Q4_0,
 	CPU_W_Q4_K,
 	CPU_W_Q6_K,
+	CPU_W_Q4_1,
+	CPU_W_Q5_0,
+	CPU_W_Q5_1,
+	CPU_W_IQ4_NL,
+	CPU_W_Q2_K,
+	CPU_W_Q3_K,
+	CPU_W_Q5_K,
+	CPU_W_IQ4_XS,
 	CPU_W_COUNT
 };
 
@@ -320,9 +395,47 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 			  int h, float *att);
 
-/* Dequantize one K-quant super-block (vec.c), as ggml does. */
+/* Dequantize one block (vec.c) to the floats ggml's dequantize_row_*
+ * gives, bit for bit: the same operations in the same order, compiled
+ * without FMA contraction (local.mk). */
 void cpu_dequant_q4_k(const struct cpu_block_q4_k *b, float *out);
 void cpu_dequant_q6_k(const struct cpu_block_q6_k *b, float *out);
+void cpu_dequant_q4_1(const struct cpu_block_q4_1 *b, float *out);
+void cpu_dequant_q5_0(const struct cpu_block_q5_0 *b, float *out);
+void cpu_dequant_q5_1(const struct cpu_block_q5_1 *b, float *out);
+void cpu_dequant_iq4_nl(const struct cpu_block_iq4_nl *b, float *out);
+void cpu_dequant_q2_k(const struct cpu_block_q2_k *b, float *out);
+void cpu_dequant_q3_k(const struct cpu_block_q3_k *b, float *out);
+void cpu_dequant_q5_k(const struct cpu_block_q5_k *b, float *out);
+void cpu_dequant_iq4_xs(const struct cpu_block_iq4_xs *b, float *out);
+
+/* Q3_K's 16 scales s - 32 from its 12 packed bytes: low nibbles in bytes
+ * 0-7, high bit pairs in 8-11, as ggml unpacks them (little-endian). */
+static inline void cpu_q3_k_scales(const uint8_t *packed, int8_t *sc)
+{
+	uint32_t a[3], s[4];
+	memcpy(a, packed, 12);
+	s[0] = (a[0] & 0x0f0f0f0f) | ((a[2] & 0x03030303) << 4);
+	s[1] = (a[1] & 0x0f0f0f0f) | (((a[2] >> 2) & 0x03030303) << 4);
+	s[2] = ((a[0] >> 4) & 0x0f0f0f0f) | (((a[2] >> 4) & 0x03030303) << 4);
+	s[3] = ((a[1] >> 4) & 0x0f0f0f0f) | (((a[2] >> 6) & 0x03030303) << 4);
+	uint8_t b[16];
+	memcpy(b, s, 16);
+	for (int i = 0; i < 16; i++)
+		sc[i] = (int8_t)(b[i] - 32);
+}
+
+/* Q4_K's and Q5_K's 8 six-bit scales (bytes 0-7 of u) and 8 mins (8-15)
+ * from their 12 packed bytes, as ggml unpacks them (little-endian). */
+static inline void cpu_k4_scales(const uint8_t *packed, uint32_t u[4])
+{
+	memcpy(u, packed, 12);
+	u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+	uint32_t mins03 = u[1] & 0x3f3f3f3f;
+	u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+	u[2] = mins03;
+	u[0] &= 0x3f3f3f3f;
+}
 
 /* fp16/bf16 -> f32 without library calls, so loops vectorize. */
 static inline float cpu_bits_f32(uint32_t u)

@@ -11,7 +11,8 @@ plugins_backend_cpu_la_SOURCES = \
 	plugins/backend-cpu/vec.c \
 	plugins/backend-cpu/vec_avx2.c \
 	plugins/backend-cpu/vec_avx512.c
-plugins_backend_cpu_la_CFLAGS = $(AM_CFLAGS) -O3
+# no FMA contraction: dequantized weights must be ggml's floats, bit for bit
+plugins_backend_cpu_la_CFLAGS = $(AM_CFLAGS) -O3 -ffp-contract=off
 plugins_backend_cpu_la_LDFLAGS = $(PLUGIN_LINK_FLAGS)
 plugins_backend_cpu_la_LIBADD = libbelt.la $(PTHREAD_LIBS) -lm
 

@@ -19,7 +19,7 @@ plugins_backend_cpu_la_LIBADD = libbelt.la $(PTHREAD_LIBS) -lm
 # Both load the module built above through the registry.
 check_PROGRAMS += tests/check_backend_cpu
 TESTS += tests/check_backend_cpu
-tests_check_backend_cpu_SOURCES = tests/backend_cpu.c
+tests_check_backend_cpu_SOURCES = tests/backend_cpu.c tests/ref.c
 tests_check_backend_cpu_CFLAGS = $(TEST_CFLAGS)
 tests_check_backend_cpu_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 

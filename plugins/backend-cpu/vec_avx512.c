@@ -350,15 +350,8 @@ AVX512 static void rows_q4_k(const void *w, size_t row_bytes, const void *xv,
 		__m256 am = _mm256_setzero_ps();
 		for (int sb = 0; sb < nsb; sb++) {
 			const struct cpu_block_q4_k *b = &blk[sb];
-			/* 8 scales then 8 mins, 6 bits each, as ggml packs them */
 			uint32_t u[4];
-			memcpy(u, b->scales, 12);
-			u[3] = ((u[2] >> 4) & 0x0f0f0f0f) |
-			       (((u[1] >> 6) & 0x03030303) << 4);
-			uint32_t mins03 = u[1] & 0x3f3f3f3f;
-			u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-			u[2] = mins03;
-			u[0] &= 0x3f3f3f3f;
+			cpu_k4_scales(b->scales, u);
 			__m256 dx = _mm256_loadu_ps(xd + sb * 8);
 			__m256 f = _mm256_mul_ps(
 				_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
@@ -379,6 +372,341 @@ AVX512 static void rows_q4_k(const void *w, size_t row_bytes, const void *xv,
 					a0 = _mm512_fmadd_ps(spread8(f, g), _mm512_cvtepi32_ps(p), a0);
 			}
 			/* dmin * m * dx * sum(xq) per block */
+			__m256i s = _mm256_hadd_epi32(
+				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb)),
+				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb + 8)));
+			s = _mm256_permute4x64_epi64(s, 0xd8);
+			__m256 mq = _mm256_cvtepi32_ps(_mm256_mullo_epi32(
+				s, _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)((uint64_t)u[3] << 32 | u[2])))));
+			am = _mm256_fmadd_ps(
+				mq, _mm256_mul_ps(dx, _mm256_set1_ps(_cvtsh_ss(b->dmin))), am);
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) - hsum256(am);
+	}
+}
+
+/* Two blocks' 16 bytes of nibbles -> 64 unsigned bytes 0..15 in x's
+ * order: block 0 low nibbles, its high nibbles, then block 1's. */
+AVX512 static inline __m512i nib2(const uint8_t *qs0, const uint8_t *qs1)
+{
+	__m512i v = _mm512_inserti64x4(
+		_mm512_castsi256_si512(_mm256_broadcastsi128_si256(
+			_mm_loadu_si128((const __m128i *)qs0))),
+		_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs1)), 1);
+	v = _mm512_mask_blend_epi64(0xcc, v, _mm512_srli_epi16(v, 4));
+	return _mm512_and_si512(v, _mm512_set1_epi8(15));
+}
+
+/* Two blocks' 32-bit qh -> 64 bytes, 16 where the bit is set. */
+AVX512 static inline __m512i fifth2(const uint8_t *qh0, const uint8_t *qh1)
+{
+	uint32_t h0, h1;
+	memcpy(&h0, qh0, 4);
+	memcpy(&h1, qh1, 4);
+	return _mm512_maskz_mov_epi8((__mmask64)((uint64_t)h1 << 32 | h0), _mm512_set1_epi8(16));
+}
+
+/* IQ4_NL's values + 128 (unsigned, for vpdpbusd) in every 128-bit lane. */
+AVX512 static inline __m512i iq4_table_u8(void)
+{
+	__m128i t = _mm_add_epi8(_mm_loadu_si128((const __m128i *)cpu_iq4_values),
+				 _mm_set1_epi8((char)0x80));
+	return _mm512_broadcast_i32x4(t);
+}
+
+/* Blocks of 32 two at a time, as Q4_0: q unsigned from QV2 (blocks b and
+ * b + 1), the dot product started at START(x's {-8 * sum, 0...}) (Q5_0:
+ * twice that for q - 16; IQ4_NL: 16 times for values + 128), scaled by d
+ * * dx; with HAS_MIN, m * dx * sum(xq) too, from the same lanes. */
+#define ROWS_32(name, type, QV2, START, HAS_MIN)                                 \
+	AVX512 static void name(const void *w, size_t row_bytes, const void *xv, float *y, \
+				int64_t r0, int64_t r1, int k)                          \
+	{                                                                             \
+		const int8_t *xq = xv;                                                \
+		const float *xd = cpu_xq_d(xv, k);                                    \
+		const int32_t *corr = cpu_xq_corr(xv, k);                             \
+		int nb = k / CPU_QK;                                                  \
+		for (int64_t r = r0; r < r1; r++) {                                   \
+			const type *blk = (const void *)((const char *)w + r * row_bytes); \
+			__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();     \
+			__m512 am = _mm512_setzero_ps();                              \
+			int b = 0;                                                    \
+			for (; b + 2 <= nb; b += 2) {                                 \
+				__m512i c = _mm512_loadu_si512(corr + 8 * b);         \
+				__m512i p = _mm512_dpbusd_epi32(                      \
+					START(c), QV2(blk + b),                       \
+					_mm512_loadu_si512(xq + b * CPU_QK));         \
+				__m512 sc = scales2(blk[b].d, blk[b + 1].d, xd + b);  \
+				if (b & 2)                                            \
+					a1 = _mm512_fmadd_ps(sc, _mm512_cvtepi32_ps(p), a1); \
+				else                                                  \
+					a0 = _mm512_fmadd_ps(sc, _mm512_cvtepi32_ps(p), a0); \
+				if (HAS_MIN)                                          \
+					am = _mm512_fmadd_ps(                         \
+						scales2(MIN_OF(blk + b), MIN_OF(blk + b + 1), xd + b), \
+						_mm512_cvtepi32_ps(c), am);           \
+			}                                                             \
+			float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) -       \
+				  0.125f * _mm512_reduce_add_ps(am);                  \
+			/* an odd last block: the AVX2 row's arithmetic, in scalar */ \
+			if (b < nb) {                                                 \
+				float t[CPU_QK];                                      \
+				DEQUANT(&blk[b], t);                                  \
+				const float dx = xd[b];                               \
+				for (int j = 0; j < CPU_QK; j++)                      \
+					s += t[j] * (dx * (float)xq[b * CPU_QK + j]); \
+			}                                                             \
+			y[r] = s;                                                     \
+		}                                                                     \
+	}
+
+AVX512 static inline __m512i q2_q4_1(const struct cpu_block_q4_1 *b)
+{
+	return nib2(b[0].qs, b[1].qs);
+}
+
+AVX512 static inline __m512i q2_q5_0(const struct cpu_block_q5_0 *b)
+{
+	return _mm512_or_si512(nib2(b[0].qs, b[1].qs), fifth2(b[0].qh, b[1].qh));
+}
+
+AVX512 static inline __m512i q2_q5_1(const struct cpu_block_q5_1 *b)
+{
+	return _mm512_or_si512(nib2(b[0].qs, b[1].qs), fifth2(b[0].qh, b[1].qh));
+}
+
+AVX512 static inline __m512i q2_iq4_nl(const struct cpu_block_iq4_nl *b)
+{
+	return _mm512_shuffle_epi8(iq4_table_u8(), nib2(b[0].qs, b[1].qs));
+}
+
+#define ZERO(c) _mm512_setzero_si512()
+#define TWICE(c) _mm512_slli_epi32(c, 1)
+#define TIMES16(c) _mm512_slli_epi32(c, 4)
+#define MIN_OF(b) ((b)->m)
+#define DEQUANT cpu_dequant_q4_1
+ROWS_32(rows_q4_1, struct cpu_block_q4_1, q2_q4_1, ZERO, 1)
+#undef DEQUANT
+#define DEQUANT cpu_dequant_q5_1
+ROWS_32(rows_q5_1, struct cpu_block_q5_1, q2_q5_1, ZERO, 1)
+#undef DEQUANT
+#undef MIN_OF
+#define MIN_OF(b) 0
+#define DEQUANT cpu_dequant_q5_0
+ROWS_32(rows_q5_0, struct cpu_block_q5_0, q2_q5_0, TWICE, 0)
+#undef DEQUANT
+#define DEQUANT cpu_dequant_iq4_nl
+ROWS_32(rows_iq4_nl, struct cpu_block_iq4_nl, q2_iq4_nl, TIMES16, 0)
+#undef DEQUANT
+#undef MIN_OF
+#undef ZERO
+#undef TWICE
+#undef TIMES16
+
+/* IQ4_XS: two sub-blocks of 32 per vector, values + 128 against x from
+ * -128 * sum(xq); the 8 scales (ls - 32) * d * dx in float. */
+AVX512 static void rows_iq4_xs(const void *w, size_t row_bytes, const void *xv, float *y,
+			       int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *corr = cpu_xq_corr(xv, k);
+	const __m512i table = iq4_table_u8();
+	const __m256i sh_l = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+	const __m256i sh_h = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_iq4_xs *blk = (const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_iq4_xs *b = &blk[sb];
+			uint32_t sl;
+			memcpy(&sl, b->scales_l, 4);
+			__m256i ls = _mm256_or_si256(
+				_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)sl), sh_l),
+						 _mm256_set1_epi32(15)),
+				_mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(
+					_mm256_set1_epi32(b->scales_h), sh_h), _mm256_set1_epi32(3)), 4));
+			__m256 f = _mm256_mul_ps(
+				_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(ls, _mm256_set1_epi32(32))),
+					      _mm256_set1_ps(_cvtsh_ss(b->d))),
+				_mm256_loadu_ps(xd + sb * 8));
+			for (int i = 0; i < 4; i++) {
+				int xb = sb * 8 + 2 * i;
+				__m512i q = _mm512_shuffle_epi8(table, nib2(b->qs + 32 * i, b->qs + 32 * i + 16));
+				__m512i p = _mm512_dpbusd_epi32(
+					_mm512_slli_epi32(_mm512_loadu_si512(corr + 8 * xb), 4), q,
+					_mm512_loadu_si512(xq + xb * CPU_QK));
+				if (i & 1)
+					a1 = _mm512_fmadd_ps(spread8(f, i), _mm512_cvtepi32_ps(p), a1);
+				else
+					a0 = _mm512_fmadd_ps(spread8(f, i), _mm512_cvtepi32_ps(p), a0);
+			}
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+	}
+}
+
+/* Q2_K, as Q6_K: a half super-block (32 bytes of qs, 4 blocks of x) at a
+ * time, two blocks per vector (shifts 0|2 and 4|6), each group of 16's
+ * sc * d * dx in float; dmin * m * dx * sum(xq) per group apart. */
+AVX512 static void rows_q2_k(const void *w, size_t row_bytes, const void *xv, float *y,
+			     int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m512i m3 = _mm512_set1_epi8(3);
+	const __m512i sh01 = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2);
+	const __m512i sh23 = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
+	const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+	const __m128i m4 = _mm_set1_epi8(15);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q2_k *blk = (const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+		__m256 am = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q2_k *b = &blk[sb];
+			__m256 d = _mm256_set1_ps(_cvtsh_ss(b->d));
+			__m256 dmin = _mm256_set1_ps(_cvtsh_ss(b->dmin));
+			for (int h = 0; h < 2; h++) {
+				int xb = sb * 8 + h * 4;
+				__m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+					(const __m256i *)(b->qs + 32 * h)));
+				__m128i sc8 = _mm_loadl_epi64((const __m128i *)(b->scales + 8 * h));
+				__m256 dx = _mm256_permutevar8x32_ps(
+					_mm256_castps128_ps256(_mm_loadu_ps(xd + xb)), dup);
+				__m256 f = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(
+					_mm256_cvtepu8_epi32(_mm_and_si128(sc8, m4))), d), dx);
+				__m256 fm = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(
+					_mm256_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc8, 4), m4))),
+					dmin), dx);
+				__m512i p01 = _mm512_dpbusd_epi32(
+					_mm512_setzero_si512(),
+					_mm512_and_si512(_mm512_srlv_epi64(v, sh01), m3),
+					_mm512_loadu_si512(xq + xb * CPU_QK));
+				__m512i p23 = _mm512_dpbusd_epi32(
+					_mm512_setzero_si512(),
+					_mm512_and_si512(_mm512_srlv_epi64(v, sh23), m3),
+					_mm512_loadu_si512(xq + (xb + 2) * CPU_QK));
+				a0 = _mm512_fmadd_ps(spread4(f, 0), _mm512_cvtepi32_ps(p01), a0);
+				a1 = _mm512_fmadd_ps(spread4(f, 1), _mm512_cvtepi32_ps(p23), a1);
+				am = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(
+					(const __m256i *)(xs + 2 * xb))), fm, am);
+			}
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) - hsum256(am);
+	}
+}
+
+/* Q3_K's 16 scales s - 32 as int8 lanes, unpacked in registers
+ * (cpu_q3_k_scales' arithmetic). */
+AVX512 static inline __m128i q3_k_scales(const uint8_t *packed)
+{
+	uint32_t a[3];
+	memcpy(a, packed, 12);
+	__m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_setr_epi32((int)a[0], (int)a[1], (int)a[0], (int)a[1]),
+						  _mm_setr_epi32(0, 0, 4, 4)),
+				   _mm_set1_epi8(15));
+	__m128i hi = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int)a[2]), _mm_setr_epi32(0, 2, 4, 6)),
+				   _mm_set1_epi8(3));
+	return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi32(hi, 4)), _mm_set1_epi8(32));
+}
+
+/* Q3_K: Q2_K's walk with q + 4 (the hmask bit as bit 2: bit 4h + j for
+ * block j of half h) and signed scales; 4 * sc * sum(xq) subtracted. */
+AVX512 static void rows_q3_k(const void *w, size_t row_bytes, const void *xv, float *y,
+			     int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m512i m3 = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
+	const __m512i sh01 = _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2);
+	const __m512i sh23 = _mm512_setr_epi64(4, 4, 4, 4, 6, 6, 6, 6);
+	const __m512i hb01 = _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1);
+	const __m512i hb23 = _mm512_setr_epi64(2, 2, 2, 2, 3, 3, 3, 3);
+	const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q3_k *blk = (const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+		__m256 ac = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q3_k *b = &blk[sb];
+			__m256 d = _mm256_set1_ps(_cvtsh_ss(b->d));
+			__m128i sc = q3_k_scales(b->scales);
+			__m512i hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b->hmask));
+			for (int h = 0; h < 2; h++) {
+				int xb = sb * 8 + h * 4;
+				__m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+					(const __m256i *)(b->qs + 32 * h)));
+				__m512i hh = _mm512_srli_epi64(hm, 4 * h);
+				__m512i q01 = _mm512_or_si512(
+					_mm512_and_si512(_mm512_srlv_epi64(v, sh01), m3),
+					_mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hh, hb01), one), 2));
+				__m512i q23 = _mm512_or_si512(
+					_mm512_and_si512(_mm512_srlv_epi64(v, sh23), m3),
+					_mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi64(hh, hb23), one), 2));
+				__m256 dx = _mm256_permutevar8x32_ps(
+					_mm256_castps128_ps256(_mm_loadu_ps(xd + xb)), dup);
+				__m256 f = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+					h ? _mm_unpackhi_epi64(sc, sc) : sc)), d), dx);
+				__m512i p01 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q01,
+					_mm512_loadu_si512(xq + xb * CPU_QK));
+				__m512i p23 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q23,
+					_mm512_loadu_si512(xq + (xb + 2) * CPU_QK));
+				a0 = _mm512_fmadd_ps(spread4(f, 0), _mm512_cvtepi32_ps(p01), a0);
+				a1 = _mm512_fmadd_ps(spread4(f, 1), _mm512_cvtepi32_ps(p23), a1);
+				ac = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(
+					(const __m256i *)(xs + 2 * xb))), f, ac);
+			}
+		}
+		y[r] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) - 4.0f * hsum256(ac);
+	}
+}
+
+/* Q5_K: Q4_K with the 5th bit of each q from qh (bits 2g and 2g + 1 for
+ * the two blocks of group g). */
+AVX512 static void rows_q5_k(const void *w, size_t row_bytes, const void *xv, float *y,
+			     int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
+	const __m512i hsh = _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q5_k *blk = (const void *)((const char *)w + r * row_bytes);
+		__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+		__m256 am = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q5_k *b = &blk[sb];
+			uint32_t u[4];
+			cpu_k4_scales(b->scales, u);
+			__m256 dx = _mm256_loadu_ps(xd + sb * 8);
+			__m256 f = _mm256_mul_ps(
+				_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+					_mm_cvtsi64_si128((long long)((uint64_t)u[1] << 32 | u[0])))), dx),
+				_mm256_set1_ps(_cvtsh_ss(b->d)));
+			const int8_t *x = xq + sb * CPU_QK_K;
+			__m512i hb = _mm512_srlv_epi64(
+				_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b->qh)), hsh);
+			for (int g = 0; g < 4; g++, hb = _mm512_srli_epi64(hb, 2)) {
+				__m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+					(const __m256i *)(b->qs + 32 * g)));
+				v = _mm512_mask_blend_epi64(0xf0, v, _mm512_srli_epi16(v, 4));
+				v = _mm512_or_si512(_mm512_and_si512(v, m4),
+						    _mm512_slli_epi16(_mm512_and_si512(hb, one), 4));
+				__m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v,
+								_mm512_loadu_si512(x + 64 * g));
+				if (g & 1)
+					a1 = _mm512_fmadd_ps(spread8(f, g), _mm512_cvtepi32_ps(p), a1);
+				else
+					a0 = _mm512_fmadd_ps(spread8(f, g), _mm512_cvtepi32_ps(p), a0);
+			}
 			__m256i s = _mm256_hadd_epi32(
 				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb)),
 				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb + 8)));
@@ -593,6 +921,14 @@ static const struct cpu_isa isa_avx512 = {
 		[CPU_W_Q4_0] = rows_q4_0,
 		[CPU_W_Q4_K] = rows_q4_k,
 		[CPU_W_Q6_K] = rows_q6_k,
+		[CPU_W_Q4_1] = rows_q4_1,
+		[CPU_W_Q5_0] = rows_q5_0,
+		[CPU_W_Q5_1] = rows_q5_1,
+		[CPU_W_IQ4_NL] = rows_iq4_nl,
+		[CPU_W_Q2_K] = rows_q2_k,
+		[CPU_W_Q3_K] = rows_q3_k,
+		[CPU_W_Q5_K] = rows_q5_k,
+		[CPU_W_IQ4_XS] = rows_iq4_xs,
 	},
 	.quantize_x = quantize_x,
 	.gemm_i8 = gemm_i8,

@@ -1532,8 +1532,8 @@ static void quant_base_ids(const char *type, int32_t *ids)
 
 /* Max and mean |logits - ref| over the 64 positions, evaluated on
  * instruction set isa (NULL: the best) in one batched call or token by
- * token. */
-static void quant_base_diff(const char *type, const char *isa, bool batched,
+ * token; false when this CPU lacks isa. */
+static bool quant_base_diff(const char *type, const char *isa, bool batched,
 			    const int32_t *ids, const float *ref, double *max, double *mean)
 {
 	char rel[128], e[BELT_ERR_SIZE];
@@ -1548,6 +1548,8 @@ static void quant_base_diff(const char *type, const char *isa, bool batched,
 	struct belt_model *m;
 	int rc = belt_model_load(&mp, &m, e, sizeof e);
 	unsetenv("BELT_CPU_ISA");
+	if (rc && isa && strcmp(isa, "generic") && strstr(e, isa))
+		return false;
 	ck_assert_msg(rc == 0, "%s", e);
 	ck_assert_int_eq(belt_model_n_vocab(m), QB_VOCAB);
 	struct belt_session_params sp;
@@ -1573,6 +1575,7 @@ static void quant_base_diff(const char *type, const char *isa, bool batched,
 	free(lg);
 	belt_session_free(s);
 	belt_model_free(m);
+	return true;
 }
 
 START_TEST(test_quant_base_logits)
@@ -1594,12 +1597,14 @@ START_TEST(test_quant_base_logits)
 	} runs[] = {
 		{"generic", true, 1e-3, 1e-4},
 		{"generic", false, 1e-3, 1e-4},
+		{"avx2", false, 1.0, 0.08},
 		{NULL, true, 1.0, 0.08},
 		{NULL, false, 1.0, 0.08},
 	};
 	for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
 		double max, mean;
-		quant_base_diff(type, runs[r].isa, runs[r].batched, ids, ref, &max, &mean);
+		if (!quant_base_diff(type, runs[r].isa, runs[r].batched, ids, ref, &max, &mean))
+			continue;
 		printf("quant-base.%-7s %-8s %-7s vs deq: max %.3g mean %.3g\n", type,
 		       runs[r].isa ? runs[r].isa : "best", runs[r].batched ? "batched" : "decode",
 		       max, mean);

@@ -602,6 +602,20 @@ AVX2 static void rows_q2_k(const void *w, size_t row_bytes, const void *xv, floa
 	}
 }
 
+/* Q3_K's 16 scales s - 32 as int8 lanes, unpacked in registers
+ * (cpu_q3_k_scales' arithmetic). */
+AVX2 static inline __m128i q3_k_scales(const uint8_t *packed)
+{
+	uint32_t a[3];
+	memcpy(a, packed, 12);
+	__m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_setr_epi32((int)a[0], (int)a[1], (int)a[0], (int)a[1]),
+						  _mm_setr_epi32(0, 0, 4, 4)),
+				   _mm_set1_epi8(15));
+	__m128i hi = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int)a[2]), _mm_setr_epi32(0, 2, 4, 6)),
+				   _mm_set1_epi8(3));
+	return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi32(hi, 4)), _mm_set1_epi8(32));
+}
+
 /* Q3_K: as Q2_K with q + 4 (0..7, the hmask bit as bit 2) and signed
  * scales; 4 * sc * sum(xq) per group of 16 subtracted at the end. */
 AVX2 static void rows_q3_k(const void *w, size_t row_bytes, const void *xv, float *y,
@@ -621,13 +635,12 @@ AVX2 static void rows_q3_k(const void *w, size_t row_bytes, const void *xv, floa
 		for (int sb = 0; sb < nsb; sb++) {
 			const struct cpu_block_q3_k *b = &blk[sb];
 			float d = fp16_scalar(b->d);
-			int8_t sc[16];
-			cpu_q3_k_scales(b->scales, sc);
+			__m128i sc = q3_k_scales(b->scales);
 			__m256i hm = _mm256_loadu_si256((const __m256i *)b->hmask);
 			for (int h = 0; h < 2; h++) {
 				int xb = sb * 8 + h * 4;
 				__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
-				__m128i sc8 = _mm_loadl_epi64((const __m128i *)(sc + 8 * h));
+				__m128i sc8 = h ? _mm_unpackhi_epi64(sc, sc) : sc;
 				__m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
 				for (int j = 0; j < 4; j++) {
 					__m256i q = _mm256_or_si256(_mm256_and_si256(v, m3),

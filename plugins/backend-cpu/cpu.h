@@ -197,7 +197,9 @@ static inline int32_t *cpu_xq_corr(const void *xq, int k)
 typedef void (*cpu_gemm_fn)(const float *wt, int kc, const float *x,
 			    size_t x_stride, int n_t, float *y,
 			    size_t y_stride, bool add);
-/* The int8 matrix product of Q8_0/Q4_0 weights (gemm.c packs them):
+/* The int8 matrix product of weights whose blocks of 32 are a scale
+ * times int8 (cpu_matmul_int8: Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS; gemm.c
+ * packs them):
  * y[t * y_stride + r] = sum over blocks b < nb of dw[r][b] * dx[t][b] *
  * (sum over the block of q_w * q_x), for t < n_t (at most CPU_GEMM_I8_NT)
  * and r < n_r (at most 32): the integer dot products of decode's int8
@@ -306,7 +308,7 @@ struct cpu_cmd {
 	cpu_rows_fn rows_fn;
 	cpu_quant_fn quant;
 	cpu_gemm_fn gemm;
-	cpu_gemm_i8_fn gemm_i8; /* matrix products of Q8_0 and Q4_0 */
+	cpu_gemm_i8_fn gemm_i8; /* matrix products of cpu_matmul_int8 types */
 	cpu_exp_sum_fn exp_sum;
 	cpu_f16_fn f16;
 	cpu_argmax_fn argmax;

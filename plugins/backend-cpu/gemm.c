@@ -2,7 +2,8 @@
  * weight rows [r0, r1) per call; the weights are read from memory once
  * per pass, whatever the number of rows.
  *
- * Q8_0 and Q4_0, where the ISA has gemm_i8 (AVX-512 VNNI): x is quantized
+ * Q8_0, Q4_0, Q5_0, IQ4_NL and IQ4_XS (every block of 32 one scale times
+ * int8), where the ISA has gemm_i8 (AVX-512 VNNI): x is quantized
  * to int8 per block of 32 exactly as decode's matvec quantizes it, each
  * tile of weight rows is unpacked to int8 once per pass, and the products
  * are decode's integer dot products per block, scaled in float.
@@ -74,7 +75,9 @@ size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x)
 
 bool cpu_matmul_int8(enum cpu_wtype w)
 {
-	return w == CPU_W_Q8_0 || w == CPU_W_Q4_0;
+	/* the types whose every block of 32 is one float scale times int8 */
+	return w == CPU_W_Q8_0 || w == CPU_W_Q4_0 || w == CPU_W_Q5_0 ||
+	       w == CPU_W_IQ4_NL || w == CPU_W_IQ4_XS;
 }
 
 static void *align_up(void *p)
@@ -82,21 +85,61 @@ static void *align_up(void *p)
 	return (void *)(((uintptr_t)p + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN);
 }
 
-/* Weight row r's block b as 32 int8 q (w = d * q) and its scale. */
+/* 16 bytes of nibbles as 32 int8: table[low nibbles], then table[high]. */
+static void nibbles_via(const uint8_t *qs, const int8_t *table, int8_t *q)
+{
+	for (int j = 0; j < CPU_QK / 2; j++) {
+		q[j] = table[qs[j] & 15];
+		q[j + CPU_QK / 2] = table[qs[j] >> 4];
+	}
+}
+
+/* Weight row r's block b (of 32) as 32 int8 q (w = d * q) and its scale
+ * d, for the types of cpu_matmul_int8. */
 static float block_q(const struct cpu_cmd *c, int64_t r, int b, int8_t *q)
 {
+	static const int8_t minus8[16] = {-8, -7, -6, -5, -4, -3, -2, -1,
+					  0,  1,  2,  3,  4,  5,  6,  7};
 	const char *row = (const char *)c->p[0] + (size_t)r * c->row_bytes;
-	if (c->w == CPU_W_Q8_0) {
+	switch (c->w) {
+	case CPU_W_Q8_0: {
 		const struct belt_block_q8_0 *blk = (const void *)row;
 		memcpy(q, blk[b].qs, CPU_QK);
 		return belt_fp16_to_f32(blk[b].d);
 	}
-	const struct belt_block_q4_0 *blk = (const void *)row;
-	for (int j = 0; j < CPU_QK / 2; j++) {
-		q[j] = (int8_t)((blk[b].qs[j] & 15) - 8);
-		q[j + CPU_QK / 2] = (int8_t)((blk[b].qs[j] >> 4) - 8);
+	case CPU_W_Q4_0: {
+		const struct belt_block_q4_0 *blk = (const void *)row;
+		nibbles_via(blk[b].qs, minus8, q);
+		return belt_fp16_to_f32(blk[b].d);
 	}
-	return belt_fp16_to_f32(blk[b].d);
+	case CPU_W_Q5_0: {
+		const struct cpu_block_q5_0 *blk = (const void *)row;
+		uint32_t qh;
+		memcpy(&qh, blk[b].qh, 4);
+		nibbles_via(blk[b].qs, minus8, q);
+		/* (nibble | bit << 4) - 16 = (nibble - 8) + 16 * bit - 8 */
+		for (int j = 0; j < CPU_QK; j++)
+			q[j] = (int8_t)(q[j] + 16 * (int)((qh >> j) & 1) - 8);
+		return belt_fp16_to_f32(blk[b].d);
+	}
+	case CPU_W_IQ4_NL: {
+		const struct cpu_block_iq4_nl *blk = (const void *)row;
+		nibbles_via(blk[b].qs, cpu_iq4_values, q);
+		return belt_fp16_to_f32(blk[b].d);
+	}
+	case CPU_W_IQ4_XS: {
+		/* sub-block b % 8 of super-block b / 8: ggml's d * (ls - 32) */
+		const struct cpu_block_iq4_xs *blk = (const struct cpu_block_iq4_xs *)row + b / 8;
+		int ib = b % 8;
+		int ls = ((blk->scales_l[ib / 2] >> (4 * (ib % 2))) & 15) |
+			 (((blk->scales_h >> (2 * ib)) & 3) << 4);
+		nibbles_via(blk->qs + 16 * ib, cpu_iq4_values, q);
+		return belt_fp16_to_f32(blk->d) * (float)(ls - 32);
+	}
+	default:
+		memset(q, 0, CPU_QK);
+		return 0.0f;
+	}
 }
 
 /* Rows [t0, t0 + nr) in gemm_i8's layout, in groups of 16 (rows past nr
@@ -145,7 +188,7 @@ static void bytes_of_rows(const struct cpu_cmd *c, const float *x, int n, int k,
 	}
 }
 
-/* Q8_0 and Q4_0 with an ISA's gemm_i8: each tile of weight rows packed
+/* The int8 types with an ISA's gemm_i8: each tile of weight rows packed
  * once per pass, then multiplied with every block of tokens. */
 static void run_matmul_int8(const struct cpu_cmd *c, struct cpu_worker *w,
 			    const struct cpu_pass *ps, int64_t r0, int64_t r1)

@@ -3,7 +3,8 @@
  * per pass, whatever the number of rows.
  *
  * Q8_0, Q4_0, Q5_0, IQ4_NL and IQ4_XS (every block of 32 one scale times
- * int8), where the ISA has gemm_i8 (AVX-512 VNNI): x is quantized
+ * int8), and Q4_1, Q5_1, Q4_K and Q5_K (plus a float min per block),
+ * where the ISA has gemm_i8 (AVX-512 VNNI): x is quantized
  * to int8 per block of 32 exactly as decode's matvec quantizes it, each
  * tile of weight rows is unpacked to int8 once per pass, and the products
  * are decode's integer dot products per block, scaled in float.
@@ -40,11 +41,11 @@ static size_t aligned(size_t n)
 }
 
 /* The int8 product's scratch, as offsets from an aligned base: the tile
- * packed (int8 weights, then per group and block 16 scales and 16 sums),
- * the pass's x as bytes q + 128 with their block scales, and one row of x
- * quantized; end is its size. */
+ * packed (int8 weights, then per group and block 16 scales and 16 sums,
+ * then 16 mins), the pass's x as bytes q + 128 with their block scales and
+ * scaled block sums, and one row of x quantized; end is its size. */
 struct int8_layout {
-	size_t wp, ws, xu, dx, xq, end;
+	size_t wp, ws, wm, xu, dx, sx, xq, end;
 };
 
 static struct int8_layout int8_layout(int k, int tile, uint32_t rows)
@@ -52,9 +53,11 @@ static struct int8_layout int8_layout(int k, int tile, uint32_t rows)
 	size_t groups = (size_t)int8_groups(tile), nb = (size_t)k / CPU_QK;
 	struct int8_layout l = {.wp = 0};
 	l.ws = aligned(l.wp + groups * 16 * (size_t)k);
-	l.xu = aligned(l.ws + groups * nb * 32 * sizeof(float));
+	l.wm = aligned(l.ws + groups * nb * 32 * sizeof(float));
+	l.xu = aligned(l.wm + groups * nb * 16 * sizeof(float));
 	l.dx = aligned(l.xu + (size_t)rows * k);
-	l.xq = aligned(l.dx + (size_t)rows * nb * sizeof(float));
+	l.sx = aligned(l.dx + (size_t)rows * nb * sizeof(float));
+	l.xq = aligned(l.sx + (size_t)rows * nb * sizeof(float));
 	l.end = l.xq + cpu_xq_bytes(k);
 	return l;
 }
@@ -73,11 +76,18 @@ size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x)
 	return b;
 }
 
+/* Whether a type's blocks of 32 carry a float min (w = d * q + m). */
+static bool has_min(enum cpu_wtype w)
+{
+	return w == CPU_W_Q4_1 || w == CPU_W_Q5_1 || w == CPU_W_Q4_K || w == CPU_W_Q5_K;
+}
+
 bool cpu_matmul_int8(enum cpu_wtype w)
 {
-	/* the types whose every block of 32 is one float scale times int8 */
+	/* the types whose every block of 32 is one float scale times int8,
+	 * plus a float min for some */
 	return w == CPU_W_Q8_0 || w == CPU_W_Q4_0 || w == CPU_W_Q5_0 ||
-	       w == CPU_W_IQ4_NL || w == CPU_W_IQ4_XS;
+	       w == CPU_W_IQ4_NL || w == CPU_W_IQ4_XS || has_min(w);
 }
 
 static void *align_up(void *p)
@@ -94,10 +104,32 @@ static void nibbles_via(const uint8_t *qs, const int8_t *table, int8_t *q)
 	}
 }
 
-/* Weight row r's block b (of 32) as 32 int8 q (w = d * q) and its scale
- * d, for the types of cpu_matmul_int8. */
-static float block_q(const struct cpu_cmd *c, int64_t r, int b, int8_t *q)
+/* Q4_K's and Q5_K's block j (of 8) of a super-block: ggml's d * sc and
+ * -(dmin * m), and the 4 low bits of q. */
+static float k4_block(uint16_t d, uint16_t dmin, const uint8_t *scales, const uint8_t *qs,
+		      int j, int8_t *q, float *min)
 {
+	static const int8_t ident[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+	uint32_t u[4];
+	cpu_k4_scales(scales, u);
+	uint8_t sm[16];
+	memcpy(sm, u, 16);
+	int8_t both[CPU_QK * 2];
+	nibbles_via(qs + 32 * (j / 2), ident, both);
+	nibbles_via(qs + 32 * (j / 2) + 16, ident, both + CPU_QK);
+	/* low nibbles of 32 bytes for even j, high for odd */
+	for (int l = 0; l < CPU_QK; l++)
+		q[l] = both[(l / 16) * CPU_QK + (j & 1) * 16 + l % 16];
+	*min = -(belt_fp16_to_f32(dmin) * (float)sm[8 + j]);
+	return belt_fp16_to_f32(d) * (float)sm[j];
+}
+
+/* Weight row r's block b (of 32) as 32 int8 q (w = d * q + min) and its
+ * scale d, for the types of cpu_matmul_int8 (min 0 for those without). */
+static float block_q(const struct cpu_cmd *c, int64_t r, int b, int8_t *q, float *min)
+{
+	static const int8_t ident[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+	*min = 0.0f;
 	static const int8_t minus8[16] = {-8, -7, -6, -5, -4, -3, -2, -1,
 					  0,  1,  2,  3,  4,  5,  6,  7};
 	const char *row = (const char *)c->p[0] + (size_t)r * c->row_bytes;
@@ -127,6 +159,33 @@ static float block_q(const struct cpu_cmd *c, int64_t r, int b, int8_t *q)
 		nibbles_via(blk[b].qs, cpu_iq4_values, q);
 		return belt_fp16_to_f32(blk[b].d);
 	}
+	case CPU_W_Q4_1: {
+		const struct cpu_block_q4_1 *blk = (const void *)row;
+		nibbles_via(blk[b].qs, ident, q);
+		*min = belt_fp16_to_f32(blk[b].m);
+		return belt_fp16_to_f32(blk[b].d);
+	}
+	case CPU_W_Q5_1: {
+		const struct cpu_block_q5_1 *blk = (const void *)row;
+		uint32_t qh;
+		memcpy(&qh, blk[b].qh, 4);
+		nibbles_via(blk[b].qs, ident, q);
+		for (int j = 0; j < CPU_QK; j++)
+			q[j] = (int8_t)(q[j] | ((qh >> j) & 1) << 4);
+		*min = belt_fp16_to_f32(blk[b].m);
+		return belt_fp16_to_f32(blk[b].d);
+	}
+	case CPU_W_Q4_K: {
+		const struct cpu_block_q4_k *blk = (const struct cpu_block_q4_k *)row + b / 8;
+		return k4_block(blk->d, blk->dmin, blk->scales, blk->qs, b % 8, q, min);
+	}
+	case CPU_W_Q5_K: {
+		const struct cpu_block_q5_k *blk = (const struct cpu_block_q5_k *)row + b / 8;
+		float d = k4_block(blk->d, blk->dmin, blk->scales, blk->qs, b % 8, q, min);
+		for (int l = 0; l < CPU_QK; l++)
+			q[l] = (int8_t)(q[l] | ((blk->qh[l] >> (b % 8)) & 1) << 4);
+		return d;
+	}
 	case CPU_W_IQ4_XS: {
 		/* sub-block b % 8 of super-block b / 8: ggml's d * (ls - 32) */
 		const struct cpu_block_iq4_xs *blk = (const struct cpu_block_iq4_xs *)row + b / 8;
@@ -145,7 +204,7 @@ static float block_q(const struct cpu_cmd *c, int64_t r, int b, int8_t *q)
 /* Rows [t0, t0 + nr) in gemm_i8's layout, in groups of 16 (rows past nr
  * zero), an even number of groups. */
 static void pack_int8(const struct cpu_cmd *c, int64_t t0, int nr, int nb, int8_t *wp,
-		      float *ws)
+		      float *ws, float *wm)
 {
 	int groups = int8_groups(nr);
 	int8_t q[CPU_QK];
@@ -155,12 +214,13 @@ static void pack_int8(const struct cpu_cmd *c, int64_t t0, int nr, int nb, int8_
 			for (int b = 0; b < nb; b++) {
 				int8_t *dst = wp + ((size_t)g * nb + b) * 512 + i * 4;
 				float *sc = ws + ((size_t)g * nb + b) * 32;
-				float d = 0.0f;
+				float d = 0.0f, min = 0.0f;
 				int32_t sum = 0;
 				if (r < nr)
-					d = block_q(c, t0 + r, b, q);
+					d = block_q(c, t0 + r, b, q, &min);
 				else
 					memset(q, 0, sizeof q);
+				wm[((size_t)g * nb + b) * 16 + i] = min;
 				for (int s = 0; s < 8; s++)
 					memcpy(dst + s * 64, q + s * 4, 4);
 				for (int j = 0; j < CPU_QK; j++)
@@ -173,18 +233,22 @@ static void pack_int8(const struct cpu_cmd *c, int64_t t0, int nr, int nb, int8_
 	}
 }
 
-/* The pass's x quantized as decode quantizes it, as bytes q + 128 and
- * block scales. */
+/* The pass's x quantized as decode quantizes it, as bytes q + 128, block
+ * scales and block scales times the block's sum of q. */
 static void bytes_of_rows(const struct cpu_cmd *c, const float *x, int n, int k, uint8_t *xu,
-			  float *dx, void *xq)
+			  float *dx, float *sx, void *xq)
 {
 	int nb = k / CPU_QK;
 	for (int t = 0; t < n; t++) {
 		c->quant(x + (size_t)t * k, xq, k);
 		const int8_t *q = xq;
+		const float *d = cpu_xq_d(xq, k);
+		const int32_t *sums = cpu_xq_sums(xq, k);
 		for (int j = 0; j < k; j++)
 			xu[(size_t)t * k + j] = (uint8_t)(q[j] + 128);
-		memcpy(dx + (size_t)t * nb, cpu_xq_d(xq, k), (size_t)nb * sizeof(float));
+		memcpy(dx + (size_t)t * nb, d, (size_t)nb * sizeof(float));
+		for (int b = 0; b < nb; b++)
+			sx[(size_t)t * nb + b] = d[b] * (float)(sums[2 * b] + sums[2 * b + 1]);
 	}
 }
 
@@ -202,27 +266,31 @@ static void run_matmul_int8(const struct cpu_cmd *c, struct cpu_worker *w,
 	int8_t *wp = (int8_t *)(base + l.wp);
 	float *ws = (float *)(base + l.ws);
 	uint8_t *xu = (uint8_t *)(base + l.xu);
+	float *wm = (float *)(base + l.wm);
 	float *dx = (float *)(base + l.dx);
+	float *sx = (float *)(base + l.sx);
 	void *xq = base + l.xq;
+	bool mins = has_min(c->w);
 	/* once per command and thread, not per chunk */
 	if (w->xq_seq != w->seq) {
 		/* or still there from the previous command, same x */
 		if (!(c->reuse_xq && w->xq_seq == w->prev_seq))
-			bytes_of_rows(c, x, n, k, xu, dx, xq);
+			bytes_of_rows(c, x, n, k, xu, dx, sx, xq);
 		w->xq_seq = w->seq;
 	}
 	for (int64_t t0 = r0; t0 < r1; t0 += c->tile) {
 		int nr = (int)(r1 - t0 < c->tile ? r1 - t0 : c->tile);
-		pack_int8(c, t0, nr, nb, wp, ws);
+		pack_int8(c, t0, nr, nb, wp, ws, wm);
 		for (int r = 0; r < nr; r += CPU_GEMM_I8_NR) {
 			int g = r / 16;
 			int n_r = nr - r < CPU_GEMM_I8_NR ? nr - r : CPU_GEMM_I8_NR;
 			for (int t = 0; t < n; t += CPU_GEMM_I8_NT) {
 				int nt = n - t < CPU_GEMM_I8_NT ? n - t : CPU_GEMM_I8_NT;
-				c->gemm_i8(wp + (size_t)g * nb * 512, ws + (size_t)g * nb * 32, nb,
+				c->gemm_i8(wp + (size_t)g * nb * 512, ws + (size_t)g * nb * 32,
+					   mins ? wm + (size_t)g * nb * 16 : NULL, nb,
 					   xu + (size_t)t * k, (size_t)k, dx + (size_t)t * nb,
-					   (size_t)nb, nt, y + (size_t)t * m + t0 + r, (size_t)m,
-					   n_r);
+					   sx + (size_t)t * nb, (size_t)nb, nt,
+					   y + (size_t)t * m + t0 + r, (size_t)m, n_r);
 			}
 		}
 	}

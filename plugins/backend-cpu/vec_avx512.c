@@ -849,19 +849,21 @@ AVX512 static void attend(const float *q, const float *kc, const float *vc,
 	}
 }
 
-/* gemm_i8 for nt tokens (a constant once inlined): per block, 16-row
- * int32 sums start at -128 * sum(q_w) and gather (q_x + 128) * q_w four
- * bytes a step, x broadcast; so they end as decode's exact integer dot
- * product, scaled by dw * dx into float sums. */
+/* gemm_i8 for nt tokens (constants once inlined, as has_min): per block,
+ * 16-row int32 sums start at -128 * sum(q_w) and gather (q_x + 128) * q_w
+ * four bytes a step, x broadcast; so they end as decode's exact integer
+ * dot product, scaled by dw * dx into float sums, plus mw * sx. */
 AVX512 static inline __attribute__((always_inline)) void
-gemm_i8_nt(const int8_t *wp, const float *ws, int nb, const uint8_t *xu, size_t xs,
-	   const float *dx, size_t ds, const int nt, float *y, size_t ys, int n_r)
+gemm_i8_nt(const int8_t *wp, const float *ws, const float *wm, int nb, const uint8_t *xu,
+	   size_t xs, const float *dx, const float *sx, size_t ds, const int nt,
+	   const bool has_min, float *y, size_t ys, int n_r)
 {
 	__m512 f0[CPU_GEMM_I8_NT], f1[CPU_GEMM_I8_NT];
 	_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++)
 		f0[i] = f1[i] = _mm512_setzero_ps();
 	const int8_t *wp1 = wp + (size_t)nb * 512;
 	const float *ws1 = ws + (size_t)nb * 32;
+	const float *wm1 = has_min ? wm + (size_t)nb * 16 : NULL;
 	for (int b = 0; b < nb; b++) {
 		const int8_t *w0p = wp + (size_t)b * 512, *w1p = wp1 + (size_t)b * 512;
 		__m512i s0 = _mm512_load_si512(ws + (size_t)b * 32 + 16);
@@ -886,9 +888,18 @@ gemm_i8_nt(const int8_t *wp, const float *ws, int nb, const uint8_t *xu, size_t 
 		__m512 d0 = _mm512_load_ps(ws + (size_t)b * 32);
 		__m512 d1 = _mm512_load_ps(ws1 + (size_t)b * 32);
 		_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++) {
-			__m512 sx = _mm512_set1_ps(dx[(size_t)i * ds + b]);
-			f0[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a0[i]), _mm512_mul_ps(d0, sx), f0[i]);
-			f1[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a1[i]), _mm512_mul_ps(d1, sx), f1[i]);
+			__m512 sxd = _mm512_set1_ps(dx[(size_t)i * ds + b]);
+			f0[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a0[i]), _mm512_mul_ps(d0, sxd), f0[i]);
+			f1[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a1[i]), _mm512_mul_ps(d1, sxd), f1[i]);
+		}
+		if (has_min) {
+			__m512 m0 = _mm512_load_ps(wm + (size_t)b * 16);
+			__m512 m1 = _mm512_load_ps(wm1 + (size_t)b * 16);
+			_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++) {
+				__m512 v = _mm512_set1_ps(sx[(size_t)i * ds + b]);
+				f0[i] = _mm512_fmadd_ps(m0, v, f0[i]);
+				f1[i] = _mm512_fmadd_ps(m1, v, f1[i]);
+			}
 		}
 	}
 	__mmask16 m0 = n_r >= 16 ? 0xffff : (__mmask16)((1u << n_r) - 1);
@@ -899,17 +910,31 @@ gemm_i8_nt(const int8_t *wp, const float *ws, int nb, const uint8_t *xu, size_t 
 	}
 }
 
-AVX512 static void gemm_i8(const int8_t *wp, const float *ws, int nb, const uint8_t *xu,
-			   size_t xs, const float *dx, size_t ds, int n_t, float *y, size_t ys,
-			   int n_r)
+#define GEMM_I8_NT(nt, has_min) \
+	gemm_i8_nt(wp, ws, wm, nb, xu, xs, dx, sx, ds, nt, has_min, y, ys, n_r)
+
+AVX512 static void gemm_i8(const int8_t *wp, const float *ws, const float *wm, int nb,
+			   const uint8_t *xu, size_t xs, const float *dx, const float *sx,
+			   size_t ds, int n_t, float *y, size_t ys, int n_r)
 {
+	if (wm) {
+		switch (n_t) {
+		case 4: GEMM_I8_NT(4, true); break;
+		case 3: GEMM_I8_NT(3, true); break;
+		case 2: GEMM_I8_NT(2, true); break;
+		default: GEMM_I8_NT(1, true); break;
+		}
+		return;
+	}
 	switch (n_t) {
-	case 4: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 4, y, ys, n_r); break;
-	case 3: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 3, y, ys, n_r); break;
-	case 2: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 2, y, ys, n_r); break;
-	default: gemm_i8_nt(wp, ws, nb, xu, xs, dx, ds, 1, y, ys, n_r); break;
+	case 4: GEMM_I8_NT(4, false); break;
+	case 3: GEMM_I8_NT(3, false); break;
+	case 2: GEMM_I8_NT(2, false); break;
+	default: GEMM_I8_NT(1, false); break;
 	}
 }
+
+#undef GEMM_I8_NT
 
 static const struct cpu_isa isa_avx512 = {
 	.name = "avx512",

@@ -9,7 +9,8 @@
  * BELT_CPU_ISA=generic|avx2|avx512 picks a lower instruction set.
  *
  * usage: bench-matvec [seconds per case, default 0.3] [types, e.g. q4_k,q5_k;
- * default all] */
+ * default all]; BELT_BENCH_CPUTIME=1 (below) for one-thread figures on a
+ * busy machine. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,15 @@
 /* the module, from $BELT_PLUGIN_PATH or the build tree's plugins/ */
 static const struct belt_backend_ops *B;
 
+/* BELT_BENCH_CPUTIME=1: the process's CPU time instead of the wall clock,
+ * which with one thread is immune to other load on a shared machine. */
 static double now(void)
 {
+	static int cpu = -1;
+	if (cpu < 0)
+		cpu = getenv("BELT_BENCH_CPUTIME") && atoi(getenv("BELT_BENCH_CPUTIME"));
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

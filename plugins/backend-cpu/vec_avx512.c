@@ -675,8 +675,12 @@ AVX512 static void rows_q5_k(const void *w, size_t row_bytes, const void *xv, fl
 	const int8_t *xq = xv;
 	const float *xd = cpu_xq_d(xv, k);
 	const int32_t *xs = cpu_xq_sums(xv, k);
-	const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
-	const __m512i hsh = _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1);
+	const __m512i m4 = _mm512_set1_epi8(15), sixteen = _mm512_set1_epi8(16);
+	/* the qh bit of blocks 2g (low half) and 2g + 1 (high half) */
+	__m512i bit[4];
+	for (int g = 0; g < 4; g++)
+		bit[g] = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << 2 * g)),
+					    _mm256_set1_epi8((char)(2 << 2 * g)), 1);
 	int nsb = k / CPU_QK_K;
 	for (int64_t r = r0; r < r1; r++) {
 		const struct cpu_block_q5_k *blk = (const void *)((const char *)w + r * row_bytes);
@@ -692,14 +696,13 @@ AVX512 static void rows_q5_k(const void *w, size_t row_bytes, const void *xv, fl
 					_mm_cvtsi64_si128((long long)((uint64_t)u[1] << 32 | u[0])))), dx),
 				_mm256_set1_ps(_cvtsh_ss(b->d)));
 			const int8_t *x = xq + sb * CPU_QK_K;
-			__m512i hb = _mm512_srlv_epi64(
-				_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b->qh)), hsh);
-			for (int g = 0; g < 4; g++, hb = _mm512_srli_epi64(hb, 2)) {
+			__m512i hb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b->qh));
+			for (int g = 0; g < 4; g++) {
 				__m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(
 					(const __m256i *)(b->qs + 32 * g)));
-				v = _mm512_mask_blend_epi64(0xf0, v, _mm512_srli_epi16(v, 4));
-				v = _mm512_or_si512(_mm512_and_si512(v, m4),
-						    _mm512_slli_epi16(_mm512_and_si512(hb, one), 4));
+				v = _mm512_and_si512(_mm512_mask_blend_epi64(0xf0, v, _mm512_srli_epi16(v, 4)), m4);
+				/* + 16 where the 5th bit is set */
+				v = _mm512_mask_add_epi8(v, _mm512_test_epi8_mask(hb, bit[g]), v, sixteen);
 				__m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v,
 								_mm512_loadu_si512(x + 64 * g));
 				if (g & 1)

@@ -27,5 +27,5 @@ noinst_HEADERS += \
 	core/plugin/registry.h \
 	core/session/session.h
 
-dist_arch_DATA += conf/arch/llama.yaml
+dist_arch_DATA += conf/arch/llama.yaml conf/arch/qwen2.yaml conf/arch/qwen3.yaml conf/arch/phi3.yaml conf/arch/gemma2.yaml conf/arch/gemma3.yaml
 dist_conf_DATA += conf/belt.yaml

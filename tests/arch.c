@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -120,6 +121,65 @@ END_TEST
 
 /* A second backends: mapping overwrote the text the first one's settings
  * point into. */
+/* Comparisons give 1 or 0; select(c, a, b) is a where c is not 0. */
+START_TEST(test_expr_compare)
+{
+	struct belt_vars vs = {.n = 0};
+	belt_vars_set(&vs, "l", 5);
+	char err[BELT_ERR_SIZE];
+	double v = -1;
+	static const struct { const char *e; double want; } cases[] = {
+		{"l % 6 < 5", 0}, {"l % 6 <= 5", 1}, {"l > 4", 1}, {"l >= 6", 0},
+		{"l == 5", 1}, {"l != 5", 0}, {"select(l % 2 < 1, 8, 0)", 0},
+		{"select(l == 5, 10000, 1000000)", 10000}, {"(1 < 2) + (2 < 1)", 1},
+		{"select(0, 1, select(1, 2, 3))", 2},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		ck_assert_msg(belt_expr_eval(cases[i].e, &vs, &v, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(v == cases[i].want, "%s = %g, expected %g", cases[i].e, v, cases[i].want);
+	}
+	ck_assert_int_eq(belt_expr_eval("1 < 2 < 3", &vs, &v, err, sizeof err), -1);
+	ck_assert_int_eq(belt_expr_eval("select(1, 2)", &vs, &v, err, sizeof err), -1);
+	ck_assert_int_eq(belt_expr_eval("l = 5", &vs, &v, err, sizeof err), -1);
+}
+END_TEST
+
+static void visit(const char *name, const char *path, void *ud)
+{
+	char *seen = ud;
+	size_t n = strlen(seen);
+	snprintf(seen + n, 1024 - n, "%s=%s ", name, strrchr(path, '/') ? strrchr(path, '/') - 2 : path);
+}
+
+/* belt_arch_list: every name once, from the first directory that has it
+ * (what belt_arch_find loads), names sorted within a directory. */
+START_TEST(test_list)
+{
+	char a[4200], b[4200], path[8500], f[8600];
+	snprintf(a, sizeof a, "%s/a1", dir);
+	snprintf(b, sizeof b, "%s/b2", dir);
+	ck_assert_int_eq(mkdir(a, 0755), 0);
+	ck_assert_int_eq(mkdir(b, 0755), 0);
+	const char *files[] = {"a1/u.yaml", "a1/t.yaml", "b2/t.yaml", "b2/v.yaml", "b2/notes.txt"};
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(f, sizeof f, "%s/%s", dir, files[i]);
+		FILE *fp = fopen(f, "w");
+		ck_assert_ptr_nonnull(fp);
+		fclose(fp);
+	}
+	snprintf(path, sizeof path, "%s/missing:%s:%s", dir, a, b);
+	char seen[1024] = "";
+	ck_assert_int_eq(belt_arch_list(path, visit, seen), 3);
+	ck_assert_str_eq(seen, "t=a1/t.yaml u=a1/u.yaml v=b2/v.yaml ");
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(f, sizeof f, "%s/%s", dir, files[i]);
+		unlink(f);
+	}
+	rmdir(a);
+	rmdir(b);
+}
+END_TEST
+
 START_TEST(test_config_twice)
 {
 	struct belt_config c;
@@ -148,6 +208,8 @@ static Suite *arch_suite(void)
 	tcase_add_test(tc, test_scalar_twice);
 	tcase_add_test(tc, test_expr_unary_depth);
 	tcase_add_test(tc, test_config_twice);
+	tcase_add_test(tc, test_list);
+	tcase_add_test(tc, test_expr_compare);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,5 @@
 # End-to-end tests of the core through the real plugins and YAML.
-noinst_HEADERS += tests/ref.h tests/kquant_ref.h tests/quant_ref.h
+noinst_HEADERS += tests/ref.h tests/llref.h tests/kquant_ref.h tests/quant_ref.h
 
 check_PROGRAMS += tests/check_golden
 TESTS += tests/check_golden
@@ -14,6 +14,20 @@ tests_belt_synth_SOURCES = tests/synth/main.c tests/synth/synth.c
 tests_belt_synth_LDADD = libbelt.la
 
 # Malformed inputs through the CLI, with two deliberately broken plugins.
+# Every quantization type against llama.cpp (models/quant in the shared folder).
+check_PROGRAMS += tests/check_quant
+TESTS += tests/check_quant
+tests_check_quant_SOURCES = tests/quant.c tests/llref.c tests/ref.c
+tests_check_quant_CFLAGS = $(TEST_CFLAGS) $(JANSSON_CFLAGS)
+tests_check_quant_LDADD = $(TEST_LIBS) $(JANSSON_LIBS) -lm
+
+# The architectures beyond Llama 1/2 against llama.cpp (models/arch).
+check_PROGRAMS += tests/check_archs
+TESTS += tests/check_archs
+tests_check_archs_SOURCES = tests/archs.c tests/llref.c tests/ref.c
+tests_check_archs_CFLAGS = $(TEST_CFLAGS) $(JANSSON_CFLAGS)
+tests_check_archs_LDADD = $(TEST_LIBS) $(JANSSON_LIBS) -lm
+
 check_PROGRAMS += tests/check_malformed
 TESTS += tests/check_malformed
 tests_check_malformed_SOURCES = tests/malformed.c tests/ref.c tests/synth/synth.c
@@ -59,7 +73,7 @@ tests_check_noalloc_LDADD = $(TEST_LIBS)
 noinst_HEADERS += tests/sampler_ref.h tests/cmd.h
 
 if HAVE_VULKAN
-TESTS += tests/golden-vulkan.sh tests/batch-vulkan.sh
+TESTS += tests/golden-vulkan.sh tests/batch-vulkan.sh tests/quant-vulkan.sh tests/archs-vulkan.sh
 
 # The gumbel sampler's GPU chain ops on the Vulkan backend, against the
 # same reference as check_sampler.
@@ -69,7 +83,7 @@ tests_check_sampler_vulkan_SOURCES = tests/sampler_vulkan.c tests/sampler_ref.c
 tests_check_sampler_vulkan_CFLAGS = $(TEST_CFLAGS) $(VULKAN_CFLAGS)
 tests_check_sampler_vulkan_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 endif
-EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/batch-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh
+EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/batch-vulkan.sh tests/quant-vulkan.sh tests/archs-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh
 
 # The batched pass against the one-token path, on every shipped model.
 check_PROGRAMS += tests/check_batch

@@ -291,6 +291,13 @@ START_TEST(yaml_faults)
 		{"bind: [hb, hb2, hb]", "bind: [hb, nowhere, hb]", "unknown binding 'nowhere'"},
 		{"params: {n: n_ff}", "params: {n: n_ff * bogus}", "unknown name 'bogus'"},
 		{"patch: position", "patch: sideways", "unknown patch 'sideways'"},
+		{"if: \"!rope_freqs.weight\"", "if: \"!rope_freqz.weight\"",
+		 "if: 'rope_freqz.weight' is not a tensor the architecture declares"},
+		{"optional: true", "optional: maybe", "optional: expected true or false"},
+		{"\"blk.{l}.ffn_down.weight\", hb", "\"blk.{l}.ffn_down.weight[1, n_embd]\", hb",
+		 "rows 1..64 outside the tensor's 64"},
+		{"\"blk.{l}.ffn_down.weight\", hb", "\"blk.{l}.ffn_down.weight[0 n_embd]\", hb",
+		 "expected 'blk.0.ffn_down.weight[start, count]'"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char sub[16];

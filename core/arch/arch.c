@@ -1,6 +1,7 @@
 /* Loads conf/arch/<name>.yaml with libyaml's document API into struct
  * belt_arch. Only the shape is checked here; names are resolved against
  * the model and the backend when the dispatch table is built. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,8 +217,14 @@ static int load_tensors(struct loader *ld, yaml_node_t *map, bool per_layer)
 				rc = load_shape(ld, fv, t);
 			else if (f && !strcmp(f, "or"))
 				rc = take_scalar(ld, fv, "or", &t->fallback);
-			else
-				rc = at(ld, fk, "tensor '%s': unknown field '%s' (expected shape, or)",
+			else if (f && !strcmp(f, "optional")) {
+				const char *b = scalar(fv);
+				rc = b && (!strcmp(b, "true") || !strcmp(b, "false"))
+					     ? (t->optional = !strcmp(b, "true"), 0)
+					     : at(ld, fv, "tensor '%s': optional: expected true or false",
+						  name);
+			} else
+				rc = at(ld, fk, "tensor '%s': unknown field '%s' (expected shape, or, optional)",
 					name, f ? f : "?");
 			if (rc)
 				return -1;
@@ -244,6 +251,8 @@ static int load_op_field(struct loader *ld, struct arch_op *op, const char *f,
 		return take_scalar(ld, fv, "op", &op->op);
 	if (!strcmp(f, "variant"))
 		return take_scalar(ld, fv, "variant", &op->variant);
+	if (!strcmp(f, "if"))
+		return take_scalar(ld, fv, "if", &op->cond);
 	if (!strcmp(f, "patch")) {
 		const char *s = scalar(fv);
 		for (unsigned i = 0; s && i < sizeof patch_names / sizeof *patch_names; i++) {
@@ -286,7 +295,7 @@ static int load_op_field(struct loader *ld, struct arch_op *op, const char *f,
 		}
 		return 0;
 	}
-	return at(ld, fk, "unknown op field '%s' (expected op, variant, bind, params, patch)", f);
+	return at(ld, fk, "unknown op field '%s' (expected op, variant, bind, params, patch, if)", f);
 }
 
 static int load_ops(struct loader *ld, yaml_node_t *seq, enum arch_section sec)
@@ -484,6 +493,7 @@ void belt_arch_free(struct belt_arch *a)
 		struct arch_op *op = &a->ops[i];
 		free(op->op);
 		free(op->variant);
+		free(op->cond);
 		for (unsigned b = 0; b < op->n_bind; b++)
 			free(op->bind[b]);
 		for (unsigned p = 0; p < op->n_param; p++) {
@@ -512,4 +522,46 @@ int belt_arch_find(const char *name, const char *dirs, char *out, size_t outsz)
 		d = end ? end + 1 : NULL;
 	}
 	return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int belt_arch_list(const char *dirs, void (*fn)(const char *name, const char *path, void *ud),
+		   void *ud)
+{
+	int found = 0;
+	char path[4096], seen[4096];
+	for (const char *d = dirs; d && *d;) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		snprintf(path, sizeof path, "%.*s", (int)len, d);
+		d = end ? end + 1 : NULL;
+		DIR *dir = len ? opendir(path) : NULL;
+		if (!dir)
+			continue;
+		char *names[256];
+		size_t n = 0;
+		struct dirent *e;
+		while ((e = readdir(dir)) && n < sizeof names / sizeof *names) {
+			size_t l = strlen(e->d_name);
+			if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml") && (names[n] = strdup(e->d_name)))
+				n++;
+		}
+		closedir(dir);
+		qsort(names, n, sizeof *names, cmp_str);
+		for (size_t i = 0; i < n; i++) {
+			names[i][strlen(names[i]) - 5] = 0;
+			/* the file that loads for this name: the first on the path */
+			if (belt_arch_find(names[i], dirs, seen, sizeof seen) == 0 &&
+			    !strncmp(seen, path, len) && seen[len] == '/') {
+				fn(names[i], seen, ud);
+				found++;
+			}
+			free(names[i]);
+		}
+	}
+	return found;
 }

@@ -34,6 +34,7 @@ struct arch_tensor {
 	char *shape[4];
 	unsigned n_dims;
 	char *fallback; /* "or:" another tensor used when this one is absent */
+	bool optional;	/* "optional: true": a file may lack it */
 	bool per_layer;
 	struct arch_pos pos;
 };
@@ -50,6 +51,9 @@ struct arch_op {
 	unsigned n_param;
 	enum belt_patch patch;
 	enum arch_section section;
+	/* "if: T" builds the op only where tensor T (with {l}) is in the
+	 * file, "if: !T" only where it is not; NULL: always */
+	char *cond;
 	struct arch_pos pos;
 };
 
@@ -80,5 +84,10 @@ void belt_arch_free(struct belt_arch *a);
 /* Find <name>.yaml in dirs (':'-separated); the full path is written to
  * out. Returns 0 if found. */
 int belt_arch_find(const char *name, const char *dirs, char *out, size_t outsz);
+/* Call fn(name, path, ud) for every <name>.yaml in dirs, each name once
+ * (its first file, as belt_arch_find picks), names sorted within a
+ * directory. Returns how many. */
+int belt_arch_list(const char *dirs, void (*fn)(const char *name, const char *path, void *ud),
+		   void *ud);
 
 #endif

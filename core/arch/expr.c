@@ -45,6 +45,7 @@ struct parser {
 };
 
 static int expr(struct parser *ps, double *out);
+static int sum(struct parser *ps, double *out);
 
 static void skip_space(struct parser *ps)
 {
@@ -72,22 +73,27 @@ static int expect(struct parser *ps, char c)
 
 static int call(struct parser *ps, const char *name, size_t len, double *out)
 {
-	double a, b = 0;
+	double a, b = 0, c = 0;
 	int two = (len == 3 && (!strncmp(name, "min", 3) || !strncmp(name, "max", 3)));
 	int one = (len == 4 && !strncmp(name, "sqrt", 4));
-	if (!one && !two)
+	int three = (len == 6 && !strncmp(name, "select", 6)); /* select(c, a, b) */
+	if (!one && !two && !three)
 		return belt_errf(ps->err, ps->errsz,
 				 "expression '%s': unknown function '%.*s'",
 				 ps->src, (int)len, name);
 	ps->p++; /* '(' */
 	if (expr(ps, &a))
 		return -1;
-	if (two && (expect(ps, ',') || expr(ps, &b)))
+	if ((two || three) && (expect(ps, ',') || expr(ps, &b)))
+		return -1;
+	if (three && (expect(ps, ',') || expr(ps, &c)))
 		return -1;
 	if (expect(ps, ')'))
 		return -1;
 	if (one)
 		*out = sqrt(a);
+	else if (three)
+		*out = a != 0 ? b : c;
 	else
 		*out = name[1] == 'i' ? fmin(a, b) : fmax(a, b);
 	return 0;
@@ -160,7 +166,7 @@ static int term(struct parser *ps, double *out)
 	}
 }
 
-static int expr(struct parser *ps, double *out)
+static int sum(struct parser *ps, double *out)
 {
 	if (++ps->depth > 64)
 		return fail(ps, "nested too deeply");
@@ -178,6 +184,35 @@ static int expr(struct parser *ps, double *out)
 		*out = op == '+' ? *out + r : *out - r;
 	}
 	ps->depth--;
+	return 0;
+}
+
+/* A sum, or two compared (< <= > >= == !=): 1 when it holds, else 0. */
+static int expr(struct parser *ps, double *out)
+{
+	if (sum(ps, out))
+		return -1;
+	skip_space(ps);
+	const char *p = ps->p;
+	int op = 0;
+	if ((p[0] == '<' || p[0] == '>' || p[0] == '=' || p[0] == '!') && p[1] == '=')
+		op = p[0] | 256;
+	else if (p[0] == '<' || p[0] == '>')
+		op = p[0];
+	if (!op)
+		return 0;
+	ps->p += op & 256 ? 2 : 1;
+	double r;
+	if (sum(ps, &r))
+		return -1;
+	switch (op) {
+	case '<': *out = *out < r; break;
+	case '>': *out = *out > r; break;
+	case '<' | 256: *out = *out <= r; break;
+	case '>' | 256: *out = *out >= r; break;
+	case '=' | 256: *out = *out == r; break;
+	default: *out = *out != r; break;
+	}
 	return 0;
 }
 

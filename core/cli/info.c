@@ -114,6 +114,12 @@ static void add_backend(struct backends *b, const char *name)
 	b->n++;
 }
 
+static void print_arch(const char *name, const char *file, void *ud)
+{
+	(void)ud;
+	printf("  %-16s %s\n", name, file);
+}
+
 static int print_plugin(void *ud, const char *file, const struct belt_plugin *p,
 			const char *error)
 {
@@ -194,6 +200,10 @@ int cmd_info(int argc, char **argv)
 		return cli_error("info", "--backend %s: %s", backend, err);
 	if (model && print_model(model, backend ? backend : "cpu", all))
 		return CLI_FAIL;
+	char path[4096];
+	printf("architectures:\n");
+	if (belt_arch_scan(print_arch, NULL, path, sizeof path) == 0)
+		printf("  none (search path %s)\n", path);
 	struct backends found = {.n = 0};
 	printf("plugins (search path %s):\n", belt_plugin_path());
 	belt_plugin_scan(print_plugin, &found);

@@ -51,6 +51,52 @@ bool belt_dispatch_buffer_per_row(const struct belt_arch *a, const char *name)
 	return false;
 }
 
+/* The rows "start, count]" of a view of tensor name (rows of it), each an
+ * expression, into r[0] and r[1]. */
+static int view_rows(struct build *b, struct arch_pos pos, const char *name, const char *spec,
+		     int64_t rows, int64_t r[2])
+{
+	char buf[256];
+	size_t len = strlen(spec);
+	const char *comma = strchr(spec, ',');
+	if (!len || spec[len - 1] != ']' || !comma || len >= sizeof buf)
+		return at(b, pos, "binding '%s[%s': expected '%s[start, count]'", name, spec, name);
+	memcpy(buf, spec, len - 1);
+	buf[len - 1] = 0;
+	buf[comma - spec] = 0;
+	const char *ex[2] = {buf, buf + (comma - spec) + 1};
+	for (int j = 0; j < 2; j++) {
+		double v;
+		char msg[BELT_ERR_SIZE];
+		if (belt_expr_eval(ex[j], &b->vars, &v, msg, sizeof msg))
+			return at(b, pos, "binding '%s[%s': %s", name, spec, msg);
+		if (v != floor(v) || v < 0 || v > (double)rows)
+			return at(b, pos, "binding '%s[%s': %s = %g is not a row count in 0..%lld", name,
+				  spec, j ? "count" : "start", v, (long long)rows);
+		r[j] = (int64_t)v;
+	}
+	if (r[1] < 1 || r[0] + r[1] > rows)
+		return at(b, pos, "binding '%s[%s': rows %lld..%lld outside the tensor's %lld", name,
+			  spec, (long long)r[0], (long long)(r[0] + r[1] - 1), (long long)rows);
+	return 0;
+}
+
+/* Whether op is built for layer: its "if:" tensor present (or, "!T",
+ * absent); the tensor must be one the architecture declares. */
+static int cond_holds(struct build *b, const struct arch_op *op, int layer, bool *holds)
+{
+	*holds = true;
+	if (!op->cond)
+		return 0;
+	bool neg = op->cond[0] == '!';
+	char name[256];
+	belt_subst_layer(op->cond + neg, layer, name, sizeof name);
+	if (!belt_model_declares(b->m, name))
+		return at(b, op->pos, "if: '%s' is not a tensor the architecture declares", name);
+	*holds = (belt_model_tensor(b->m, name) != NULL) != neg;
+	return 0;
+}
+
 /* Resolve binding i of op; *tensor is set when it is a weight. In a
  * batched table an argmax_output command's ids go to the row outputs. */
 static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int layer,
@@ -81,6 +127,10 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 					     {(int64_t)sb->elems, rows}};
 		return 0;
 	}
+	/* "T[start, count]": rows start .. start+count-1 of tensor T */
+	char *view = strchr(name, '[');
+	if (view)
+		*view++ = 0;
 	const struct belt_gguf_tensor *t = belt_model_tensor(b->m, name);
 	if (!t)
 		return at(b, op->bind_pos[i],
@@ -91,8 +141,17 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 	struct belt_buffer *wb = belt_model_weight(b->m, t, &off);
 	if (!wb)
 		return at(b, op->bind_pos[i], "tensor '%s' is in no weight buffer", name);
-	*out = (struct belt_binding){wb, off, t->size, t->type,
-				     {t->ne[0], t->ne[1] * t->ne[2] * t->ne[3]}};
+	int64_t rows = t->ne[1] * t->ne[2] * t->ne[3];
+	*out = (struct belt_binding){wb, off, t->size, t->type, {t->ne[0], rows}};
+	if (view) {
+		int64_t r[2];
+		if (view_rows(b, op->bind_pos[i], name, view, rows, r))
+			return -1;
+		uint64_t row_bytes = t->size / (uint64_t)rows;
+		out->offset += (uint64_t)r[0] * row_bytes;
+		out->size = (uint64_t)r[1] * row_bytes;
+		out->ne[1] = r[1];
+	}
 	return 0;
 }
 
@@ -168,6 +227,7 @@ static int build_cmd(struct build *b, const struct arch_op *op, int layer,
 	if (op->patch != BELT_PATCH_NONE && !(oc->patches & (1u << op->patch)))
 		return at(b, op->pos, "op '%s' does not take this patch kind", op->op);
 	c->n_bind = (uint8_t)op->n_bind;
+	belt_vars_set(&b->vars, "l", layer);
 	for (unsigned i = 0; i < op->n_bind; i++) {
 		const struct belt_gguf_tensor *t;
 		if (bind_one(b, op, i, layer, &c->bind[i], &t))
@@ -249,7 +309,12 @@ int belt_dispatch_build(struct belt_model *m, const struct dispatch_map *map,
 		int layers = sec == ARCH_LAYER ? (int)m->n_layer : 1;
 		for (int l = 0; l < layers; l++) {
 			for (unsigned i = 0; i < a->n_ops; i++) {
+				bool holds;
 				if ((int)a->ops[i].section != sec)
+					continue;
+				if (cond_holds(&b, &a->ops[i], sec == ARCH_LAYER ? l : -1, &holds))
+					return -1;
+				if (!holds)
 					continue;
 				if (build_cmd(&b, &a->ops[i], sec == ARCH_LAYER ? l : -1,
 					      &t->cmds[c], (*labels)[c]))

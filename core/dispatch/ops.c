@@ -50,6 +50,51 @@ static const struct belt_op_contract contracts[] = {
 	 .patches = P(ARGMAX_OUTPUT),
 	 .bind = {{"logits", BELT_BIND_ROWS, R, "n"},
 		  {"token_ids", BELT_BIND_IDS, W, NULL}}},
+	/* the pieces of rope_kv for architectures that need more than it
+	 * does: rope alone (NORM or NEOX pairs, a frequency scale, and with
+	 * rope_ff Llama 3's per-pair frequency factors), then kv_store */
+	{.op = "rope", .params = "n_head:i head_dim:i rope_dim:i base:f neox:i freq_scale:f",
+	 .n_bind = 1, .row_wise = true, .patches = P(POSITION) | P(POS_AND_KV),
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n_head*head_dim"}}},
+	{.op = "rope_ff", .params = "n_head:i head_dim:i rope_dim:i base:f neox:i freq_scale:f",
+	 .n_bind = 2, .row_wise = true, .patches = P(POSITION) | P(POS_AND_KV),
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n_head*head_dim"},
+		  {"factors", BELT_BIND_WEIGHT, R, NULL}}},
+	{.op = "kv_store", .params = "n:i", .n_bind = 4, .row_wise = true,
+	 .patches = P(POSITION) | P(POS_AND_KV),
+	 .bind = {{"k", BELT_BIND_ROWS, R, "n"},
+		  {"v", BELT_BIND_ROWS, R, "n"},
+		  {"k_cache", BELT_BIND_CACHE, W, "n"},
+		  {"v_cache", BELT_BIND_CACHE, W, "n"}}},
+	/* a weight vector added to every row (q/k/v biases) */
+	{.op = "bias_add", .params = "n:i", .n_bind = 2, .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"},
+		  {"b", BELT_BIND_WEIGHT, R, "n"}}},
+	/* RMSNorm of each head of a row over its head_dim values, one weight
+	 * vector for all heads (Qwen3's q/k norms) */
+	{.op = "rmsnorm_heads", .params = "n_head:i head_dim:i eps:f", .n_bind = 2,
+	 .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n_head*head_dim"},
+		  {"w", BELT_BIND_WEIGHT, R, "head_dim"}}},
+	/* Gemma: x *= s (the embedding's sqrt(n_embd)), x = cap * tanh(x /
+	 * cap) (final logit soft-capping), GELU-tanh gating, and attention
+	 * with score soft-capping and a sliding window (0: none) */
+	{.op = "scale", .params = "n:i s:f", .n_bind = 1, .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"}}},
+	{.op = "softcap", .params = "n:i cap:f", .n_bind = 1, .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"}}},
+	{.op = "gelu_mul", .params = "n:i", .n_bind = 3, .row_wise = true,
+	 .bind = {{"gate", BELT_BIND_ROWS, R, "n"},
+		  {"up", BELT_BIND_ROWS, R, "n"},
+		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	{.op = "attention_ext",
+	 .params = "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
+	 .n_bind = 5, .row_wise = false, .patches = P(KV_LEN) | P(POS_AND_KV),
+	 .bind = {{"q", BELT_BIND_ROWS, R, "n_head*head_dim"},
+		  {"k_cache", BELT_BIND_CACHE, R, "n_head_kv*head_dim"},
+		  {"v_cache", BELT_BIND_CACHE, R, "n_head_kv*head_dim"},
+		  {"out", BELT_BIND_ROWS, W, "n_head*head_dim"},
+		  {"att", BELT_BIND_WORK, R | W, NULL}}},
 	/* the sampler's chain ops (doc/samplers.md), decode tables only */
 	{.op = "sample_penalty", .params = "n:i last_n:i repeat:f presence:f frequency:f",
 	 .n_bind = 2, .row_wise = true, .sampler = true, .patches = P(POSITION),

@@ -65,6 +65,12 @@ static const struct arch_tensor *arch_tensor_for(const struct belt_arch *a,
 	return NULL;
 }
 
+bool belt_model_declares(const struct belt_model *m, const char *name)
+{
+	int layer;
+	return arch_tensor_for(m->arch, name, &layer) != NULL;
+}
+
 const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
 						 const char *name)
 {
@@ -79,6 +85,13 @@ const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
 		gt = belt_gguf_find_tensor(m->g, fb);
 	}
 	return gt;
+}
+
+int belt_arch_scan(void (*fn)(const char *name, const char *file, void *ud), void *ud,
+		   char *path, size_t pathsz)
+{
+	belt_search_dirs(path, pathsz, NULL, "BELT_ARCH_PATH", BELT_ARCH_DIR, BELT_SRC_ARCH_DIR);
+	return belt_arch_list(path, fn, ud);
 }
 
 static int find_arch_file(const struct belt_model_params *p, const char *arch,
@@ -165,6 +178,8 @@ static int check_tensor(struct belt_model *m, const struct arch_tensor *t,
 	char name[256];
 	belt_subst_layer(t->name, layer, name, sizeof name);
 	const struct belt_gguf_tensor *gt = belt_model_tensor(m, name);
+	if (!gt && t->optional)
+		return 0;
 	if (!gt)
 		return belt_errf(err, errsz, "missing tensor '%s'%s%s (required by %s:%u:%u)",
 				 name, t->fallback ? " and its fallback " : "",

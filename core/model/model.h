@@ -40,6 +40,8 @@ const char *belt_model_variant(const struct belt_model *m, const char *op,
 /* The GGUF tensor bound to name ("{l}" already substituted), following the
  * architecture's "or:" fallback; NULL if the architecture does not declare
  * it or the file lacks it. */
+/* Whether the architecture declares tensor name ("blk.3.attn_q.bias"). */
+bool belt_model_declares(const struct belt_model *m, const char *name);
 const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
 						 const char *name);
 

@@ -413,6 +413,310 @@ static int prep_rope_kv(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* ---- rope, rope_ff: rotate each head of x at the row's position ---- */
+
+/* NORM rotates the pairs (2i, 2i+1), NEOX the pairs (i, i + rope_dim/2);
+ * c->freq holds each pair's angle per position (base^(-2i/rope_dim),
+ * times freq_scale, divided by the pair's factor for rope_ff). */
+static void run_rope(const struct cpu_cmd *c, struct cpu_worker *w,
+		     const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	int n_head = c->prm[0].i, head_dim = c->prm[1].i, rope_dim = c->prm[2].i;
+	int half = rope_dim / 2, step = c->prm[4].i ? 1 : 2, off = c->prm[4].i ? half : 1;
+	size_t dim = (size_t)n_head * head_dim;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)i;
+		struct belt_row_at at;
+		cpu_row_at(c, ps, r, &at);
+		float fcr[ROPE_MAX_PAIRS], fci[ROPE_MAX_PAIRS];
+		for (int j = 0; j < half; j++) {
+			float val = (float)at.position * c->freq[j];
+			fcr[j] = cosf(val);
+			fci[j] = sinf(val);
+		}
+		float *x = (float *)c->p[0] + r * dim;
+		for (int h = 0; h < n_head; h++, x += head_dim)
+			for (int j = 0; j < half; j++) {
+				float *a = x + j * step, *b = a + off;
+				float x0 = *a, x1 = *b;
+				*a = x0 * fcr[j] - x1 * fci[j];
+				*b = x0 * fci[j] + x1 * fcr[j];
+			}
+	}
+}
+
+static int prep_rope(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		     struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx;
+	(void)pr;
+	if (need_int(cmd, 0, "n_head", 1, err, errsz) ||
+	    need_int(cmd, 1, "head_dim", 1, err, errsz) ||
+	    need_int(cmd, 2, "rope_dim", 0, err, errsz))
+		return -1;
+	int head_dim = cmd->param[1].i, rope_dim = cmd->param[2].i, neox = cmd->param[4].i;
+	float base = cmd->param[3].f, scale = cmd->param[5].f;
+	if (rope_dim % 2 || rope_dim > head_dim || rope_dim / 2 > ROPE_MAX_PAIRS)
+		return belt_errf(err, errsz,
+				 "%s: %s rope_dim %d must be even and at most head_dim %d (and %d)",
+				 label(cmd), cmd->kernel->op, rope_dim, head_dim, 2 * ROPE_MAX_PAIRS);
+	if (!(base > 0.0f) || !(scale > 0.0f) || (neox != 0 && neox != 1))
+		return belt_errf(err, errsz,
+				 "%s: %s base %g and freq_scale %g must be positive, neox 0 or 1 (is %d)",
+				 label(cmd), cmd->kernel->op, (double)base, (double)scale, neox);
+	const float *ff = NULL;
+	if (cmd->n_bind > 1) {
+		if (cmd->bind[1].type != BELT_TYPE_F32 ||
+		    need(cmd, 1, "factors", (uint64_t)rope_dim / 2 * 4, err, errsz))
+			return belt_errf(err, errsz, "%s: rope_ff factors: expected %d F32 values",
+					 label(cmd), rope_dim / 2);
+		ff = c->p[1];
+	}
+	float *freq = malloc((size_t)(rope_dim / 2 + 1) * sizeof(float));
+	if (!freq)
+		return belt_errf(err, errsz, "%s: out of memory", label(cmd));
+	for (int i = 0; i < rope_dim; i += 2) {
+		freq[i / 2] = 1.0f / powf(base, (float)i / (float)rope_dim) * scale;
+		if (ff)
+			freq[i / 2] /= ff[i / 2];
+	}
+	c->freq = freq;
+	c->owned = freq;
+	return 0;
+}
+
+/* ---- kv_store: k and v rows into the caches' slot for the row ---- */
+
+static void run_kv_store(const struct cpu_cmd *c, struct cpu_worker *w,
+			 const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	size_t n = (size_t)c->prm[0].i;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)i;
+		struct belt_row_at at;
+		cpu_row_at(c, ps, r, &at);
+		memcpy((float *)c->p[2] + (size_t)at.slot * n, (const float *)c->p[0] + r * n,
+		       n * sizeof(float));
+		memcpy((float *)c->p[3] + (size_t)at.slot * n, (const float *)c->p[1] + r * n,
+		       n * sizeof(float));
+	}
+}
+
+static int prep_kv_store(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			 struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx;
+	(void)c;
+	if (need_int(cmd, 0, "n", 1, err, errsz))
+		return -1;
+	uint64_t b = (uint64_t)cmd->param[0].i * 4;
+	if (need(cmd, 2, "k_cache", b, err, errsz) || need(cmd, 3, "v_cache", b, err, errsz))
+		return -1;
+	pr->max_pos = min_u64(cmd->bind[2].size, cmd->bind[3].size) / b;
+	return 0;
+}
+
+/* ---- bias_add: x += b on every row ---- */
+
+static void run_bias_add(const struct cpu_cmd *c, struct cpu_worker *w,
+			 const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	size_t n = (size_t)c->prm[0].i;
+	const float *b = c->p[1];
+	for (int64_t i = i0; i < i1; i++) {
+		float *x = (float *)c->p[0] + (ps->row0 + (size_t)i) * n;
+		for (size_t j = 0; j < n; j++)
+			x[j] += b[j];
+	}
+}
+
+/* ---- rmsnorm_heads: each head of x over its head_dim values, times w ---- */
+
+static void run_rmsnorm_heads(const struct cpu_cmd *c, struct cpu_worker *w,
+			      const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	size_t n_head = (size_t)c->prm[0].i, hd = (size_t)c->prm[1].i;
+	float eps = c->prm[2].f;
+	const float *g = c->p[1];
+	for (int64_t i = i0; i < i1; i++) {
+		float *x = (float *)c->p[0] + (ps->row0 + (size_t)i) * n_head * hd;
+		for (size_t h = 0; h < n_head; h++, x += hd) {
+			float ss = 0.0f;
+			for (size_t j = 0; j < hd; j++)
+				ss += x[j] * x[j];
+			float scale = 1.0f / sqrtf(ss / (float)hd + eps);
+			for (size_t j = 0; j < hd; j++)
+				x[j] = g[j] * (scale * x[j]);
+		}
+	}
+}
+
+/* bias_add and rmsnorm_heads: a weight vector of F32 at binding 1 */
+static int prep_vec_weight(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			   struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx;
+	(void)c;
+	(void)pr;
+	bool heads = cmd->n_param == 3;
+	if (need_int(cmd, 0, heads ? "n_head" : "n", 1, err, errsz) ||
+	    (heads && need_int(cmd, 1, "head_dim", 1, err, errsz)))
+		return -1;
+	uint64_t n = (uint64_t)cmd->param[heads ? 1 : 0].i;
+	if (cmd->bind[1].type != BELT_TYPE_F32 || cmd->bind[1].size < n * 4)
+		return belt_errf(err, errsz, "%s: %s weight: expected %" PRIu64 " F32 values",
+				 label(cmd), cmd->kernel->op, n);
+	return 0;
+}
+
+/* ---- scale, softcap, gelu_mul: Gemma's elementwise ops ---- */
+
+static void run_scale(const struct cpu_cmd *c, struct cpu_worker *w,
+		      const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	float *x = (float *)c->p[0] + (int64_t)ps->row0 * c->prm[0].i, v = c->prm[1].f;
+	for (int64_t i = i0; i < i1; i++)
+		x[i] *= v;
+}
+
+static void run_softcap(const struct cpu_cmd *c, struct cpu_worker *w,
+			const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	float *x = (float *)c->p[0] + (int64_t)ps->row0 * c->prm[0].i, cap = c->prm[1].f;
+	for (int64_t i = i0; i < i1; i++)
+		x[i] = tanhf(x[i] / cap) * cap;
+}
+
+/* GELU with the tanh approximation, in float (llama.cpp's exact path) */
+static float gelu_tanh(float x)
+{
+	return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * x * (1.0f + 0.044715f * x * x)));
+}
+
+static void run_gelu_mul(const struct cpu_cmd *c, struct cpu_worker *w,
+			 const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	int64_t o = (int64_t)ps->row0 * c->prm[0].i;
+	const float *g = (const float *)c->p[0] + o, *u = (const float *)c->p[1] + o;
+	float *out = (float *)c->p[2] + o;
+	for (int64_t i = i0; i < i1; i++)
+		out[i] = gelu_tanh(g[i]) * u[i];
+}
+
+/* scale and softcap: x of n per row; s or cap a float (cap above 0) */
+static int prep_x_float(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx;
+	(void)c;
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	float v = cmd->param[1].f;
+	if (!isfinite(v) || (!strcmp(cmd->kernel->op, "softcap") && !(v > 0.0f)))
+		return belt_errf(err, errsz, "%s: %s %g: expected a finite%s number", label(cmd),
+				 cmd->kernel->op, (double)v,
+				 strcmp(cmd->kernel->op, "softcap") ? "" : " positive");
+	pr->len = cmd->param[0].i;
+	pr->align = 16;
+	pr->item_bytes = 8;
+	return 0;
+}
+
+/* ---- attention_ext: attention with soft-capped scores and a window ---- */
+
+/* Row r of the pass, head h: the keys it sees (the cache up to its slot,
+ * in a tree the cache before pos and its ancestors), those within window
+ * positions of its own (window 0: all), scores scale * q.k soft-capped
+ * (softcap 0: not), softmax, the weighted values. */
+static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+		       int h, float *att)
+{
+	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i, hd = c->prm[2].i;
+	float scale = c->prm[4].f, cap = c->prm[5].f;
+	int64_t window = c->prm[6].i;
+	size_t kv_dim = (size_t)n_head_kv * hd, q_dim = (size_t)n_head * hd;
+	size_t kv_off = (size_t)(h / (n_head / n_head_kv)) * hd;
+	const float *q = (const float *)c->p[0] + r * q_dim + (size_t)h * hd;
+	float *out = (float *)c->p[3] + r * q_dim + (size_t)h * hd;
+	struct belt_row_at at;
+	cpu_row_at(c, ps, r, &at);
+	/* a tree row: at ps->pos + depth; in a chain, at its slot */
+	uint32_t n = at.n_kv, depth = r;
+	if (ps->parent) {
+		depth = 0;
+		for (int32_t a = ps->parent[r]; a >= 0; a = ps->parent[a])
+			depth++;
+		n = ps->pos + r + 1;
+	}
+	int64_t qpos = (int64_t)ps->pos + depth;
+	float mx = -INFINITY;
+	for (uint32_t t = 0; t < n; t++) {
+		int64_t kpos = t;
+		bool seen = true;
+		if (ps->parent && t >= ps->pos) {
+			/* slot pos + a holds row a, at pos + depth(a): an ancestor? */
+			uint32_t a = t - ps->pos;
+			int32_t b = (int32_t)r;
+			while (b > (int32_t)a)
+				b = ps->parent[b];
+			seen = b == (int32_t)a;
+			kpos = (int64_t)ps->pos;
+			for (int32_t e = ps->parent[a]; e >= 0; e = ps->parent[e])
+				kpos++;
+		}
+		if (seen && window > 0 && qpos - kpos >= window)
+			seen = false;
+		if (!seen) {
+			att[t] = -INFINITY;
+			continue;
+		}
+		const float *k = (const float *)c->p[1] + kv_off + (size_t)t * kv_dim;
+		float s = 0.0f;
+		for (int d = 0; d < hd; d++)
+			s += q[d] * k[d];
+		s *= scale;
+		if (cap > 0.0f)
+			s = tanhf(s / cap) * cap;
+		att[t] = s;
+		mx = s > mx ? s : mx;
+	}
+	float sum = 0.0f;
+	for (uint32_t t = 0; t < n; t++) {
+		att[t] = att[t] == -INFINITY ? 0.0f : expf(att[t] - mx);
+		sum += att[t];
+	}
+	for (int d = 0; d < hd; d++)
+		out[d] = 0.0f;
+	for (uint32_t t = 0; t < n; t++) {
+		if (att[t] == 0.0f)
+			continue;
+		const float *v = (const float *)c->p[2] + kv_off + (size_t)t * kv_dim;
+		float p = att[t] / sum;
+		for (int d = 0; d < hd; d++)
+			out[d] += p * v[d];
+	}
+}
+
+static void run_attention_ext(const struct cpu_cmd *c, struct cpu_worker *w,
+			      const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	int n_head = c->prm[0].i, n_ctx = c->prm[3].i;
+	for (int64_t i = i0; i < i1; i++) {
+		uint32_t r = ps->row0 + (uint32_t)(i / n_head);
+		int h = (int)(i % n_head);
+		float *att = ps->batched ? (float *)w->scratch : (float *)c->p[4] + (size_t)h * n_ctx;
+		attend_ext(c, ps, r, h, att);
+	}
+}
+
 /* ---- attention over pos + 1 cached positions ---- */
 
 /* One head of row r of a tree pass: the cache before pos, then the row's
@@ -543,6 +847,22 @@ static int prep_attention(const struct cpu_ctx *ctx,
 	return 0;
 }
 
+static int prep_attention_ext(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			      struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	if (prep_attention(ctx, cmd, c, pr, err, errsz))
+		return -1;
+	float cap = cmd->param[5].f;
+	if (!(cap >= 0.0f) || !isfinite(cap) || cmd->param[6].i < 0)
+		return belt_errf(err, errsz, "%s: attention_ext softcap %g and window %d: expected "
+				 "numbers of at least 0", label(cmd), (double)cap, cmd->param[6].i);
+	/* head by head (attend_ext), whatever the rows */
+	c->run = run_attention_ext;
+	pr->len = cmd->param[0].i;
+	pr->rows_per_item = 1;
+	return 0;
+}
+
 /* ---- elementwise ---- */
 
 /* Rows are contiguous: items count elements from the pass's first row. */
@@ -655,6 +975,14 @@ OP(op_attention, CPU_W_F32, run_attention, prep_attention);
 OP(op_silu_mul, CPU_W_F32, run_silu_mul, prep_elementwise);
 OP(op_add, CPU_W_F32, run_add, prep_elementwise);
 OP(op_argmax, CPU_W_F32, run_argmax, prep_argmax);
+OP(op_rope, CPU_W_F32, run_rope, prep_rope);
+OP(op_kv_store, CPU_W_F32, run_kv_store, prep_kv_store);
+OP(op_bias_add, CPU_W_F32, run_bias_add, prep_vec_weight);
+OP(op_rmsnorm_heads, CPU_W_F32, run_rmsnorm_heads, prep_vec_weight);
+OP(op_scale, CPU_W_F32, run_scale, prep_x_float);
+OP(op_softcap, CPU_W_F32, run_softcap, prep_x_float);
+OP(op_gelu_mul, CPU_W_F32, run_gelu_mul, prep_elementwise);
+OP(op_attention_ext, CPU_W_F32, run_attention_ext, prep_attention_ext);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -713,6 +1041,19 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
 	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
 	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),
+	KERNEL("rope", BELT_TYPE_ANY, 1,
+	       "n_head:i head_dim:i rope_dim:i base:f neox:i freq_scale:f", op_rope),
+	KERNEL("rope_ff", BELT_TYPE_ANY, 2,
+	       "n_head:i head_dim:i rope_dim:i base:f neox:i freq_scale:f", op_rope),
+	KERNEL("kv_store", BELT_TYPE_ANY, 4, "n:i", op_kv_store),
+	KERNEL("bias_add", BELT_TYPE_ANY, 2, "n:i", op_bias_add),
+	KERNEL("rmsnorm_heads", BELT_TYPE_ANY, 2, "n_head:i head_dim:i eps:f", op_rmsnorm_heads),
+	KERNEL("scale", BELT_TYPE_ANY, 1, "n:i s:f", op_scale),
+	KERNEL("softcap", BELT_TYPE_ANY, 1, "n:i cap:f", op_softcap),
+	KERNEL("gelu_mul", BELT_TYPE_ANY, 3, "n:i", op_gelu_mul),
+	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
+	       op_attention_ext),
 };
 
 const size_t cpu_n_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0];

@@ -232,6 +232,125 @@ static void fill_rope(const struct belt_cmd *cmd, float *out)
 		out[i / 2] = 1.0f / powf(base, (float)i / (float)rope_dim);
 }
 
+/* ---- rope, rope_ff, kv_store, bias_add, rmsnorm_heads ---- */
+
+static int prep_rope(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n_head", 1, err, errsz) ||
+	    need_int(cmd, 1, "head_dim", 1, err, errsz) ||
+	    need_int(cmd, 2, "rope_dim", 0, err, errsz))
+		return -1;
+	int n_head = cmd->param[0].i, head_dim = cmd->param[1].i, rope_dim = cmd->param[2].i;
+	int neox = cmd->param[4].i;
+	float base = cmd->param[3].f, scale = cmd->param[5].f;
+	if (rope_dim % 2 || rope_dim > head_dim || rope_dim / 2 > ROPE_MAX_PAIRS)
+		return belt_errf(err, errsz,
+				 "%s: %s rope_dim %d must be even and at most head_dim %d (and %d)",
+				 label(cmd), cmd->kernel->op, rope_dim, head_dim, 2 * ROPE_MAX_PAIRS);
+	if (!(base > 0.0f) || !(scale > 0.0f) || (neox != 0 && neox != 1))
+		return belt_errf(err, errsz,
+				 "%s: %s base %g and freq_scale %g must be positive, neox 0 or 1 (is %d)",
+				 label(cmd), cmd->kernel->op, (double)base, (double)scale, neox);
+	if (need(cmd, 0, "x", (uint64_t)n_head * head_dim * 4, err, errsz))
+		return -1;
+	if (cmd->n_bind > 1 && (cmd->bind[1].type != BELT_TYPE_F32 ||
+				cmd->bind[1].size < (uint64_t)rope_dim / 2 * 4))
+		return belt_errf(err, errsz, "%s: rope_ff factors: expected %d F32 values",
+				 label(cmd), rope_dim / 2);
+	pr->n_freq = (uint32_t)(rope_dim / 2);
+	/* one thread per rotated pair of each head (shaders/rope.comp) */
+	pr->groups = ceil_div((uint64_t)n_head * (uint64_t)(rope_dim / 2), ROPE_WG);
+	return 0;
+}
+
+/* As the CPU backend's rope: base^(-2i/rope_dim) times freq_scale (the
+ * shader divides by rope_ff's factors). */
+static void fill_rope_scaled(const struct belt_cmd *cmd, float *out)
+{
+	int rope_dim = cmd->param[2].i;
+	float base = cmd->param[3].f, scale = cmd->param[5].f;
+	for (int i = 0; i < rope_dim; i += 2)
+		out[i / 2] = 1.0f / powf(base, (float)i / (float)rope_dim) * scale;
+}
+
+static int prep_kv_store(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+			 size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz))
+		return -1;
+	uint64_t b = (uint64_t)cmd->param[0].i * 4;
+	if (need(cmd, 0, "k", b, err, errsz) || need(cmd, 1, "v", b, err, errsz) ||
+	    need(cmd, 2, "k_cache", b, err, errsz) || need(cmd, 3, "v_cache", b, err, errsz))
+		return -1;
+	pr->max_pos = min_u64(cmd->bind[2].size, cmd->bind[3].size) / b;
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
+	return 0;
+}
+
+/* bias_add (n) and rmsnorm_heads (n_head, head_dim): x and an F32 vector */
+static int prep_vec_weight(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+			   size_t errsz)
+{
+	bool heads = cmd->n_param == 3;
+	if (need_int(cmd, 0, heads ? "n_head" : "n", 1, err, errsz) ||
+	    (heads && need_int(cmd, 1, "head_dim", 1, err, errsz)))
+		return -1;
+	uint64_t n = (uint64_t)cmd->param[heads ? 1 : 0].i;
+	uint64_t row = heads ? n * (uint64_t)cmd->param[0].i : n;
+	if (need(cmd, 0, "x", row * 4, err, errsz))
+		return -1;
+	if (cmd->bind[1].type != BELT_TYPE_F32 || cmd->bind[1].size < n * 4)
+		return belt_errf(err, errsz, "%s: %s weight: expected %" PRIu64 " F32 values",
+				 label(cmd), cmd->kernel->op, n);
+	/* rmsnorm_heads: a workgroup per head; bias_add: per WG_ELEM values */
+	pr->groups = heads ? (uint32_t)cmd->param[0].i : ceil_div(n, WG_ELEM);
+	return 0;
+}
+
+/* ---- scale, softcap (x and a float), attention_ext ---- */
+
+static int prep_x_float(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	float v = cmd->param[1].f;
+	bool cap = !strcmp(cmd->kernel->op, "softcap");
+	if (!isfinite(v) || (cap && !(v > 0.0f)))
+		return belt_errf(err, errsz, "%s: %s %g: expected a finite%s number", label(cmd),
+				 cmd->kernel->op, (double)v, cap ? " positive" : "");
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
+	return 0;
+}
+
+#define ATT_EXT_HD 256 /* shaders/attention_ext.comp HDMAX */
+
+static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+			      size_t errsz)
+{
+	if (prep_heads(cmd, err, errsz) || need_int(cmd, 3, "n_ctx", 1, err, errsz) ||
+	    need_int(cmd, 6, "window", 0, err, errsz))
+		return -1;
+	int n_head = cmd->param[0].i, head_dim = cmd->param[2].i;
+	float cap = cmd->param[5].f;
+	if (head_dim > ATT_EXT_HD || !(cap >= 0.0f) || !isfinite(cap))
+		return belt_errf(err, errsz,
+				 "%s: attention_ext head_dim %d (this backend takes up to %d) and "
+				 "softcap %g (at least 0)",
+				 label(cmd), head_dim, ATT_EXT_HD, (double)cap);
+	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
+	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
+	    need(cmd, 1, "k_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 2, "v_cache", kv_bytes, err, errsz) ||
+	    need(cmd, 3, "out", q_bytes, err, errsz))
+		return -1;
+	pr->groups = (uint32_t)n_head; /* a workgroup per head, per row */
+	pr->max_pos = min_u64((uint64_t)cmd->param[3].i,
+			      min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	return 0;
+}
+
 /* ---- attention ---- */
 
 static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
@@ -417,6 +536,15 @@ OP(op_sample_threshold, VK_SH_SAMPLE_THRESHOLD, BELT_TYPE_ANY,
    prep_sample_threshold, NULL);
 OP(op_sample_gumbel, VK_SH_SAMPLE_GUMBEL, BELT_TYPE_ANY, prep_sample_gumbel,
    NULL);
+OP(op_rope, VK_SH_ROPE, BELT_TYPE_ANY, prep_rope, fill_rope_scaled);
+OP(op_rope_ff, VK_SH_ROPE_FF, BELT_TYPE_ANY, prep_rope, fill_rope_scaled);
+OP(op_kv_store, VK_SH_KV_STORE, BELT_TYPE_ANY, prep_kv_store, NULL);
+OP(op_bias_add, VK_SH_BIAS_ADD, BELT_TYPE_ANY, prep_vec_weight, NULL);
+OP(op_rmsnorm_heads, VK_SH_RMSNORM_HEADS, BELT_TYPE_ANY, prep_vec_weight, NULL);
+OP(op_scale, VK_SH_SCALE, BELT_TYPE_ANY, prep_x_float, NULL);
+OP(op_softcap, VK_SH_SOFTCAP, BELT_TYPE_ANY, prep_x_float, NULL);
+OP(op_gelu_mul, VK_SH_GELU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
+OP(op_attention_ext, VK_SH_ATTENTION_EXT, BELT_TYPE_ANY, prep_attention_ext, NULL);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -465,6 +593,19 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("sample_gumbel", BELT_TYPE_ANY, 2,
 	       "n:i inv_temp:f seed_lo:i seed_hi:i use_threshold:i",
 	       op_sample_gumbel),
+	KERNEL("rope", BELT_TYPE_ANY, 1,
+	       "n_head:i head_dim:i rope_dim:i base:f neox:i freq_scale:f", op_rope),
+	KERNEL("rope_ff", BELT_TYPE_ANY, 2,
+	       "n_head:i head_dim:i rope_dim:i base:f neox:i freq_scale:f", op_rope_ff),
+	KERNEL("kv_store", BELT_TYPE_ANY, 4, "n:i", op_kv_store),
+	KERNEL("bias_add", BELT_TYPE_ANY, 2, "n:i", op_bias_add),
+	KERNEL("rmsnorm_heads", BELT_TYPE_ANY, 2, "n_head:i head_dim:i eps:f", op_rmsnorm_heads),
+	KERNEL("scale", BELT_TYPE_ANY, 1, "n:i s:f", op_scale),
+	KERNEL("softcap", BELT_TYPE_ANY, 1, "n:i cap:f", op_softcap),
+	KERNEL("gelu_mul", BELT_TYPE_ANY, 3, "n:i", op_gelu_mul),
+	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
+	       op_attention_ext),
 };
 
 const size_t vk_n_kernels = sizeof vk_kernels / sizeof vk_kernels[0];

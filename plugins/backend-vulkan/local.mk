@@ -228,6 +228,40 @@ plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_row
 plugins/backend-vulkan/spv/attention_rows_256.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DHD=256 -o $@ $(srcdir)/shaders/attention_rows.comp
 
+# The ops of architectures beyond Llama 1/2 (rope alone, with frequency
+# factors, kv_store, bias_add, rmsnorm_heads).
+VK_SPV += plugins/backend-vulkan/spv/rope.spv.h \
+	plugins/backend-vulkan/spv/rope_ff.spv.h \
+	plugins/backend-vulkan/spv/kv_store.spv.h \
+	plugins/backend-vulkan/spv/bias_add.spv.h \
+	plugins/backend-vulkan/spv/rmsnorm_heads.spv.h
+plugins/backend-vulkan/spv/rope.spv.h: $(srcdir)/shaders/rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rope.comp
+plugins/backend-vulkan/spv/rope_ff.spv.h: $(srcdir)/shaders/rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DFF -o $@ $(srcdir)/shaders/rope.comp
+plugins/backend-vulkan/spv/kv_store.spv.h: $(srcdir)/shaders/kv_store.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/kv_store.comp
+plugins/backend-vulkan/spv/bias_add.spv.h: $(srcdir)/shaders/bias_add.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/bias_add.comp
+plugins/backend-vulkan/spv/rmsnorm_heads.spv.h: $(srcdir)/shaders/rmsnorm_heads.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rmsnorm_heads.comp
+EXTRA_DIST += shaders/rope.comp shaders/kv_store.comp shaders/bias_add.comp shaders/rmsnorm_heads.comp
+# Gemma's: embedding scale, soft-capping, GELU-tanh gating, attention with
+# soft-capped scores and a sliding window
+VK_SPV += plugins/backend-vulkan/spv/scale.spv.h \
+	plugins/backend-vulkan/spv/softcap.spv.h \
+	plugins/backend-vulkan/spv/gelu_mul.spv.h \
+	plugins/backend-vulkan/spv/attention_ext.spv.h
+plugins/backend-vulkan/spv/scale.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/scale.comp
+plugins/backend-vulkan/spv/softcap.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSOFTCAP -o $@ $(srcdir)/shaders/scale.comp
+plugins/backend-vulkan/spv/gelu_mul.spv.h: $(srcdir)/shaders/gelu_mul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/gelu_mul.comp
+plugins/backend-vulkan/spv/attention_ext.spv.h: $(srcdir)/shaders/attention_ext.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_ext.comp
+EXTRA_DIST += shaders/scale.comp shaders/gelu_mul.comp shaders/attention_ext.comp shaders/tanh.glsl
+
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
 TESTS += tests/check_backend_vulkan

@@ -147,6 +147,35 @@ static const uint32_t spv_attention_rows_256[] =
 #include "spv/attention_rows_256.spv.h"
 	;
 
+static const uint32_t spv_rope[] =
+#include "spv/rope.spv.h"
+	;
+static const uint32_t spv_rope_ff[] =
+#include "spv/rope_ff.spv.h"
+	;
+static const uint32_t spv_kv_store[] =
+#include "spv/kv_store.spv.h"
+	;
+static const uint32_t spv_bias_add[] =
+#include "spv/bias_add.spv.h"
+	;
+static const uint32_t spv_rmsnorm_heads[] =
+#include "spv/rmsnorm_heads.spv.h"
+	;
+
+static const uint32_t spv_scale[] =
+#include "spv/scale.spv.h"
+	;
+static const uint32_t spv_softcap[] =
+#include "spv/softcap.spv.h"
+	;
+static const uint32_t spv_gelu_mul[] =
+#include "spv/gelu_mul.spv.h"
+	;
+static const uint32_t spv_attention_ext[] =
+#include "spv/attention_ext.spv.h"
+	;
+
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
 const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
@@ -198,4 +227,13 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATMUL_Q6_K, spv_matmul_q6_k),
 	ENTRY(VK_SH_ATT_ROWS, spv_attention_rows),
 	ENTRY(VK_SH_ATT_ROWS_256, spv_attention_rows_256),
+	ENTRY(VK_SH_ROPE, spv_rope),
+	ENTRY(VK_SH_ROPE_FF, spv_rope_ff),
+	ENTRY(VK_SH_KV_STORE, spv_kv_store),
+	ENTRY(VK_SH_BIAS_ADD, spv_bias_add),
+	ENTRY(VK_SH_RMSNORM_HEADS, spv_rmsnorm_heads),
+	ENTRY(VK_SH_SCALE, spv_scale),
+	ENTRY(VK_SH_SOFTCAP, spv_softcap),
+	ENTRY(VK_SH_GELU_MUL, spv_gelu_mul),
+	ENTRY(VK_SH_ATTENTION_EXT, spv_attention_ext),
 };

@@ -161,6 +161,16 @@ enum vk_shader {
 	VK_SH_MATVEC_Q6_K,
 	VK_SH_MATMUL_Q4_K,
 	VK_SH_MATMUL_Q6_K,
+	/* ops of architectures beyond Llama 1/2 */
+	VK_SH_ROPE,
+	VK_SH_ROPE_FF,
+	VK_SH_KV_STORE,
+	VK_SH_BIAS_ADD,
+	VK_SH_RMSNORM_HEADS,
+	VK_SH_SCALE,
+	VK_SH_SOFTCAP,
+	VK_SH_GELU_MUL,
+	VK_SH_ATTENTION_EXT,
 	VK_SH_COUNT
 };
 

@@ -27,6 +27,13 @@ struct belt_model_params {
 		       * session is freed; off by default */
 };
 
+/* Call fn for each architecture file on the search path
+ * ($BELT_ARCH_PATH, installed, source tree): name ("qwen2"), the file
+ * that loads for it (the first of a name), ud. Writes the search path
+ * to path (pathsz bytes). Returns the number found. */
+int belt_arch_scan(void (*fn)(const char *name, const char *file, void *ud), void *ud,
+		   char *path, size_t pathsz);
+
 /* Fill p with the defaults (backend "cpu", all cores, its default
  * device, no profile). */
 void belt_model_params_default(struct belt_model_params *p);

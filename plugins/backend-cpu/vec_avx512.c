@@ -414,41 +414,66 @@ AVX512 static inline __m512i iq4_table_u8(void)
 	return _mm512_broadcast_i32x4(t);
 }
 
+/* The adjacent fp16 d, m of blocks b and b + 1 times their x scales:
+ * {d0 dx0, m0 dx0, d1 dx1, m1 dx1}, one conversion for the four. */
+AVX512 static inline __m128 dm2(const uint16_t *dm0, const uint16_t *dm1, const float *xd)
+{
+	uint32_t a, b;
+	memcpy(&a, dm0, 4);
+	memcpy(&b, dm1, 4);
+	__m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)((uint64_t)b << 32 | a)));
+	__m128 x = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)xd));
+	return _mm_mul_ps(f, _mm_unpacklo_ps(x, x));
+}
+
 /* Blocks of 32 two at a time, as Q4_0: q unsigned from QV2 (blocks b and
  * b + 1), the dot product started at START(x's {-8 * sum, 0...}) (Q5_0:
  * twice that for q - 16; IQ4_NL: 16 times for values + 128), scaled by d
- * * dx; with HAS_MIN, m * dx * sum(xq) too, from the same lanes. */
+ * * dx; with HAS_MIN (d and m adjacent), m * dx * sum(xq) too, in the odd
+ * lanes of a 4-lane sum. */
 #define ROWS_32(name, type, QV2, START, HAS_MIN)                                 \
 	AVX512 static void name(const void *w, size_t row_bytes, const void *xv, float *y, \
 				int64_t r0, int64_t r1, int k)                          \
 	{                                                                             \
 		const int8_t *xq = xv;                                                \
 		const float *xd = cpu_xq_d(xv, k);                                    \
+		const int32_t *xs = cpu_xq_sums(xv, k);                               \
 		const int32_t *corr = cpu_xq_corr(xv, k);                             \
+		const __m512i even = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0,       \
+						       2, 2, 2, 2, 2, 2, 2, 2);       \
 		int nb = k / CPU_QK;                                                  \
+		(void)xs; /* read with a min */                                      \
+		(void)corr; /* read where START uses it */                           \
 		for (int64_t r = r0; r < r1; r++) {                                   \
 			const type *blk = (const void *)((const char *)w + r * row_bytes); \
 			__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();     \
-			__m512 am = _mm512_setzero_ps();                              \
+			__m128 am = _mm_setzero_ps();                                 \
 			int b = 0;                                                    \
 			for (; b + 2 <= nb; b += 2) {                                 \
-				__m512i c = _mm512_loadu_si512(corr + 8 * b);         \
 				__m512i p = _mm512_dpbusd_epi32(                      \
-					START(c), QV2(blk + b),                       \
-					_mm512_loadu_si512(xq + b * CPU_QK));         \
-				__m512 sc = scales2(blk[b].d, blk[b + 1].d, xd + b);  \
+					START(_mm512_loadu_si512(corr + 8 * b)),      \
+					QV2(blk + b), _mm512_loadu_si512(xq + b * CPU_QK)); \
+				__m512 sc;                                            \
+				if (HAS_MIN) {                                        \
+					__m128 f = dm2(&blk[b].d, &blk[b + 1].d, xd + b); \
+					sc = _mm512_permutexvar_ps(even, _mm512_castps128_ps512(f)); \
+					__m128i s4 = _mm_loadu_si128((const __m128i *)(xs + 2 * b)); \
+					s4 = _mm_hadd_epi32(s4, s4);                  \
+					am = _mm_fmadd_ps(f, _mm_cvtepi32_ps(         \
+						_mm_shuffle_epi32(s4, 0x50)), am);    \
+				} else {                                              \
+					sc = scales2(blk[b].d, blk[b + 1].d, xd + b); \
+				}                                                     \
 				if (b & 2)                                            \
 					a1 = _mm512_fmadd_ps(sc, _mm512_cvtepi32_ps(p), a1); \
 				else                                                  \
 					a0 = _mm512_fmadd_ps(sc, _mm512_cvtepi32_ps(p), a0); \
-				if (HAS_MIN)                                          \
-					am = _mm512_fmadd_ps(                         \
-						scales2(MIN_OF(blk + b), MIN_OF(blk + b + 1), xd + b), \
-						_mm512_cvtepi32_ps(c), am);           \
 			}                                                             \
-			float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) -       \
-				  0.125f * _mm512_reduce_add_ps(am);                  \
-			/* an odd last block: the AVX2 row's arithmetic, in scalar */ \
+			float m4[4];                                                  \
+			_mm_storeu_ps(m4, am);                                        \
+			float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) +       \
+				  (m4[1] + m4[3]);                                    \
+			/* an odd last block: its weights times x as rounded here */  \
 			if (b < nb) {                                                 \
 				float t[CPU_QK];                                      \
 				DEQUANT(&blk[b], t);                                  \
@@ -483,22 +508,18 @@ AVX512 static inline __m512i q2_iq4_nl(const struct cpu_block_iq4_nl *b)
 #define ZERO(c) _mm512_setzero_si512()
 #define TWICE(c) _mm512_slli_epi32(c, 1)
 #define TIMES16(c) _mm512_slli_epi32(c, 4)
-#define MIN_OF(b) ((b)->m)
 #define DEQUANT cpu_dequant_q4_1
 ROWS_32(rows_q4_1, struct cpu_block_q4_1, q2_q4_1, ZERO, 1)
 #undef DEQUANT
 #define DEQUANT cpu_dequant_q5_1
 ROWS_32(rows_q5_1, struct cpu_block_q5_1, q2_q5_1, ZERO, 1)
 #undef DEQUANT
-#undef MIN_OF
-#define MIN_OF(b) 0
 #define DEQUANT cpu_dequant_q5_0
 ROWS_32(rows_q5_0, struct cpu_block_q5_0, q2_q5_0, TWICE, 0)
 #undef DEQUANT
 #define DEQUANT cpu_dequant_iq4_nl
 ROWS_32(rows_iq4_nl, struct cpu_block_iq4_nl, q2_iq4_nl, TIMES16, 0)
 #undef DEQUANT
-#undef MIN_OF
 #undef ZERO
 #undef TWICE
 #undef TIMES16

@@ -13,9 +13,7 @@ layout(binding = 0) readonly buffer W16 { uint16_t w16[]; };
 layout(binding = 1) readonly buffer Ids { int ids[]; };
 layout(binding = 2) writeonly buffer O { float o[]; };
 layout(binding = 2) writeonly buffer OU { uint ou[]; };
-#if defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
-#include "kquants.glsl"
-#endif
+#include "quants.glsl"
 
 void main()
 {
@@ -50,8 +48,8 @@ void main()
 	uint byte = (c & 1) != 0 ? u >> 8 : u & 255u;
 	int q = int(e < 16 ? byte & 15u : byte >> 4) - 8;
 	o[oo + j] = half_f(uint(w16[wo + pc.aux[1] + b])) * float(q);
-#elif defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
-	o[oo + j] = kq_at(wo + (row * (n / 256u) + j / 256u) * KQ_WORDS, j % 256u);
+#elif defined(KQ_BLOCK)
+	o[oo + j] = kq_at(wo + (row * (n / KQ_BLOCK) + j / KQ_BLOCK) * KQ_WORDS, j % KQ_BLOCK);
 #elif defined(TYPE_Q8_0)
 	uint b = wo + (row * (n / 32) + j / 32) * 17;
 	uint e = j % 32;
@@ -66,6 +64,6 @@ void main()
 	int q = int(e < 16 ? byte & 15u : byte >> 4) - 8;
 	o[oo + j] = half_f(uint(w16[b])) * float(q);
 #else
-#error "embed.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
+#error "embed.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0, TYPE_Q4_0 or a type of quants.glsl"
 #endif
 }

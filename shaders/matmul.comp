@@ -40,10 +40,13 @@ shared vec4 xs[BK][BN / 4 + 1];
 // A thread's weight row of a step as loaded (converted when staged): its
 // BK values, or (Q8_0, Q4_0) the block's quants that hold them and the
 // block's scale.
-#if defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
-#include "kquants.glsl"
+#if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
+// the IQ4 codebook as floats: a shared load per weight, not selects
+shared float iq4_sh[16];
+#define KQ_IQ4_TABLE iq4_sh
 #endif
-#if defined(TYPE_F32) || defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
+#include "quants.glsl"
+#if defined(TYPE_F32) || defined(KQ_BLOCK)
 struct WR { vec4 v[4]; };
 #elif defined(TYPE_F16) || defined(TYPE_BF16)
 struct WR { uvec4 q[2]; };
@@ -54,7 +57,7 @@ struct WR { uvec4 q; uint d; };
 struct WR { uvec4 q; uint d; };
 #define BW 9u
 #else
-#error "matmul.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0, TYPE_Q4_0, TYPE_Q4_K or TYPE_Q6_K"
+#error "matmul.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0, TYPE_Q4_0 or a type of quants.glsl"
 #endif
 
 // how W is read; passed by value (private globals are slow on lavapipe)
@@ -79,14 +82,14 @@ WR load_w(WS s, uint row, uint k0)
 		[[unroll]] for (uint e = 0; e < BK; e++)
 			w.v[e / 4u][e % 4u] = k0 + e < s.k ? wf[i + e] : 0.0;
 	}
-#elif defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
-	// dequantized here: a step (BK = 16) is one run of one scale
+#elif defined(KQ_BLOCK)
+	// dequantized here: a step (BK = 16) is one run of a block
 	[[unroll]] for (uint i = 0; i < 4u; i++)
 		w.v[i] = vec4(0.0);
 	if (row >= s.m)
 		return w;
 	float v[16];
-	kq_group16(s.wo + (row * (s.k / 256u) + k0 / 256u) * KQ_WORDS, (k0 % 256u) / 16u, v);
+	kq_group16(s.wo + (row * (s.k / KQ_BLOCK) + k0 / KQ_BLOCK) * KQ_WORDS, (k0 % KQ_BLOCK) / 16u, v);
 	[[unroll]] for (uint e = 0; e < BK; e++)
 		w.v[e / 4u][e % 4u] = v[e];
 #elif defined(TYPE_F16) || defined(TYPE_BF16)
@@ -137,7 +140,7 @@ WR load_w(WS s, uint row, uint k0)
 void store_w(WR w, uint lr, uint k0)
 {
 	uint r4 = lr >> 2, rc = lr & 3u;
-#if defined(TYPE_F32) || defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
+#if defined(TYPE_F32) || defined(KQ_BLOCK)
 	[[unroll]] for (uint e = 0; e < BK; e++)
 		ws[e][r4][rc] = w.v[e / 4u][e % 4u];
 #elif defined(TYPE_F16)
@@ -201,6 +204,11 @@ void main()
 	if (tb >= rend)
 		return;
 	uint tid = gl_LocalInvocationID.x;
+#if defined(KQ_IQ4_TABLE)
+	if (tid < 16u)
+		iq4_sh[tid] = float(iq4_value(tid));
+	barrier();
+#endif
 	WS ws_;
 	ws_.wo = pc.o[0];
 	ws_.k = k;

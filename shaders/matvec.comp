@@ -18,9 +18,12 @@ layout(binding = 2) writeonly buffer Y { float y[]; };
 
 shared float part[NR * 256];
 
-#if defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
-#include "kquants.glsl"
+#if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
+// the IQ4 codebook as floats: a shared load per weight, not selects
+shared float iq4_sh[16];
+#define KQ_IQ4_TABLE iq4_sh
 #endif
+#include "quants.glsl"
 
 #if defined(TYPE_F16)
 vec4 lo4(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }
@@ -43,6 +46,11 @@ void main()
 		return;
 	uint nr = min(NR, m - r0);
 	uint tid = gl_LocalInvocationID.x;
+#if defined(KQ_IQ4_TABLE)
+	if (tid < 16u)
+		iq4_sh[tid] = float(iq4_value(tid));
+	barrier();
+#endif
 	uint wo = pc.o[0], xo = pc.o[1];
 	float acc[NR];
 	[[unroll]] for (uint r = 0; r < NR; r++)
@@ -126,8 +134,28 @@ void main()
 			}
 #endif
 	}
-#elif defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
-	// a thread per run of 16 weights, which one scale covers
+#elif defined(KQ_UNITS)
+	// a thread per unit of 16 weights (quants.glsl): four runs of 4, so
+	// each quant byte is read by one thread; consecutive threads take
+	// consecutive units, so a subgroup reads the row's bytes in runs
+	uint nb = k / KQ_BLOCK;
+	bool xal = (xo & 3u) == 0;
+	for (uint i = tid; i < nb * KQ_UNITS; i += WG) {
+		uint b = i / KQ_UNITS, u = i % KQ_UNITS;
+		vec4 xv[4];
+		[[unroll]] for (uint s = 0; s < 4u; s++) {
+			uint xi = xo + b * KQ_BLOCK + kq_span(u, s);
+			xv[s] = xal ? x4[xi / 4u] : vec4(x[xi], x[xi + 1u], x[xi + 2u], x[xi + 3u]);
+		}
+		// sums of x for the types with a min (unused, and dropped, else)
+		vec4 xs = vec4(dot(xv[0], vec4(1.0)), dot(xv[1], vec4(1.0)),
+			       dot(xv[2], vec4(1.0)), dot(xv[3], vec4(1.0)));
+		[[unroll]] for (uint r = 0; r < NR; r++)
+			if (r < nr)
+				acc[r] += kq_dot(wo + ((r0 + r) * nb + b) * KQ_WORDS, u, xv, xs);
+	}
+#elif defined(KQ_BLOCK)
+	// Q4_K, Q6_K: a thread per run of 16 weights, which one scale covers
 	uint nb = k / 256u;
 	bool xal = (xo & 3u) == 0;
 	for (uint i = tid; i < nb * 16u; i += WG) {
@@ -150,7 +178,7 @@ void main()
 			}
 	}
 #else
-#error "matvec.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0, TYPE_Q4_0, TYPE_Q4_K or TYPE_Q6_K"
+#error "matvec.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0, TYPE_Q4_0 or a type of quants.glsl"
 #endif
 
 	[[unroll]] for (uint r = 0; r < NR; r++)

@@ -18,6 +18,13 @@
  *    that bound plus x's quantization error, 0.57 * d * sum |W[r][j]|
  *    per block of scale d (half a step, plus d's fp16 rounding times
  *    127 steps: 2^-11 * 127 = 0.062 of a step).
+ *  - Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q5_K, IQ4_XS (quants.glsl):
+ *    matvec and the batched product against tests/quant_ref.h's floats
+ *    summed in double, |y - ref| <= 2e-5 * sum_j (|w_j| + |o_j|) |x_j| +
+ *    1e-6, o_j the weight's offset (Q4_1, Q5_1: m; Q2_K, Q5_K: dmin times
+ *    the sub-block's min; else 0), which the backend applies once per
+ *    sub-block to a float sum of x (lavapipe: at most 2.9e-7 of that
+ *    sum); embed bit-exact with quant_ref.h.
  *  - embed: bit-exact with the CPU backend; add: bit-exact.
  *  - rmsnorm, silu_mul: 1e-5 relative (+1e-6 absolute) to the CPU backend.
  *  - rope_kv: 1e-5 absolute to the CPU backend (same float angle, sin/cos
@@ -54,6 +61,7 @@
 #include "belt/types.h"
 #include "cmd.h"
 #include "kquant_ref.h"
+#include "quant_ref.h"
 
 static const struct belt_backend_ops *V, *C; /* vulkan, cpu */
 static char err[BELT_ERR_SIZE];
@@ -624,6 +632,183 @@ START_TEST(test_kquant_embed)
 			ck_assert_msg(out[j] == f, "embed %s id %d [%d]: %.9g vs %.9g",
 				      belt_type_name(t), ids[p], j, out[j], f);
 		}
+	}
+	vk.B->table_release(vk.ctx, &tab);
+	buf_free(&vk, bw);
+	buf_free(&vk, bids);
+	buf_free(&vk, bo);
+	free(w);
+	be_close(&vk);
+}
+END_TEST
+
+/* ---- the other block types (quants.glsl) in GGUF's layout ---- */
+
+static const int qtypes[] = {BELT_TYPE_Q4_1, BELT_TYPE_Q5_0, BELT_TYPE_Q5_1,
+			     BELT_TYPE_IQ4_NL, BELT_TYPE_Q2_K, BELT_TYPE_Q3_K,
+			     BELT_TYPE_Q5_K, BELT_TYPE_IQ4_XS};
+#define N_QTYPES (int)(sizeof qtypes / sizeof qtypes[0])
+
+/* Where a block of type t keeps its fp16 scales: the first at byte *at,
+ * returns how many (d, and the min's scale where the type has one). */
+static int qblock_scales(int t, size_t *at)
+{
+	*at = t == BELT_TYPE_Q2_K ? 80 : t == BELT_TYPE_Q3_K ? 108 : 0;
+	return t == BELT_TYPE_Q4_1 || t == BELT_TYPE_Q5_1 || t == BELT_TYPE_Q2_K ||
+			       t == BELT_TYPE_Q5_K
+		       ? 2
+		       : 1;
+}
+
+/* |the offset| of weight e of block blk, for the types whose weights are
+ * a scaled quant plus an offset (Q4_1, Q5_1: m; Q2_K, Q5_K: dmin times
+ * the sub-block's min), else 0: the backend applies it to a sum of x, so
+ * its rounding scales with it, not with the weight. */
+static double qoffset(int t, const uint8_t *blk, int e)
+{
+	switch (t) {
+	case BELT_TYPE_Q4_1:
+	case BELT_TYPE_Q5_1:
+		return fabs(belt_fp16_to_f32(kq_rd16(blk + 2)));
+	case BELT_TYPE_Q2_K:
+		return fabs(belt_fp16_to_f32(kq_rd16(blk + 82))) * (blk[e / 16] >> 4);
+	case BELT_TYPE_Q5_K: {
+		int sc, m;
+		qr_scale_min_k4(blk + 4, e / 32, &sc, &m);
+		return fabs(belt_fp16_to_f32(kq_rd16(blk + 2))) * m;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* m rows of k random weights of type t: random bytes, fp16 scales of a
+ * sensible size (Q4_1's and Q5_1's m negative, as a block's minimum). */
+static uint8_t *qweights_new(int t, int k, int m, size_t *row_bytes)
+{
+	size_t rb = belt_type_row_bytes(t, (uint64_t)k), bb = belt_type_block_bytes(t);
+	ck_assert_uint_gt(rb, 0);
+	uint8_t *w = malloc(rb * (size_t)m);
+	ck_assert_ptr_nonnull(w);
+	for (size_t b = 0; b < rb * (size_t)m / bb; b++) {
+		uint8_t *blk = w + bb * b;
+		for (size_t j = 0; j < bb; j++)
+			blk[j] = (uint8_t)rng_u32();
+		size_t at;
+		int n = qblock_scales(t, &at);
+		for (int i = 0; i < n; i++, at += 2) {
+			float v = 0.005f * (0.02f + rng_f() + 1.0f);
+			if (i == 1 && (t == BELT_TYPE_Q4_1 || t == BELT_TYPE_Q5_1))
+				v *= -8.0f;
+			uint16_t d = belt_f32_to_fp16(v);
+			blk[at] = (uint8_t)d;
+			blk[at + 1] = (uint8_t)(d >> 8);
+		}
+	}
+	*row_bytes = rb;
+	return w;
+}
+
+/* matvec (one-row table) and the batched product of each type against
+ * quant_ref.h's dequantization, summed in double: |y - ref| <= 2e-5 *
+ * sum_j (|w_j| + |o_j|) |x_j| + 1e-6 for every type, o_j the weight's
+ * offset (qoffset: the backend sums q x and x per sub-block and applies
+ * the scale and the offset once, in float). Shapes: one block to 16
+ * super-blocks (32-blocks: 3 blocks too, k not a multiple of 256), rows
+ * that fill a workgroup partly, passes that fill a tile partly, and
+ * bindings at offsets off their alignment. */
+START_TEST(test_quant_matvec)
+{
+	struct be vk = open_vk();
+	int t = qtypes[_i];
+	rng_seed(60 + _i);
+	static const int shapes[][3] = {/* k, m, rows */
+					{256, 1, 1},	{256, 17, 1}, {512, 64, 1},
+					{1280, 301, 1}, {4096, 70, 1}, {256, 3, 2},
+					{512, 65, 7},	{1024, 130, 70}, {96, 33, 1},
+					{96, 33, 5}};
+	double worst[2] = {0, 0}; /* one-row table, batched */
+	/* the last two: W 2 bytes and x one float past their bindings'
+	 * alignment (16-bit words at odd offsets, x without vec4 loads) */
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] + 2; s++) {
+		bool shifted = s >= sizeof shapes / sizeof shapes[0];
+		int k = shifted ? 512 : shapes[s][0], m = shifted ? 19 : shapes[s][1];
+		uint32_t n = shifted ? 1 : (uint32_t)shapes[s][2];
+		if (k % (int)belt_type_block(t))
+			continue;
+		size_t rb, bb = belt_type_block_bytes(t), qb = belt_type_block(t);
+		uint8_t *w = qweights_new(t, k, m, &rb);
+		float *x = malloc((size_t)n * k * 4), *y = malloc((size_t)n * m * 4);
+		float *wr = malloc((size_t)k * 4);
+		double *off = malloc((size_t)k * sizeof *off);
+		fill(x, (size_t)n * k);
+		if (shifted)
+			backend_matvec(&vk, t, w, rb, x, k, m, s % 2 ? 2 : 6, s % 2 ? 4 : 12, y);
+		else
+			backend_matmul(&vk, t, w, rb, x, k, m, n, y);
+		for (int r = 0; r < m; r++) {
+			const uint8_t *row = w + rb * (size_t)r;
+			ck_assert_int_eq(quant_ref_row(t, row, (size_t)k, wr), 0);
+			for (int j = 0; j < k; j++)
+				off[j] = qoffset(t, row + bb * (j / qb), j % (int)qb);
+			for (uint32_t p = 0; p < n; p++) {
+				const float *xp = x + (size_t)p * k;
+				double ref = 0, mag = 0;
+				for (int j = 0; j < k; j++) {
+					ref += (double)wr[j] * xp[j];
+					mag += (fabs(wr[j]) + off[j]) * fabs(xp[j]);
+				}
+				double got = y[(size_t)p * m + r], e = fabs(got - ref);
+				if (e / (mag + 1e-30) > worst[n > 1])
+					worst[n > 1] = e / (mag + 1e-30);
+				ck_assert_msg(e <= 2e-5 * mag + 1e-6,
+					      "%s k=%d m=%d rows %u: row %u, %d: %.9g vs ref %.9g",
+					      belt_type_name(t), k, m, n, p, r, got, ref);
+			}
+		}
+		free(w);
+		free(x);
+		free(y);
+		free(wr);
+		free(off);
+	}
+	fprintf(stderr,
+		"vulkan %s: worst |y - ref| / sum (|w| + |o|) |x|: matvec %.3g, batched %.3g\n",
+		belt_type_name(t), worst[0], worst[1]);
+	be_close(&vk);
+}
+END_TEST
+
+/* embed of each type: quant_ref.h's floats (ggml's), exactly; ids out of
+ * range give zeros. */
+START_TEST(test_quant_embed)
+{
+	struct be vk = open_vk();
+	int t = qtypes[_i];
+	rng_seed(70 + _i);
+	const int vocab = 6, n = 512;
+	int32_t ids[5] = {3, 0, 5, -1, 6};
+	size_t rb;
+	uint8_t *w = qweights_new(t, n, vocab, &rb);
+	struct belt_buffer *bw = buf_from(&vk, w, rb * vocab);
+	struct belt_buffer *bids = buf_from(&vk, ids, sizeof ids);
+	struct belt_buffer *bo = buf_new(&vk, (uint64_t)n * 4);
+	struct belt_cmd c = embed_cmd(&vk, t, bw, rb, vocab, n, bids, sizeof ids, bo);
+	struct belt_table tab;
+	table_init(&tab, &c, 1, 5, bids, 1);
+	prepare(&vk, &tab);
+	float out[512], ref[512];
+	for (uint32_t p = 0; p < 5; p++) {
+		run(&vk, &tab, p, 1, 0);
+		buf_get(&vk, bo, 0, out, sizeof out);
+		if (ids[p] >= 0 && ids[p] < vocab)
+			ck_assert_int_eq(quant_ref_row(t, w + rb * (size_t)ids[p], n, ref), 0);
+		else
+			memset(ref, 0, sizeof ref);
+		for (int j = 0; j < n; j++)
+			ck_assert_msg(!memcmp(&out[j], &ref[j], 4),
+				      "embed %s id %d [%d]: %.9g vs %.9g", belt_type_name(t),
+				      ids[p], j, out[j], ref[j]);
 	}
 	vk.B->table_release(vk.ctx, &tab);
 	buf_free(&vk, bw);
@@ -2778,6 +2963,16 @@ START_TEST(test_validation)
 		q8x_table(&vk, BELT_TYPE_Q4_0, o);
 		q8x_table(&vk, BELT_TYPE_Q8_0, o);
 	}
+	/* the block types of quants.glsl: matvec and the tiled product */
+	for (int i = 0; i < N_QTYPES; i++) {
+		size_t rb;
+		uint8_t *w = qweights_new(qtypes[i], 256, 9, &rb);
+		float x[3 * 256], y[3 * 9];
+		fill(x, 3 * 256);
+		backend_matmul(&vk, qtypes[i], w, rb, x, 256, 9, 1, y);
+		backend_matmul(&vk, qtypes[i], w, rb, x, 256, 9, 3, y);
+		free(w);
+	}
 	be_close(&vk);
 	setenv("BELT_VK_STAGING", "1", 1);
 	vk = open_vk();
@@ -2811,6 +3006,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_staging);
 	tcase_add_test(tc, test_settings);
 	suite_add_tcase(s, tc);
+	TCase *tq = tcase_create("quants");
+	tcase_set_timeout(tq, 0); /* no limit: CI bounds the run */
+	tcase_add_loop_test(tq, test_quant_matvec, 0, N_QTYPES);
+	tcase_add_loop_test(tq, test_quant_embed, 0, N_QTYPES);
+	suite_add_tcase(s, tq);
 	TCase *tb = tcase_create("batched");
 	tcase_set_timeout(tb, 0); /* no limit: CI bounds the run */
 	tcase_add_loop_test(tb, test_batched_matvec, 0, N_WTYPES);

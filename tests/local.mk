@@ -134,7 +134,7 @@ EXTRA_DIST += tests/install-test.sh
 # over its seeds (tests/fuzz/seeds.sh) and a fixed set of deterministic
 # mutations, with any compiler (tests/fuzz/README.md).
 check_PROGRAMS += tests/fuzz/gguf-seeds tests/fuzz/replay-gguf tests/fuzz/replay-arch \
-	tests/fuzz/replay-tokenizer tests/fuzz/replay-cli
+	tests/fuzz/replay-tokenizer tests/fuzz/replay-cli tests/fuzz/replay-quantize
 TESTS += tests/fuzz/replay-check.sh
 tests_fuzz_gguf_seeds_SOURCES = tests/fuzz/gguf-seeds.c
 tests_fuzz_gguf_seeds_LDADD = libbelt.la
@@ -151,6 +151,8 @@ tests_fuzz_replay_tokenizer_LDADD = libbelt.la
 tests_fuzz_replay_cli_SOURCES = $(FUZZ_CLI_SOURCES) tests/fuzz/replay.c
 tests_fuzz_replay_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
 tests_fuzz_replay_cli_LDADD = libbelt.la
+tests_fuzz_replay_quantize_SOURCES = tests/fuzz/quantize.c tests/fuzz/replay.c
+tests_fuzz_replay_quantize_LDADD = libbelt.la -lm
 
 # The same targets linked with libFuzzer, for long runs (configure
 # --enable-fuzzing; tests/fuzz/README.md); make check then also runs each
@@ -158,7 +160,7 @@ tests_fuzz_replay_cli_LDADD = libbelt.la
 # -fork/-jobs re-run them) as they are.
 if ENABLE_FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz-gguf tests/fuzz/fuzz-arch tests/fuzz/fuzz-tokenizer \
-	tests/fuzz/fuzz-cli
+	tests/fuzz/fuzz-cli tests/fuzz/fuzz-quantize
 FUZZ_LINK_FLAGS = $(AM_LDFLAGS) -no-install -fsanitize=fuzzer
 tests_fuzz_fuzz_gguf_SOURCES = tests/fuzz/gguf.c
 tests_fuzz_fuzz_gguf_LDFLAGS = $(FUZZ_LINK_FLAGS)
@@ -174,7 +176,19 @@ tests_fuzz_fuzz_cli_SOURCES = $(FUZZ_CLI_SOURCES)
 tests_fuzz_fuzz_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
 tests_fuzz_fuzz_cli_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_cli_LDADD = libbelt.la
+tests_fuzz_fuzz_quantize_SOURCES = tests/fuzz/quantize.c
+tests_fuzz_fuzz_quantize_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_quantize_LDADD = libbelt.la -lm
 TESTS += tests/fuzz/run-fuzz.sh
 endif
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/run-fuzz.sh tests/fuzz/replay-check.sh \
 	tests/fuzz/seeds.sh tests/fuzz/arch.dict tests/fuzz/cli.dict
+
+# belt quantize: each type's round trip through tests/quant_ref.h, byte
+# equality with llama-quantize's files ($BELT_SHARED_DIR/models/quant),
+# the mix rules, malformed input and the CLI through $BELT_BIN.
+check_PROGRAMS += tests/check_quantize
+TESTS += tests/check_quantize
+tests_check_quantize_SOURCES = tests/quantize.c tests/ref.c tests/synth/synth.c
+tests_check_quantize_CFLAGS = $(TEST_CFLAGS) -ffp-contract=off
+tests_check_quantize_LDADD = $(TEST_LIBS) -lm

@@ -55,15 +55,40 @@ static void print_value(const struct belt_gguf_kv *kv)
 	}
 }
 
+/* Values of a tensor (the product of its dimensions). */
+static uint64_t n_values(const struct belt_gguf_tensor *t)
+{
+	return (uint64_t)(t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
+}
+
+/* A matrix as llama.cpp counts one: more than one row. */
+static bool is_matrix(const struct belt_gguf_tensor *t)
+{
+	return t->ne[1] > 1 || t->ne[2] > 1 || t->ne[3] > 1;
+}
+
+static double bpw(uint64_t bytes, uint64_t values)
+{
+	return values ? 8.0 * (double)bytes / (double)values : 0.0;
+}
+
+/* The list (with --tensors), then per type: tensors, MiB, bytes and bits
+ * per weight; then bits per weight of the matrices and of all tensors. */
 static void print_tensors(const struct belt_gguf *g, bool all)
 {
-	uint64_t count[BELT_TYPE_COUNT] = {0}, bytes[BELT_TYPE_COUNT] = {0}, total = 0, params = 0;
+	uint64_t count[BELT_TYPE_COUNT] = {0}, bytes[BELT_TYPE_COUNT] = {0};
+	uint64_t values[BELT_TYPE_COUNT] = {0}, total = 0, params = 0, mbytes = 0, mvalues = 0;
 	for (uint64_t i = 0; i < g->n_tensors; i++) {
 		const struct belt_gguf_tensor *t = &g->tensors[i];
 		count[t->type]++;
 		bytes[t->type] += t->size;
+		values[t->type] += n_values(t);
 		total += t->size;
-		params += (uint64_t)(t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
+		params += n_values(t);
+		if (is_matrix(t)) {
+			mbytes += t->size;
+			mvalues += n_values(t);
+		}
 		if (all)
 			printf("  %-32s %-6s [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "] %" PRIu64 " bytes\n",
 			       t->name, belt_type_name(t->type), t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->size);
@@ -72,8 +97,11 @@ static void print_tensors(const struct belt_gguf *g, bool all)
 	       total / 1048576.0);
 	for (int t = 0; t < BELT_TYPE_COUNT; t++)
 		if (count[t])
-			printf("  %-6s %5" PRIu64 " tensors %10.2f MiB\n", belt_type_name(t), count[t],
-			       bytes[t] / 1048576.0);
+			printf("  %-6s %5" PRIu64 " tensors %10.2f MiB %12" PRIu64 " bytes %8.4f bpw\n",
+			       belt_type_name(t), count[t], bytes[t] / 1048576.0, bytes[t],
+			       bpw(bytes[t], values[t]));
+	printf("bits per weight: %.4f (matrices), %.4f (all)\n", bpw(mbytes, mvalues),
+	       bpw(total, params));
 }
 
 static void print_hparams(const char *path, const char *backend)

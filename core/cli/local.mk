@@ -7,6 +7,7 @@ belt_SOURCES = \
 	core/cli/tokenize.c \
 	core/cli/bench.c \
 	core/cli/perplexity.c \
+	core/cli/quantize.c \
 	core/cli/devices.c \
 	core/cli/messages.c \
 	core/cli/model_checks.c

@@ -25,6 +25,7 @@ static const char usage[] =
 	"  tokenize    show how a text splits into tokens\n"
 	"  bench       measure prompt and generation speed\n"
 	"  perplexity  score a text file as llama.cpp's llama-perplexity does\n"
+	"  quantize    write a model's weights in a quantized type (Q4_K_M, Q8_0, ...)\n"
 	"  version     the version and the plugin ABIs (also --version)\n"
 	"\n"
 	"belt COMMAND --help describes each command.\n";
@@ -144,6 +145,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(cmd, "perplexity"))
 		return cmd_perplexity(argc - 1, argv + 1);
+	if (!strcmp(cmd, "quantize"))
+		return cmd_quantize(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tokenize"))
 		return cmd_tokenize(argc - 1, argv + 1);
 	cli_error(NULL, "unknown command '%s'", cmd);

@@ -25,6 +25,8 @@ struct wkv {
 	char *str;		    /* STRING */
 	void *data;		    /* numeric ARRAY */
 	char **strs;		    /* STRING ARRAY */
+	uint8_t *raw;		    /* copy_kv: the value as it is serialized */
+	size_t raw_len;
 };
 
 struct wtensor {
@@ -58,6 +60,7 @@ static void free_kv(struct wkv *kv)
 	for (uint64_t i = 0; kv->strs && i < kv->n; i++)
 		free(kv->strs[i]);
 	free(kv->strs);
+	free(kv->raw);
 }
 
 void belt_gguf_writer_free(struct belt_gguf_writer *w)
@@ -207,6 +210,111 @@ int belt_gguf_writer_arr_str(struct belt_gguf_writer *w, const char *key,
 	kv->n = n;
 	kv->strs = s;
 	return 0;
+}
+
+/* Growable byte buffer for a serialized value; err set on overflow. */
+struct blob {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+
+static void blob_put(struct blob *b, const void *src, size_t n)
+{
+	if (b->err || n > SIZE_MAX - b->len) {
+		b->err = 1;
+		return;
+	}
+	if (b->len + n > b->cap) {
+		size_t c = b->cap ? b->cap : 64;
+		while (c < b->len + n)
+			c = c > SIZE_MAX / 2 ? b->len + n : c * 2;
+		uint8_t *q = realloc(b->p, c);
+		if (!q) {
+			b->err = 1;
+			return;
+		}
+		b->p = q;
+		b->cap = c;
+	}
+	if (n)
+		memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+
+static void blob_le(struct blob *b, uint64_t v, size_t n)
+{
+	uint8_t le[8];
+	for (size_t i = 0; i < n; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	blob_put(b, le, n);
+}
+
+static void blob_str(struct blob *b, const struct belt_gguf_str *s)
+{
+	blob_le(b, s->len, 8);
+	if (s->len > SIZE_MAX)
+		b->err = 1;
+	else
+		blob_put(b, s->ptr, (size_t)s->len);
+}
+
+/* A scalar of type t from the reader's decoded value. */
+static void blob_scalar(struct blob *b, enum belt_gguf_vtype t, const struct belt_gguf_kv *kv)
+{
+	switch (t) {
+	case BELT_GGUF_FLOAT32: {
+		float f = (float)kv->v.f64;
+		uint32_t u;
+		memcpy(&u, &f, 4);
+		blob_le(b, u, 4);
+		break;
+	}
+	case BELT_GGUF_FLOAT64: {
+		uint64_t u;
+		memcpy(&u, &kv->v.f64, 8);
+		blob_le(b, u, 8);
+		break;
+	}
+	case BELT_GGUF_BOOL: blob_le(b, kv->v.b ? 1 : 0, 1); break;
+	case BELT_GGUF_STRING: blob_str(b, &kv->v.str); break;
+	default: blob_le(b, kv->v.u64, gguf_vtype_size(t)); break;
+	}
+}
+
+int belt_gguf_writer_copy_kv(struct belt_gguf_writer *w, const struct belt_gguf_kv *kv)
+{
+	if (!kv || !kv->key)
+		return -1;
+	struct blob b = {0};
+	if (kv->type == BELT_GGUF_ARRAY) {
+		enum belt_gguf_vtype et = kv->v.arr.type;
+		blob_le(&b, (uint32_t)et, 4);
+		blob_le(&b, kv->v.arr.n, 8);
+		if (et == BELT_GGUF_STRING) {
+			for (uint64_t i = 0; i < kv->v.arr.n && !b.err; i++)
+				blob_str(&b, &kv->v.arr.strs[i]);
+		} else {
+			size_t esz = gguf_vtype_size((uint32_t)et);
+			if (!esz || kv->v.arr.n > SIZE_MAX / esz)
+				b.err = 1;
+			else
+				blob_put(&b, kv->v.arr.data, (size_t)kv->v.arr.n * esz);
+		}
+	} else if (kv->type <= BELT_GGUF_FLOAT64 && kv->type != BELT_GGUF_ARRAY &&
+		   (kv->type == BELT_GGUF_STRING || gguf_vtype_size(kv->type))) {
+		blob_scalar(&b, kv->type, kv);
+	} else {
+		b.err = 1;
+	}
+	struct wkv *x = b.err ? NULL : add_kv(w, kv->key, kv->type);
+	if (!x) {
+		free(b.p);
+		return -1;
+	}
+	x->raw = b.p ? b.p : malloc(1);
+	x->raw_len = b.len;
+	return x->raw ? 0 : -1;
 }
 
 /* ---- tensors ---- */
@@ -368,7 +476,9 @@ static void put_kv(struct out *o, const struct wkv *kv)
 {
 	put_str(o, kv->key);
 	put_u32(o, kv->type);
-	if (kv->type == BELT_GGUF_STRING) {
+	if (kv->raw) {
+		put(o, kv->raw, kv->raw_len);
+	} else if (kv->type == BELT_GGUF_STRING) {
 		put_str(o, kv->str);
 	} else if (kv->type == BELT_GGUF_ARRAY) {
 		put_u32(o, kv->etype);

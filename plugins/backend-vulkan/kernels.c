@@ -522,6 +522,22 @@ OP(op_embed_q4_k, VK_SH_EMBED_Q4_K, BELT_TYPE_Q4_K, prep_embed, NULL);
 OP(op_embed_q6_k, VK_SH_EMBED_Q6_K, BELT_TYPE_Q6_K, prep_embed, NULL);
 OP(op_matvec_q4_k, VK_SH_MATVEC_Q4_K, BELT_TYPE_Q4_K, prep_matvec, NULL);
 OP(op_matvec_q6_k, VK_SH_MATVEC_Q6_K, BELT_TYPE_Q6_K, prep_matvec, NULL);
+OP(op_embed_q4_1, VK_SH_EMBED_Q4_1, BELT_TYPE_Q4_1, prep_embed, NULL);
+OP(op_embed_q5_0, VK_SH_EMBED_Q5_0, BELT_TYPE_Q5_0, prep_embed, NULL);
+OP(op_embed_q5_1, VK_SH_EMBED_Q5_1, BELT_TYPE_Q5_1, prep_embed, NULL);
+OP(op_embed_iq4_nl, VK_SH_EMBED_IQ4_NL, BELT_TYPE_IQ4_NL, prep_embed, NULL);
+OP(op_embed_q2_k, VK_SH_EMBED_Q2_K, BELT_TYPE_Q2_K, prep_embed, NULL);
+OP(op_embed_q3_k, VK_SH_EMBED_Q3_K, BELT_TYPE_Q3_K, prep_embed, NULL);
+OP(op_embed_q5_k, VK_SH_EMBED_Q5_K, BELT_TYPE_Q5_K, prep_embed, NULL);
+OP(op_embed_iq4_xs, VK_SH_EMBED_IQ4_XS, BELT_TYPE_IQ4_XS, prep_embed, NULL);
+OP(op_matvec_q4_1, VK_SH_MATVEC_Q4_1, BELT_TYPE_Q4_1, prep_matvec, NULL);
+OP(op_matvec_q5_0, VK_SH_MATVEC_Q5_0, BELT_TYPE_Q5_0, prep_matvec, NULL);
+OP(op_matvec_q5_1, VK_SH_MATVEC_Q5_1, BELT_TYPE_Q5_1, prep_matvec, NULL);
+OP(op_matvec_iq4_nl, VK_SH_MATVEC_IQ4_NL, BELT_TYPE_IQ4_NL, prep_matvec, NULL);
+OP(op_matvec_q2_k, VK_SH_MATVEC_Q2_K, BELT_TYPE_Q2_K, prep_matvec, NULL);
+OP(op_matvec_q3_k, VK_SH_MATVEC_Q3_K, BELT_TYPE_Q3_K, prep_matvec, NULL);
+OP(op_matvec_q5_k, VK_SH_MATVEC_Q5_K, BELT_TYPE_Q5_K, prep_matvec, NULL);
+OP(op_matvec_iq4_xs, VK_SH_MATVEC_IQ4_XS, BELT_TYPE_IQ4_XS, prep_matvec, NULL);
 OP(op_rmsnorm, VK_SH_RMSNORM, BELT_TYPE_ANY, prep_rmsnorm, NULL);
 OP(op_rope_kv, VK_SH_ROPE_KV, BELT_TYPE_ANY, prep_rope_kv, fill_rope);
 OP(op_attention, VK_SH_ATTENTION, BELT_TYPE_ANY, prep_attention, NULL);
@@ -566,6 +582,14 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("embed", BELT_TYPE_Q4_0, 3, "n:i", op_embed_q4_0),
 	KERNEL("embed", BELT_TYPE_Q4_K, 3, "n:i", op_embed_q4_k),
 	KERNEL("embed", BELT_TYPE_Q6_K, 3, "n:i", op_embed_q6_k),
+	KERNEL("embed", BELT_TYPE_Q4_1, 3, "n:i", op_embed_q4_1),
+	KERNEL("embed", BELT_TYPE_Q5_0, 3, "n:i", op_embed_q5_0),
+	KERNEL("embed", BELT_TYPE_Q5_1, 3, "n:i", op_embed_q5_1),
+	KERNEL("embed", BELT_TYPE_IQ4_NL, 3, "n:i", op_embed_iq4_nl),
+	KERNEL("embed", BELT_TYPE_Q2_K, 3, "n:i", op_embed_q2_k),
+	KERNEL("embed", BELT_TYPE_Q3_K, 3, "n:i", op_embed_q3_k),
+	KERNEL("embed", BELT_TYPE_Q5_K, 3, "n:i", op_embed_q5_k),
+	KERNEL("embed", BELT_TYPE_IQ4_XS, 3, "n:i", op_embed_iq4_xs),
 	KERNEL("matvec", BELT_TYPE_F32, 3, "k:i m:i", op_matvec_f32),
 	KERNEL("matvec", BELT_TYPE_F16, 3, "k:i m:i", op_matvec_f16),
 	KERNEL("matvec", BELT_TYPE_BF16, 3, "k:i m:i", op_matvec_bf16),
@@ -573,6 +597,14 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("matvec", BELT_TYPE_Q4_0, 3, "k:i m:i", op_matvec_q4_0),
 	KERNEL("matvec", BELT_TYPE_Q4_K, 3, "k:i m:i", op_matvec_q4_k),
 	KERNEL("matvec", BELT_TYPE_Q6_K, 3, "k:i m:i", op_matvec_q6_k),
+	KERNEL("matvec", BELT_TYPE_Q4_1, 3, "k:i m:i", op_matvec_q4_1),
+	KERNEL("matvec", BELT_TYPE_Q5_0, 3, "k:i m:i", op_matvec_q5_0),
+	KERNEL("matvec", BELT_TYPE_Q5_1, 3, "k:i m:i", op_matvec_q5_1),
+	KERNEL("matvec", BELT_TYPE_IQ4_NL, 3, "k:i m:i", op_matvec_iq4_nl),
+	KERNEL("matvec", BELT_TYPE_Q2_K, 3, "k:i m:i", op_matvec_q2_k),
+	KERNEL("matvec", BELT_TYPE_Q3_K, 3, "k:i m:i", op_matvec_q3_k),
+	KERNEL("matvec", BELT_TYPE_Q5_K, 3, "k:i m:i", op_matvec_q5_k),
+	KERNEL("matvec", BELT_TYPE_IQ4_XS, 3, "k:i m:i", op_matvec_iq4_xs),
 	KERNEL("rmsnorm", BELT_TYPE_ANY, 3, "n:i eps:f", op_rmsnorm),
 	KERNEL("rope_kv", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i rope_dim:i base:f", op_rope_kv),

@@ -75,42 +75,69 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/matvec_q4_k.spv.h \
 	plugins/backend-vulkan/spv/matvec_q6_k.spv.h \
 	plugins/backend-vulkan/spv/matmul_q4_k.spv.h \
-	plugins/backend-vulkan/spv/matmul_q6_k.spv.h
+	plugins/backend-vulkan/spv/matmul_q6_k.spv.h \
+	plugins/backend-vulkan/spv/embed_q4_1.spv.h \
+	plugins/backend-vulkan/spv/embed_q5_0.spv.h \
+	plugins/backend-vulkan/spv/embed_q5_1.spv.h \
+	plugins/backend-vulkan/spv/embed_iq4_nl.spv.h \
+	plugins/backend-vulkan/spv/embed_q2_k.spv.h \
+	plugins/backend-vulkan/spv/embed_q3_k.spv.h \
+	plugins/backend-vulkan/spv/embed_q5_k.spv.h \
+	plugins/backend-vulkan/spv/embed_iq4_xs.spv.h \
+	plugins/backend-vulkan/spv/matvec_q4_1.spv.h \
+	plugins/backend-vulkan/spv/matvec_q5_0.spv.h \
+	plugins/backend-vulkan/spv/matvec_q5_1.spv.h \
+	plugins/backend-vulkan/spv/matvec_iq4_nl.spv.h \
+	plugins/backend-vulkan/spv/matvec_q2_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_q3_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_q5_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_iq4_xs.spv.h \
+	plugins/backend-vulkan/spv/matmul_q4_1.spv.h \
+	plugins/backend-vulkan/spv/matmul_q5_0.spv.h \
+	plugins/backend-vulkan/spv/matmul_q5_1.spv.h \
+	plugins/backend-vulkan/spv/matmul_iq4_nl.spv.h \
+	plugins/backend-vulkan/spv/matmul_q2_k.spv.h \
+	plugins/backend-vulkan/spv/matmul_q3_k.spv.h \
+	plugins/backend-vulkan/spv/matmul_q5_k.spv.h \
+	plugins/backend-vulkan/spv/matmul_iq4_xs.spv.h
 
 # shaders.c includes the generated headers (Makefile.am has no
 # BUILT_SOURCES, so the objects name them)
 $(plugins_backend_vulkan_la_OBJECTS): $(VK_SPV)
 CLEANFILES += $(VK_SPV)
 VK_GLSLC = $(GLSLC) --target-env=vulkan1.2 -O -mfmt=c -I$(srcdir)/shaders
+# what embed.comp, matvec.comp and matmul.comp include for block types
+VK_QUANTS = $(srcdir)/shaders/quants.glsl $(srcdir)/shaders/quants32.glsl \
+	$(srcdir)/shaders/kquants.glsl
 
-plugins/backend-vulkan/spv/embed_f32.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/embed_f32.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/embed_f16.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/embed_f16.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/embed_bf16.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/embed_bf16.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/embed_q8_0.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/embed_q8_0.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/embed_q4_0.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/embed_q4_0.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/matvec_f32.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_f32.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matvec_f16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_f16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matvec_bf16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_bf16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matvec_q8_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_q8_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matvec_q4_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matvec_q4_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec.comp
 
 plugins/backend-vulkan/spv/rmsnorm.spv.h: $(srcdir)/shaders/rmsnorm.comp $(srcdir)/shaders/common.glsl
@@ -153,10 +180,10 @@ plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h: $(srcdir)/shaders/matvec_
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
 
-plugins/backend-vulkan/spv/embed_q8_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/embed_q8_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DREPACK -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/embed_q4_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/embed_q4_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DREPACK -o $@ $(srcdir)/shaders/embed.comp
 
 plugins/backend-vulkan/spv/repack_q8_0.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
@@ -183,44 +210,116 @@ plugins/backend-vulkan/spv/argmax_gumbel.spv.h: $(srcdir)/shaders/argmax.comp $(
 plugins/backend-vulkan/spv/sample_tga.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DARGMAX -o $@ $(srcdir)/shaders/sample_threshold.comp
 
-plugins/backend-vulkan/spv/matmul_f32.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matmul_f32.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_f16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matmul_f16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_bf16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matmul_bf16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q8_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matmul_q8_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q4_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matmul_q4_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q8_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matmul_q8_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q4_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/matmul_q4_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/embed_q4_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+plugins/backend-vulkan/spv/embed_q4_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/embed_q6_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+plugins/backend-vulkan/spv/embed_q6_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/embed.comp
 
-plugins/backend-vulkan/spv/matvec_q4_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+plugins/backend-vulkan/spv/matvec_q4_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matvec_q6_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+plugins/backend-vulkan/spv/matvec_q6_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matmul_q4_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+plugins/backend-vulkan/spv/matmul_q4_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q6_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kquants.glsl
+plugins/backend-vulkan/spv/matmul_q6_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/embed_q4_1.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_1 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q5_0.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_0 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q5_1.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_1 -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_iq4_nl.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_NL -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q2_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q2_K -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q3_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q3_K -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_q5_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_K -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/embed_iq4_xs.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/matvec_q4_1.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_1 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q5_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_0 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q5_1.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_1 -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_iq4_nl.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_NL -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q2_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q2_K -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q3_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q3_K -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_q5_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_K -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matvec_iq4_xs.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec.comp
+
+plugins/backend-vulkan/spv/matmul_q4_1.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_1 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q5_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_0 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q5_1.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_1 -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_iq4_nl.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_NL -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q2_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q2_K -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q3_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q3_K -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_q5_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_K -o $@ $(srcdir)/shaders/matmul.comp
+
+plugins/backend-vulkan/spv/matmul_iq4_xs.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matmul.comp
 
 plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_rows.comp
@@ -272,6 +371,8 @@ endif
 
 EXTRA_DIST += \
 	shaders/common.glsl \
+	shaders/quants.glsl \
+	shaders/quants32.glsl \
 	shaders/kquants.glsl \
 	shaders/gumbel.glsl \
 	shaders/wg_argmax.glsl \

@@ -22,6 +22,14 @@ enum vk_shader vk_matmul_shader(int wtype, bool repacked)
 		return repacked ? VK_SH_MATMUL_Q8_0R : VK_SH_MATMUL_Q8_0;
 	case BELT_TYPE_Q4_K: return VK_SH_MATMUL_Q4_K;
 	case BELT_TYPE_Q6_K: return VK_SH_MATMUL_Q6_K;
+	case BELT_TYPE_Q4_1: return VK_SH_MATMUL_Q4_1;
+	case BELT_TYPE_Q5_0: return VK_SH_MATMUL_Q5_0;
+	case BELT_TYPE_Q5_1: return VK_SH_MATMUL_Q5_1;
+	case BELT_TYPE_IQ4_NL: return VK_SH_MATMUL_IQ4_NL;
+	case BELT_TYPE_Q2_K: return VK_SH_MATMUL_Q2_K;
+	case BELT_TYPE_Q3_K: return VK_SH_MATMUL_Q3_K;
+	case BELT_TYPE_Q5_K: return VK_SH_MATMUL_Q5_K;
+	case BELT_TYPE_IQ4_XS: return VK_SH_MATMUL_IQ4_XS;
 	default: return repacked ? VK_SH_MATMUL_Q4_0R : VK_SH_MATMUL_Q4_0;
 	}
 }

@@ -140,6 +140,78 @@ static const uint32_t spv_matmul_q4_k[] =
 static const uint32_t spv_matmul_q6_k[] =
 #include "spv/matmul_q6_k.spv.h"
 	;
+static const uint32_t spv_embed_q4_1[] =
+#include "spv/embed_q4_1.spv.h"
+	;
+static const uint32_t spv_embed_q5_0[] =
+#include "spv/embed_q5_0.spv.h"
+	;
+static const uint32_t spv_embed_q5_1[] =
+#include "spv/embed_q5_1.spv.h"
+	;
+static const uint32_t spv_embed_iq4_nl[] =
+#include "spv/embed_iq4_nl.spv.h"
+	;
+static const uint32_t spv_embed_q2_k[] =
+#include "spv/embed_q2_k.spv.h"
+	;
+static const uint32_t spv_embed_q3_k[] =
+#include "spv/embed_q3_k.spv.h"
+	;
+static const uint32_t spv_embed_q5_k[] =
+#include "spv/embed_q5_k.spv.h"
+	;
+static const uint32_t spv_embed_iq4_xs[] =
+#include "spv/embed_iq4_xs.spv.h"
+	;
+static const uint32_t spv_matvec_q4_1[] =
+#include "spv/matvec_q4_1.spv.h"
+	;
+static const uint32_t spv_matvec_q5_0[] =
+#include "spv/matvec_q5_0.spv.h"
+	;
+static const uint32_t spv_matvec_q5_1[] =
+#include "spv/matvec_q5_1.spv.h"
+	;
+static const uint32_t spv_matvec_iq4_nl[] =
+#include "spv/matvec_iq4_nl.spv.h"
+	;
+static const uint32_t spv_matvec_q2_k[] =
+#include "spv/matvec_q2_k.spv.h"
+	;
+static const uint32_t spv_matvec_q3_k[] =
+#include "spv/matvec_q3_k.spv.h"
+	;
+static const uint32_t spv_matvec_q5_k[] =
+#include "spv/matvec_q5_k.spv.h"
+	;
+static const uint32_t spv_matvec_iq4_xs[] =
+#include "spv/matvec_iq4_xs.spv.h"
+	;
+static const uint32_t spv_matmul_q4_1[] =
+#include "spv/matmul_q4_1.spv.h"
+	;
+static const uint32_t spv_matmul_q5_0[] =
+#include "spv/matmul_q5_0.spv.h"
+	;
+static const uint32_t spv_matmul_q5_1[] =
+#include "spv/matmul_q5_1.spv.h"
+	;
+static const uint32_t spv_matmul_iq4_nl[] =
+#include "spv/matmul_iq4_nl.spv.h"
+	;
+static const uint32_t spv_matmul_q2_k[] =
+#include "spv/matmul_q2_k.spv.h"
+	;
+static const uint32_t spv_matmul_q3_k[] =
+#include "spv/matmul_q3_k.spv.h"
+	;
+static const uint32_t spv_matmul_q5_k[] =
+#include "spv/matmul_q5_k.spv.h"
+	;
+static const uint32_t spv_matmul_iq4_xs[] =
+#include "spv/matmul_iq4_xs.spv.h"
+	;
 static const uint32_t spv_attention_rows[] =
 #include "spv/attention_rows.spv.h"
 	;
@@ -225,6 +297,30 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATVEC_Q6_K, spv_matvec_q6_k),
 	ENTRY(VK_SH_MATMUL_Q4_K, spv_matmul_q4_k),
 	ENTRY(VK_SH_MATMUL_Q6_K, spv_matmul_q6_k),
+	ENTRY(VK_SH_EMBED_Q4_1, spv_embed_q4_1),
+	ENTRY(VK_SH_EMBED_Q5_0, spv_embed_q5_0),
+	ENTRY(VK_SH_EMBED_Q5_1, spv_embed_q5_1),
+	ENTRY(VK_SH_EMBED_IQ4_NL, spv_embed_iq4_nl),
+	ENTRY(VK_SH_EMBED_Q2_K, spv_embed_q2_k),
+	ENTRY(VK_SH_EMBED_Q3_K, spv_embed_q3_k),
+	ENTRY(VK_SH_EMBED_Q5_K, spv_embed_q5_k),
+	ENTRY(VK_SH_EMBED_IQ4_XS, spv_embed_iq4_xs),
+	ENTRY(VK_SH_MATVEC_Q4_1, spv_matvec_q4_1),
+	ENTRY(VK_SH_MATVEC_Q5_0, spv_matvec_q5_0),
+	ENTRY(VK_SH_MATVEC_Q5_1, spv_matvec_q5_1),
+	ENTRY(VK_SH_MATVEC_IQ4_NL, spv_matvec_iq4_nl),
+	ENTRY(VK_SH_MATVEC_Q2_K, spv_matvec_q2_k),
+	ENTRY(VK_SH_MATVEC_Q3_K, spv_matvec_q3_k),
+	ENTRY(VK_SH_MATVEC_Q5_K, spv_matvec_q5_k),
+	ENTRY(VK_SH_MATVEC_IQ4_XS, spv_matvec_iq4_xs),
+	ENTRY(VK_SH_MATMUL_Q4_1, spv_matmul_q4_1),
+	ENTRY(VK_SH_MATMUL_Q5_0, spv_matmul_q5_0),
+	ENTRY(VK_SH_MATMUL_Q5_1, spv_matmul_q5_1),
+	ENTRY(VK_SH_MATMUL_IQ4_NL, spv_matmul_iq4_nl),
+	ENTRY(VK_SH_MATMUL_Q2_K, spv_matmul_q2_k),
+	ENTRY(VK_SH_MATMUL_Q3_K, spv_matmul_q3_k),
+	ENTRY(VK_SH_MATMUL_Q5_K, spv_matmul_q5_k),
+	ENTRY(VK_SH_MATMUL_IQ4_XS, spv_matmul_iq4_xs),
 	ENTRY(VK_SH_ATT_ROWS, spv_attention_rows),
 	ENTRY(VK_SH_ATT_ROWS_256, spv_attention_rows_256),
 	ENTRY(VK_SH_ROPE, spv_rope),

@@ -15,19 +15,20 @@ GGUF_SEEDS="$BELT_BUILDDIR/tests/fuzz/gguf-seeds" sh "$here/seeds.sh" "$tmp/seed
 rc=0
 targets="arch cli"
 if [ -d "$BELT_SHARED_DIR/vocab" ]; then
-	targets="gguf $targets tokenizer"
+	targets="gguf $targets tokenizer quantize"
 else
-	echo "SKIP replay-gguf, replay-tokenizer: no $BELT_SHARED_DIR/vocab"
+	echo "SKIP replay-gguf, replay-tokenizer, replay-quantize: no $BELT_SHARED_DIR/vocab"
 fi
 for t in $targets; do
-	case $t in gguf | tokenizer) n=32 ;; *) n=512 ;; esac
+	case $t in gguf | tokenizer | quantize) n=32 ;; *) n=512 ;; esac
+	seeds="$tmp/seeds/$t"
 	set -- -n $((n * scale))
 	[ -f "$here/$t.dict" ] && set -- "$@" -d "$here/$t.dict"
-	if "$BELT_BUILDDIR/tests/fuzz/replay-$t" "$@" "$tmp/seeds/$t" >"$tmp/$t.log" 2>&1; then
+	if "$BELT_BUILDDIR/tests/fuzz/replay-$t" "$@" "$seeds" >"$tmp/$t.log" 2>&1; then
 		tail -1 "$tmp/$t.log"
 	else
 		tail -40 "$tmp/$t.log"
-		echo "FAIL: replay-$t $* over $tmp/seeds/$t"
+		echo "FAIL: replay-$t $* over $seeds"
 		rc=1
 	fi
 done

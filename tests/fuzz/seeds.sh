@@ -14,16 +14,19 @@
 #                     encode it with that vocabulary
 #   OUTDIR/cli        command lines of the README and the man page, their
 #                     arguments separated by NUL bytes
+#   OUTDIR/quantize   tiny synthetic models (belt-synth: F32, F16, BF16,
+#                     tied or not, rows of 32 and 48) whose matrices belt
+#                     quantize quantizes, and the GGUF seeds
 #
 # Needs BELT_SHARED_DIR; GGUF_SEEDS names the gguf-seeds program
 # (default: tests/fuzz/gguf-seeds of BELT_BUILDDIR, else of the current
-# folder).
+# folder), SYNTH belt-synth (default: tests/belt-synth beside it).
 set -eu
 out="${1:?usage: seeds.sh OUTDIR}"
 : "${BELT_SHARED_DIR:?}"
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 seeds="${GGUF_SEEDS:-${BELT_BUILDDIR:-.}/tests/fuzz/gguf-seeds}"
-mkdir -p "$out/gguf" "$out/arch" "$out/tokenizer" "$out/cli"
+mkdir -p "$out/gguf" "$out/arch" "$out/tokenizer" "$out/cli" "$out/quantize"
 
 for f in "$BELT_SHARED_DIR"/models/*.gguf "$BELT_SHARED_DIR"/models/arch/*.gguf \
 	"$BELT_SHARED_DIR"/models/quant/*.gguf "$BELT_SHARED_DIR"/vocab/*.gguf; do
@@ -33,6 +36,16 @@ for f in "$BELT_SHARED_DIR"/models/*.gguf "$BELT_SHARED_DIR"/models/arch/*.gguf 
 done
 
 cp "$top"/conf/arch/*.yaml "$top"/conf/belt.yaml "$out/arch/"
+
+# belt quantize: models small enough to mutate, with matrices to quantize
+synth="${SYNTH:-$(dirname "$seeds")/../belt-synth}"
+tiny="--embd 32 --ff 64 --vocab 260 --layers 1 --heads 2 --kv-heads 1 --ctx 16"
+for v in "f32" "f16 --tied" "bf16" "f32 --embd 48 --heads 4 --kv-heads 2 --tied"; do
+	name=$(echo "$v" | tr -d ' -')
+	# shellcheck disable=SC2086 # the options split on purpose
+	"$synth" -o "$out/quantize/synth-$name.gguf" $tiny --type $v || echo "seeds: synth $v left out"
+done
+cp "$out"/gguf/*.gguf "$out/quantize/" 2>/dev/null || true
 
 # The vocabularies in the order of tests/fuzz_tokenizer.c's table: the
 # first input byte modulo their count picks one.
@@ -80,4 +93,5 @@ perplexity -m m.gguf -f t.txt -c 512 -b 512 -ub 512 -t 2
 run --help
 LINES
 echo "seeds: $(ls "$out/gguf" | wc -l) gguf, $(ls "$out/arch" | wc -l) arch," \
-	"$(ls "$out/tokenizer" | wc -l) tokenizer, $(ls "$out/cli" | wc -l) cli in $out"
+	"$(ls "$out/tokenizer" | wc -l) tokenizer, $(ls "$out/cli" | wc -l) cli," \
+	"$(ls "$out/quantize" | wc -l) quantize in $out"

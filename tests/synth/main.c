@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "belt/error.h"
+#include "belt/quant.h"
 #include "synth.h"
 
 static const char help[] =
@@ -12,21 +14,23 @@ static const char help[] =
 	"\n"
 	"Write a llama-architecture GGUF with random weights.\n"
 	"  --embd N --layers N --heads N --kv-heads N --ff N --vocab N --ctx N\n"
-	"  --type f32|f16|bf16|q8_0|q4_0   2-D weight type (default f32)\n"
+	"  --type TYPE                      2-D weight type (default f32): f32 f16 bf16\n"
+	"                                   q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k\n"
+	"                                   q6_k iq4_nl iq4_xs (K-quants, iq4_xs: --embd\n"
+	"                                   and --ff multiples of 256)\n"
 	"  --embd-type TYPE                 token_embd type (default: --type)\n"
 	"  --tied                           no output.weight (tied embeddings)\n"
 	"  --seed N\n"
 	"presets: 1b = 2048/16 layers/32 heads/8 kv/8192 ffn/vocab 128256, untied;\n"
 	"         8b = 4096/32/32/8/14336/128256; tiny = 64/2/4/2/128/300.\n";
 
+/* f32, f16, bf16 or any type belt quantizes to, by belt's name. */
 static int parse_type(const char *s)
 {
-	static const struct { const char *n; enum belt_type t; } types[] = {
-		{"f32", BELT_TYPE_F32}, {"f16", BELT_TYPE_F16}, {"bf16", BELT_TYPE_BF16},
-		{"q8_0", BELT_TYPE_Q8_0}, {"q4_0", BELT_TYPE_Q4_0}};
-	for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-		if (!strcmp(s, types[i].n))
-			return types[i].t;
+	for (int t = 0; t < BELT_TYPE_COUNT; t++)
+		if ((t == BELT_TYPE_F32 || t == BELT_TYPE_F16 || t == BELT_TYPE_BF16 ||
+		     belt_quant_supported(t)) && !strcasecmp(s, belt_type_name(t)))
+			return t;
 	return -2;
 }
 
@@ -77,7 +81,7 @@ int main(int argc, char **argv)
 		case TYPE:
 		case ETYPE:
 			if ((t = parse_type(optarg)) == -2) {
-				fprintf(stderr, "belt-synth: unknown type '%s'\n", optarg);
+				fprintf(stderr, "belt-synth: unknown type '%s' (see --help)\n", optarg);
 				return 2;
 			}
 			*(c == TYPE ? &s.wtype : &s.embd_type) = (enum belt_type)t;

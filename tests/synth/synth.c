@@ -8,6 +8,7 @@
 
 #include "belt/error.h"
 #include "belt/gguf_writer.h"
+#include "belt/quant.h"
 #include "synth.h"
 
 void synth_default(struct synth_shape *s)
@@ -51,7 +52,7 @@ static int fill_fn(void *ud, void *dst, uint64_t offset, uint64_t n)
 		uint64_t block = pos / bs;
 		uint64_t s = f->state ^ (block * 0x9e3779b97f4a7c15ull);
 		next(&s);
-		uint8_t tmp[64];
+		uint8_t tmp[256];
 		switch (f->type) {
 		case BELT_TYPE_F32: {
 			float v = f->ones ? 1.0f + 0.1f * uniform(&s) : f->scale * uniform(&s);
@@ -68,11 +69,21 @@ static int fill_fn(void *ud, void *dst, uint64_t offset, uint64_t n)
 			memcpy(tmp, &h, 2);
 			break;
 		}
-		default: { /* Q8_0 / Q4_0: a scale, then random quants */
+		case BELT_TYPE_Q8_0:
+		case BELT_TYPE_Q4_0: { /* a scale, then random quants */
 			uint16_t d = belt_f32_to_fp16(f->scale / (f->type == BELT_TYPE_Q8_0 ? 127.0f : 8.0f));
 			memcpy(tmp, &d, 2);
 			for (size_t b = 2; b < bs; b++)
 				tmp[b] = (uint8_t)next(&s);
+			break;
+		}
+		default: { /* any other type: random values through belt's quantizer */
+			float x[256];
+			size_t nb = belt_type_block(f->type);
+			for (size_t j = 0; j < nb && j < 256; j++)
+				x[j] = f->scale * uniform(&s);
+			if (nb > 256 || belt_quantize_row(f->type, x, tmp, (int64_t)nb))
+				return -1;
 		}
 		}
 		size_t in = (size_t)(pos % bs), take = bs - in;

@@ -29,6 +29,10 @@ int belt_gguf_writer_arr(struct belt_gguf_writer *w, const char *key,
 int belt_gguf_writer_arr_str(struct belt_gguf_writer *w, const char *key,
 			     const char *const *v, uint64_t n);
 
+/* Append a copy of an entry read by belt_gguf_open (any type, arrays of
+ * strings included), serialized as it was read. */
+int belt_gguf_writer_copy_kv(struct belt_gguf_writer *w, const struct belt_gguf_kv *kv);
+
 /* Append a tensor of type t and shape ne[0..n_dims); data holds
  * belt_type_row_bytes(t, ne[0]) * rows bytes and is copied. */
 int belt_gguf_writer_tensor(struct belt_gguf_writer *w, const char *name,

@@ -170,7 +170,8 @@ typedef void (*cpu_silu_mul_fn)(const float *g, const float *u, float *out,
 /* Quantized x of k elements, nb = k/32 blocks of 32: k int8 q (x ~ d * q
  * per block), nb float d, nb pairs of int32 sums of q over each half
  * block, then nb groups of 8 int32 {-8 * sum of the block's q, 0 x 7}
- * (where AVX-512's Q4_0 dot product starts). */
+ * (where AVX-512's Q4_0 dot product starts; Q5_0's and the IQ4 types' at
+ * 2 and 16 times that). */
 static inline size_t cpu_xq_bytes(int k)
 {
 	return (size_t)k + (size_t)(k / CPU_QK) * (4 + 8 + 32);

@@ -1,9 +1,11 @@
 /* AVX-512 (F, BW, VL, VNNI) routines: the float rows take 16 lanes a step
  * with masked tails; quantized rows multiply two blocks a step with
- * vpdpbusd against x quantized as on the AVX2 path, plus, per block, the
- * correction Q4_0's unsigned nibbles need; the int8 matrix product of
- * batched passes (gemm_i8); attention as on the AVX2 path, 16 lanes wide. What is missing here (argmax, silu) comes from AVX2. Picked at create() when the CPU has all four extensions (Zen 4/5,
- * Intel server parts). */
+ * vpdpbusd (unsigned weight bytes against x quantized as on the AVX2
+ * path), plus, per block, the correction an offset needs (Q4_0's - 8,
+ * Q5_0's - 16, the IQ4 values' + 128) or a min; the int8 matrix product of
+ * batched passes (gemm_i8); attention as on the AVX2 path, 16 lanes wide.
+ * What is missing here (argmax, silu) comes from AVX2. Picked at create()
+ * when the CPU has all four extensions (Zen 4/5, Intel server parts). */
 #include <math.h>
 #include <string.h>
 

@@ -198,20 +198,21 @@ static inline int32_t *cpu_xq_corr(const void *xq, int k)
 typedef void (*cpu_gemm_fn)(const float *wt, int kc, const float *x,
 			    size_t x_stride, int n_t, float *y,
 			    size_t y_stride, bool add);
-/* The int8 matrix product of weights whose blocks of 32 are a float scale
- * times int8, plus for some a float min (cpu_matmul_int8; gemm.c packs
- * them): y[t * y_stride + r] = sum over blocks b < nb of dw[r][b] *
- * dx[t][b] * (sum over the block of q_w * q_x) + mw[r][b] * sx[t][b], for
- * t < n_t (at most CPU_GEMM_I8_NT) and r < n_r (at most 32): the integer
- * dot products of decode's int8 path. wp: two groups of 16 rows, each
- * [nb][8][16 rows][4] int8 (group 1 at wp + nb * 512); ws: per group and
- * block 16 float dw, then 16 int32 -128 * sum of the row's q (group 1 at
- * ws + nb * 32); wm: NULL (no mins) or per group and block the 16 rows'
- * mw (group 1 at wm + nb * 16); xu: each token's q_x + 128 as bytes,
- * xu_stride apart; dx: its block scales, sx: dx times the block's sum of
- * q_x, both dx_stride apart. */
+/* The int8 matrix product of weights whose blocks of qk (32, or 16) values
+ * are a float scale times int8, plus for some a float min
+ * (cpu_matmul_int8; gemm.c packs them): y[t * y_stride + r] = sum over
+ * blocks b < nb of dw[r][b] * dx[t][b] * (sum over the block of q_w *
+ * q_x) + mw[r][b] * sx[t][b], for t < n_t (at most CPU_GEMM_I8_NT) and r <
+ * n_r (at most 32): the integer dot products of decode's int8 path. wp:
+ * two groups of 16 rows, each [nb][qk/4][16 rows][4] int8 (group 1 at wp +
+ * nb * 16 * qk); ws: per group and block 16 float dw, then 16 int32 -128 *
+ * sum of the row's q (group 1 at ws + nb * 32); wm: NULL (no mins) or per
+ * group and block the 16 rows' mw (group 1 at wm + nb * 16); xu: each
+ * token's q_x + 128 as bytes, xu_stride apart; dx: the scale of x's block
+ * of 32 holding each block, sx: that times the block's sum of q_x, both
+ * dx_stride apart. */
 typedef void (*cpu_gemm_i8_fn)(const int8_t *wp, const float *ws, const float *wm,
-			       int nb, const uint8_t *xu, size_t xu_stride,
+			       int nb, int qk, const uint8_t *xu, size_t xu_stride,
 			       const float *dx, const float *sx, size_t dx_stride,
 			       int n_t, float *y, size_t y_stride, int n_r);
 #define CPU_GEMM_I8_NT 4  /* tokens per call */

@@ -875,23 +875,25 @@ AVX512 static void attend(const float *q, const float *kc, const float *vc,
 	}
 }
 
-/* gemm_i8 for nt tokens (constants once inlined, as has_min): per block,
- * 16-row int32 sums start at -128 * sum(q_w) and gather (q_x + 128) * q_w
- * four bytes a step, x broadcast; so they end as decode's exact integer
- * dot product, scaled by dw * dx into float sums, plus mw * sx. */
+/* gemm_i8 for nt tokens and blocks of qk (16 or 32) values (constants once
+ * inlined, as has_min): per block, 16-row int32 sums start at -128 *
+ * sum(q_w) and gather (q_x + 128) * q_w four bytes a step, x broadcast; so
+ * they end as decode's exact integer dot product, scaled by dw * dx into
+ * float sums, plus mw * sx. */
 AVX512 static inline __attribute__((always_inline)) void
 gemm_i8_nt(const int8_t *wp, const float *ws, const float *wm, int nb, const uint8_t *xu,
-	   size_t xs, const float *dx, const float *sx, size_t ds, const int nt,
+	   size_t xs, const float *dx, const float *sx, size_t ds, const int nt, const int qk,
 	   const bool has_min, float *y, size_t ys, int n_r)
 {
 	__m512 f0[CPU_GEMM_I8_NT], f1[CPU_GEMM_I8_NT];
 	_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++)
 		f0[i] = f1[i] = _mm512_setzero_ps();
-	const int8_t *wp1 = wp + (size_t)nb * 512;
+	const size_t wb = (size_t)16 * qk; /* bytes of a block of 16 rows */
+	const int8_t *wp1 = wp + (size_t)nb * wb;
 	const float *ws1 = ws + (size_t)nb * 32;
 	const float *wm1 = has_min ? wm + (size_t)nb * 16 : NULL;
 	for (int b = 0; b < nb; b++) {
-		const int8_t *w0p = wp + (size_t)b * 512, *w1p = wp1 + (size_t)b * 512;
+		const int8_t *w0p = wp + (size_t)b * wb, *w1p = wp1 + (size_t)b * wb;
 		__m512i s0 = _mm512_load_si512(ws + (size_t)b * 32 + 16);
 		__m512i s1 = _mm512_load_si512(ws1 + (size_t)b * 32 + 16);
 		__m512i a0[CPU_GEMM_I8_NT], a1[CPU_GEMM_I8_NT];
@@ -899,8 +901,8 @@ gemm_i8_nt(const int8_t *wp, const float *ws, const float *wm, int nb, const uin
 			a0[i] = s0;
 			a1[i] = s1;
 		}
-		const uint8_t *xb = xu + (size_t)b * CPU_QK;
-		_Pragma("GCC unroll 8") for (int st = 0; st < 8; st++) {
+		const uint8_t *xb = xu + (size_t)b * qk;
+		_Pragma("GCC unroll 8") for (int st = 0; st < qk / 4; st++) {
 			__m512i w0 = _mm512_load_si512(w0p + st * 64);
 			__m512i w1 = _mm512_load_si512(w1p + st * 64);
 			_Pragma("GCC unroll 4") for (int i = 0; i < nt; i++) {
@@ -936,30 +938,33 @@ gemm_i8_nt(const int8_t *wp, const float *ws, const float *wm, int nb, const uin
 	}
 }
 
-#define GEMM_I8_NT(nt, has_min) \
-	gemm_i8_nt(wp, ws, wm, nb, xu, xs, dx, sx, ds, nt, has_min, y, ys, n_r)
+#define GEMM_I8_NT(nt, qk, has_min) \
+	gemm_i8_nt(wp, ws, wm, nb, xu, xs, dx, sx, ds, nt, qk, has_min, y, ys, n_r)
+#define GEMM_I8_TOKENS(qk, has_min)                             \
+	switch (n_t) {                                          \
+	case 4: GEMM_I8_NT(4, qk, has_min); break;              \
+	case 3: GEMM_I8_NT(3, qk, has_min); break;              \
+	case 2: GEMM_I8_NT(2, qk, has_min); break;              \
+	default: GEMM_I8_NT(1, qk, has_min); break;             \
+	}
 
-AVX512 static void gemm_i8(const int8_t *wp, const float *ws, const float *wm, int nb,
+AVX512 static void gemm_i8(const int8_t *wp, const float *ws, const float *wm, int nb, int qk,
 			   const uint8_t *xu, size_t xs, const float *dx, const float *sx,
 			   size_t ds, int n_t, float *y, size_t ys, int n_r)
 {
-	if (wm) {
-		switch (n_t) {
-		case 4: GEMM_I8_NT(4, true); break;
-		case 3: GEMM_I8_NT(3, true); break;
-		case 2: GEMM_I8_NT(2, true); break;
-		default: GEMM_I8_NT(1, true); break;
-		}
-		return;
-	}
-	switch (n_t) {
-	case 4: GEMM_I8_NT(4, false); break;
-	case 3: GEMM_I8_NT(3, false); break;
-	case 2: GEMM_I8_NT(2, false); break;
-	default: GEMM_I8_NT(1, false); break;
+	if (qk == 16) {
+		if (wm)
+			GEMM_I8_TOKENS(16, true)
+		else
+			GEMM_I8_TOKENS(16, false)
+	} else if (wm) {
+		GEMM_I8_TOKENS(32, true)
+	} else {
+		GEMM_I8_TOKENS(32, false)
 	}
 }
 
+#undef GEMM_I8_TOKENS
 #undef GEMM_I8_NT
 
 static const struct cpu_isa isa_avx512 = {

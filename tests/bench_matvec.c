@@ -8,7 +8,9 @@
  *
  * BELT_CPU_ISA=generic|avx2|avx512 picks a lower instruction set.
  *
- * usage: bench-matvec [seconds per case, default 0.3] */
+ * usage: bench-matvec [seconds per case, default 0.3] [types, e.g. q4_k,q5_k;
+ * default all]; BELT_BENCH_CPUTIME=1 (below) for one-thread figures on a
+ * busy machine. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +24,15 @@
 /* the module, from $BELT_PLUGIN_PATH or the build tree's plugins/ */
 static const struct belt_backend_ops *B;
 
+/* BELT_BENCH_CPUTIME=1: the process's CPU time instead of the wall clock,
+ * which with one thread is immune to other load on a shared machine. */
 static double now(void)
 {
+	static int cpu = -1;
+	if (cpu < 0)
+		cpu = getenv("BELT_BENCH_CPUTIME") && atoi(getenv("BELT_BENCH_CPUTIME"));
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -69,10 +76,18 @@ static double bench(void *ctx, int t, int k, int m, int copies,
 		for (uint64_t b = 0; b < wbytes / bb; b++) {
 			uint16_t d = belt_f32_to_fp16(0.01f);
 			memcpy(tmp + b * bb, &d, 2); /* d, or Q4_K's d */
-			if (t == BELT_TYPE_Q4_K)
+			/* the other fp16 scales: dmin or m, or d at the end */
+			if (t == BELT_TYPE_Q4_K || t == BELT_TYPE_Q5_K ||
+			    t == BELT_TYPE_Q4_1 || t == BELT_TYPE_Q5_1)
 				memcpy(tmp + b * bb + 2, &d, 2);
 			if (t == BELT_TYPE_Q6_K)
 				memcpy(tmp + b * bb + 208, &d, 2);
+			if (t == BELT_TYPE_Q3_K)
+				memcpy(tmp + b * bb + 108, &d, 2);
+			if (t == BELT_TYPE_Q2_K) {
+				memcpy(tmp + b * bb + 80, &d, 2);
+				memcpy(tmp + b * bb + 82, &d, 2);
+			}
 		}
 	for (int c = 0; c < copies; c++)
 		if (B->buffer_write(ctx, w, wbytes * c, tmp, wbytes, err,
@@ -129,13 +144,18 @@ int main(int argc, char **argv)
 	static const int shapes[][2] = {{512, 32000}, {512, 1536}, {1536, 512}};
 	static const int types[] = {BELT_TYPE_F32,  BELT_TYPE_F16,
 				    BELT_TYPE_Q8_0, BELT_TYPE_Q4_0,
-				    BELT_TYPE_Q4_K, BELT_TYPE_Q6_K};
+				    BELT_TYPE_Q4_K, BELT_TYPE_Q6_K,
+				    BELT_TYPE_Q4_1, BELT_TYPE_Q5_0,
+				    BELT_TYPE_Q5_1, BELT_TYPE_IQ4_NL,
+				    BELT_TYPE_Q2_K, BELT_TYPE_Q3_K,
+				    BELT_TYPE_Q5_K, BELT_TYPE_IQ4_XS};
+	const char *only = argc > 2 ? argv[2] : NULL;
 	const size_t n_types = sizeof types / sizeof types[0];
 	char err[BELT_ERR_SIZE];
 	B = belt_backend_get("cpu", err, sizeof err);
 	if (!B)
 		die("belt_backend_get", err);
-	printf("%-12s %-5s %3s  %10s %8s  %10s %8s\n", "m x k", "type", "thr",
+	printf("%-12s %-6s %3s  %10s %8s  %10s %8s\n", "m x k", "type", "thr",
 	       "hot us", "GB/s", "stream us", "GB/s");
 	for (int nt = 1; nt <= 2; nt++) {
 		void *ctx;
@@ -147,6 +167,14 @@ int main(int argc, char **argv)
 			for (size_t ti = 0; ti < n_types; ti++) {
 				int k = shapes[s][0], m = shapes[s][1];
 				int t = types[ti];
+				char name[16];
+				snprintf(name, sizeof name, ",%s,", belt_type_name(t));
+				if (only) {
+					char list[256];
+					snprintf(list, sizeof list, ",%s,", only);
+					if (!strstr(list, name))
+						continue;
+				}
 				double bytes = (double)belt_type_row_bytes(
 						       t, (uint64_t)k) * m;
 				int copies = (int)(256e6 / bytes) + 1;
@@ -155,7 +183,7 @@ int main(int argc, char **argv)
 						    seconds);
 				char shape[32];
 				snprintf(shape, sizeof shape, "%dx%d", m, k);
-				printf("%-12s %-5s %3d  %10.1f %8.1f  %10.1f "
+				printf("%-12s %-6s %3d  %10.1f %8.1f  %10.1f "
 				       "%8.1f\n",
 				       shape, belt_type_name(t), nt, hot * 1e6,
 				       bytes / hot * 1e-9, cold * 1e6,

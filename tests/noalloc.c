@@ -170,6 +170,9 @@ START_TEST(decode_allocates_nothing)
 	check("cpu", "stories260K.f32.gguf", 1, 16);
 	check("cpu", "stories260K.f32.gguf", 2, 16);
 	check("cpu", "pycoder29M.q8_0.gguf", 2, 1);
+	/* the other quantized types' rows (Q5_K and Q6_K; a min per block) */
+	check("cpu", "quant/quant-base.q5_k_m.gguf", 2, 1);
+	check("cpu", "quant/quant-base.q5_1.gguf", 2, 1);
 	check("vulkan", "stories260K.f32.gguf", 1, 16);
 	check("vulkan", "stories260K.f32.gguf", 1, 1);
 }

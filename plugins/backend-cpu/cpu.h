@@ -44,8 +44,75 @@ struct cpu_block_q6_k {
 	uint16_t d;
 };
 
+/* The other ggml blocks (doc/ops.md has each one's formula). Blocks of
+ * 32: Q4_1 w = d * q + m; Q5_0 w = d * (q - 16), Q5_1 w = d * q + m, q's
+ * 5th bit j in the 32-bit qh; IQ4_NL w = d * kvalues[q]. */
+struct cpu_block_q4_1 {
+	uint16_t d, m;
+	uint8_t qs[CPU_QK / 2];
+};
+
+struct cpu_block_q5_0 {
+	uint16_t d;
+	uint8_t qh[4];
+	uint8_t qs[CPU_QK / 2];
+};
+
+struct cpu_block_q5_1 {
+	uint16_t d, m;
+	uint8_t qh[4];
+	uint8_t qs[CPU_QK / 2];
+};
+
+struct cpu_block_iq4_nl {
+	uint16_t d;
+	uint8_t qs[CPU_QK / 2];
+};
+
+/* Super-blocks of 256. Q2_K: 16 groups of 16 with 4-bit scale and min,
+ * w = d * sc * q - dmin * m, 2-bit q. Q3_K: 16 groups of 16, w = d *
+ * (s - 32) * q, s 6 bits packed in scales[12], q = 2 low bits minus 4
+ * where the hmask bit is clear. Q5_K: Q4_K with a 5th bit in qh. IQ4_XS:
+ * 8 sub-blocks of 32, w = d * (ls - 32) * kvalues[q], 6-bit ls. */
+struct cpu_block_q2_k {
+	uint8_t scales[CPU_QK_K / 16];
+	uint8_t qs[CPU_QK_K / 4];
+	uint16_t d, dmin;
+};
+
+struct cpu_block_q3_k {
+	uint8_t hmask[CPU_QK_K / 8];
+	uint8_t qs[CPU_QK_K / 4];
+	uint8_t scales[12];
+	uint16_t d;
+};
+
+struct cpu_block_q5_k {
+	uint16_t d, dmin;
+	uint8_t scales[12];
+	uint8_t qh[CPU_QK_K / 8];
+	uint8_t qs[CPU_QK_K / 2];
+};
+
+struct cpu_block_iq4_xs {
+	uint16_t d, scales_h;
+	uint8_t scales_l[CPU_QK_K / 64];
+	uint8_t qs[CPU_QK_K / 2];
+};
+
 _Static_assert(sizeof(struct cpu_block_q4_k) == 144, "q4_k block");
 _Static_assert(sizeof(struct cpu_block_q6_k) == 210, "q6_k block");
+_Static_assert(sizeof(struct cpu_block_q4_1) == 20, "q4_1 block");
+_Static_assert(sizeof(struct cpu_block_q5_0) == 22, "q5_0 block");
+_Static_assert(sizeof(struct cpu_block_q5_1) == 24, "q5_1 block");
+_Static_assert(sizeof(struct cpu_block_iq4_nl) == 18, "iq4_nl block");
+_Static_assert(sizeof(struct cpu_block_q2_k) == 84, "q2_k block");
+_Static_assert(sizeof(struct cpu_block_q3_k) == 110, "q3_k block");
+_Static_assert(sizeof(struct cpu_block_q5_k) == 176, "q5_k block");
+_Static_assert(sizeof(struct cpu_block_iq4_xs) == 136, "iq4_xs block");
+
+/* IQ4_NL's and IQ4_XS's non-linear 4-bit values (vec.c). */
+extern const int8_t cpu_iq4_values[16];
 
 struct belt_buffer {
 	void *data;
@@ -63,6 +130,14 @@ enum cpu_wtype {
 	CPU_W_Q4_0,
 	CPU_W_Q4_K,
 	CPU_W_Q6_K,
+	CPU_W_Q4_1,
+	CPU_W_Q5_0,
+	CPU_W_Q5_1,
+	CPU_W_IQ4_NL,
+	CPU_W_Q2_K,
+	CPU_W_Q3_K,
+	CPU_W_Q5_K,
+	CPU_W_IQ4_XS,
 	CPU_W_COUNT
 };
 
@@ -95,7 +170,8 @@ typedef void (*cpu_silu_mul_fn)(const float *g, const float *u, float *out,
 /* Quantized x of k elements, nb = k/32 blocks of 32: k int8 q (x ~ d * q
  * per block), nb float d, nb pairs of int32 sums of q over each half
  * block, then nb groups of 8 int32 {-8 * sum of the block's q, 0 x 7}
- * (where AVX-512's Q4_0 dot product starts). */
+ * (where AVX-512's Q4_0 dot product starts; Q5_0's and the IQ4 types' at
+ * 2 and 16 times that). */
 static inline size_t cpu_xq_bytes(int k)
 {
 	return (size_t)k + (size_t)(k / CPU_QK) * (4 + 8 + 32);
@@ -122,19 +198,23 @@ static inline int32_t *cpu_xq_corr(const void *xq, int k)
 typedef void (*cpu_gemm_fn)(const float *wt, int kc, const float *x,
 			    size_t x_stride, int n_t, float *y,
 			    size_t y_stride, bool add);
-/* The int8 matrix product of Q8_0/Q4_0 weights (gemm.c packs them):
- * y[t * y_stride + r] = sum over blocks b < nb of dw[r][b] * dx[t][b] *
- * (sum over the block of q_w * q_x), for t < n_t (at most CPU_GEMM_I8_NT)
- * and r < n_r (at most 32): the integer dot products of decode's int8
- * path. wp: two groups of 16 rows, each [nb][8][16 rows][4] int8 (group 1
- * at wp + nb * 512); ws: per group and block 16 float dw, then 16 int32
- * -128 * sum of the row's q (group 1 at ws + nb * 32); xu: each token's
- * q_x + 128 as bytes, xu_stride apart; dx: its block scales, dx_stride
- * apart. */
-typedef void (*cpu_gemm_i8_fn)(const int8_t *wp, const float *ws, int nb,
-			       const uint8_t *xu, size_t xu_stride,
-			       const float *dx, size_t dx_stride, int n_t,
-			       float *y, size_t y_stride, int n_r);
+/* The int8 matrix product of weights whose blocks of qk (32, or 16) values
+ * are a float scale times int8, plus for some a float min
+ * (cpu_matmul_int8; gemm.c packs them): y[t * y_stride + r] = sum over
+ * blocks b < nb of dw[r][b] * dx[t][b] * (sum over the block of q_w *
+ * q_x) + mw[r][b] * sx[t][b], for t < n_t (at most CPU_GEMM_I8_NT) and r <
+ * n_r (at most 32): the integer dot products of decode's int8 path. wp:
+ * two groups of 16 rows, each [nb][qk/4][16 rows][4] int8 (group 1 at wp +
+ * nb * 16 * qk); ws: per group and block 16 float dw, then 16 int32 -128 *
+ * sum of the row's q (group 1 at ws + nb * 32); wm: NULL (no mins) or per
+ * group and block the 16 rows' mw (group 1 at wm + nb * 16); xu: each
+ * token's q_x + 128 as bytes, xu_stride apart; dx: the scale of x's block
+ * of 32 holding each block, sx: that times the block's sum of q_x, both
+ * dx_stride apart. */
+typedef void (*cpu_gemm_i8_fn)(const int8_t *wp, const float *ws, const float *wm,
+			       int nb, int qk, const uint8_t *xu, size_t xu_stride,
+			       const float *dx, const float *sx, size_t dx_stride,
+			       int n_t, float *y, size_t y_stride, int n_r);
 #define CPU_GEMM_I8_NT 4  /* tokens per call */
 #define CPU_GEMM_I8_NR 32 /* weight rows per call */
 /* out[i] = the fp16 h[i] as a float, i < n. */
@@ -231,7 +311,7 @@ struct cpu_cmd {
 	cpu_rows_fn rows_fn;
 	cpu_quant_fn quant;
 	cpu_gemm_fn gemm;
-	cpu_gemm_i8_fn gemm_i8; /* matrix products of Q8_0 and Q4_0 */
+	cpu_gemm_i8_fn gemm_i8; /* matrix products of cpu_matmul_int8 types */
 	cpu_exp_sum_fn exp_sum;
 	cpu_f16_fn f16;
 	cpu_argmax_fn argmax;
@@ -320,9 +400,47 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 			  int h, float *att);
 
-/* Dequantize one K-quant super-block (vec.c), as ggml does. */
+/* Dequantize one block (vec.c) to the floats ggml's dequantize_row_*
+ * gives, bit for bit: the same operations in the same order, compiled
+ * without FMA contraction (local.mk). */
 void cpu_dequant_q4_k(const struct cpu_block_q4_k *b, float *out);
 void cpu_dequant_q6_k(const struct cpu_block_q6_k *b, float *out);
+void cpu_dequant_q4_1(const struct cpu_block_q4_1 *b, float *out);
+void cpu_dequant_q5_0(const struct cpu_block_q5_0 *b, float *out);
+void cpu_dequant_q5_1(const struct cpu_block_q5_1 *b, float *out);
+void cpu_dequant_iq4_nl(const struct cpu_block_iq4_nl *b, float *out);
+void cpu_dequant_q2_k(const struct cpu_block_q2_k *b, float *out);
+void cpu_dequant_q3_k(const struct cpu_block_q3_k *b, float *out);
+void cpu_dequant_q5_k(const struct cpu_block_q5_k *b, float *out);
+void cpu_dequant_iq4_xs(const struct cpu_block_iq4_xs *b, float *out);
+
+/* Q3_K's 16 scales s - 32 from its 12 packed bytes: low nibbles in bytes
+ * 0-7, high bit pairs in 8-11, as ggml unpacks them (little-endian). */
+static inline void cpu_q3_k_scales(const uint8_t *packed, int8_t *sc)
+{
+	uint32_t a[3], s[4];
+	memcpy(a, packed, 12);
+	s[0] = (a[0] & 0x0f0f0f0f) | ((a[2] & 0x03030303) << 4);
+	s[1] = (a[1] & 0x0f0f0f0f) | (((a[2] >> 2) & 0x03030303) << 4);
+	s[2] = ((a[0] >> 4) & 0x0f0f0f0f) | (((a[2] >> 4) & 0x03030303) << 4);
+	s[3] = ((a[1] >> 4) & 0x0f0f0f0f) | (((a[2] >> 6) & 0x03030303) << 4);
+	uint8_t b[16];
+	memcpy(b, s, 16);
+	for (int i = 0; i < 16; i++)
+		sc[i] = (int8_t)(b[i] - 32);
+}
+
+/* Q4_K's and Q5_K's 8 six-bit scales (bytes 0-7 of u) and 8 mins (8-15)
+ * from their 12 packed bytes, as ggml unpacks them (little-endian). */
+static inline void cpu_k4_scales(const uint8_t *packed, uint32_t u[4])
+{
+	memcpy(u, packed, 12);
+	u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+	uint32_t mins03 = u[1] & 0x3f3f3f3f;
+	u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+	u[2] = mins03;
+	u[0] &= 0x3f3f3f3f;
+}
 
 /* fp16/bf16 -> f32 without library calls, so loops vectorize. */
 static inline float cpu_bits_f32(uint32_t u)

@@ -20,6 +20,14 @@ static const int wtype_of[CPU_W_COUNT] = {
 	[CPU_W_Q4_0] = BELT_TYPE_Q4_0,
 	[CPU_W_Q4_K] = BELT_TYPE_Q4_K,
 	[CPU_W_Q6_K] = BELT_TYPE_Q6_K,
+	[CPU_W_Q4_1] = BELT_TYPE_Q4_1,
+	[CPU_W_Q5_0] = BELT_TYPE_Q5_0,
+	[CPU_W_Q5_1] = BELT_TYPE_Q5_1,
+	[CPU_W_IQ4_NL] = BELT_TYPE_IQ4_NL,
+	[CPU_W_Q2_K] = BELT_TYPE_Q2_K,
+	[CPU_W_Q3_K] = BELT_TYPE_Q3_K,
+	[CPU_W_Q5_K] = BELT_TYPE_Q5_K,
+	[CPU_W_IQ4_XS] = BELT_TYPE_IQ4_XS,
 };
 
 static const char *label(const struct belt_cmd *cmd)
@@ -94,16 +102,21 @@ static void dequant_row(enum cpu_wtype w, const void *row, float *out, int n)
 			}
 		}
 		break;
-	case CPU_W_Q4_K:
-		for (int b = 0; b < n / CPU_QK_K; b++)
-			cpu_dequant_q4_k((const struct cpu_block_q4_k *)row + b,
-					 out + b * CPU_QK_K);
-		break;
-	case CPU_W_Q6_K:
-		for (int b = 0; b < n / CPU_QK_K; b++)
-			cpu_dequant_q6_k((const struct cpu_block_q6_k *)row + b,
-					 out + b * CPU_QK_K);
-		break;
+#define BLOCKS(qk, type, dequant)                                       \
+	for (int b = 0; b < n / (qk); b++)                              \
+		dequant((const struct type *)row + b, out + b * (qk));  \
+	break
+	case CPU_W_Q4_K: BLOCKS(CPU_QK_K, cpu_block_q4_k, cpu_dequant_q4_k);
+	case CPU_W_Q6_K: BLOCKS(CPU_QK_K, cpu_block_q6_k, cpu_dequant_q6_k);
+	case CPU_W_Q4_1: BLOCKS(CPU_QK, cpu_block_q4_1, cpu_dequant_q4_1);
+	case CPU_W_Q5_0: BLOCKS(CPU_QK, cpu_block_q5_0, cpu_dequant_q5_0);
+	case CPU_W_Q5_1: BLOCKS(CPU_QK, cpu_block_q5_1, cpu_dequant_q5_1);
+	case CPU_W_IQ4_NL: BLOCKS(CPU_QK, cpu_block_iq4_nl, cpu_dequant_iq4_nl);
+	case CPU_W_Q2_K: BLOCKS(CPU_QK_K, cpu_block_q2_k, cpu_dequant_q2_k);
+	case CPU_W_Q3_K: BLOCKS(CPU_QK_K, cpu_block_q3_k, cpu_dequant_q3_k);
+	case CPU_W_Q5_K: BLOCKS(CPU_QK_K, cpu_block_q5_k, cpu_dequant_q5_k);
+	case CPU_W_IQ4_XS: BLOCKS(CPU_QK_K, cpu_block_iq4_xs, cpu_dequant_iq4_xs);
+#undef BLOCKS
 	case CPU_W_COUNT:
 		break;
 	}
@@ -1062,6 +1075,14 @@ OP(op_embed_q8_0, CPU_W_Q8_0, run_embed, prep_embed);
 OP(op_embed_q4_0, CPU_W_Q4_0, run_embed, prep_embed);
 OP(op_embed_q4_k, CPU_W_Q4_K, run_embed, prep_embed);
 OP(op_embed_q6_k, CPU_W_Q6_K, run_embed, prep_embed);
+OP(op_embed_q4_1, CPU_W_Q4_1, run_embed, prep_embed);
+OP(op_embed_q5_0, CPU_W_Q5_0, run_embed, prep_embed);
+OP(op_embed_q5_1, CPU_W_Q5_1, run_embed, prep_embed);
+OP(op_embed_iq4_nl, CPU_W_IQ4_NL, run_embed, prep_embed);
+OP(op_embed_q2_k, CPU_W_Q2_K, run_embed, prep_embed);
+OP(op_embed_q3_k, CPU_W_Q3_K, run_embed, prep_embed);
+OP(op_embed_q5_k, CPU_W_Q5_K, run_embed, prep_embed);
+OP(op_embed_iq4_xs, CPU_W_IQ4_XS, run_embed, prep_embed);
 OP(op_matvec_f32, CPU_W_F32, run_matvec, prep_matvec);
 OP(op_matvec_f16, CPU_W_F16, run_matvec, prep_matvec);
 OP(op_matvec_bf16, CPU_W_BF16, run_matvec, prep_matvec);
@@ -1069,6 +1090,14 @@ OP(op_matvec_q8_0, CPU_W_Q8_0, run_matvec, prep_matvec);
 OP(op_matvec_q4_0, CPU_W_Q4_0, run_matvec, prep_matvec);
 OP(op_matvec_q4_k, CPU_W_Q4_K, run_matvec, prep_matvec);
 OP(op_matvec_q6_k, CPU_W_Q6_K, run_matvec, prep_matvec);
+OP(op_matvec_q4_1, CPU_W_Q4_1, run_matvec, prep_matvec);
+OP(op_matvec_q5_0, CPU_W_Q5_0, run_matvec, prep_matvec);
+OP(op_matvec_q5_1, CPU_W_Q5_1, run_matvec, prep_matvec);
+OP(op_matvec_iq4_nl, CPU_W_IQ4_NL, run_matvec, prep_matvec);
+OP(op_matvec_q2_k, CPU_W_Q2_K, run_matvec, prep_matvec);
+OP(op_matvec_q3_k, CPU_W_Q3_K, run_matvec, prep_matvec);
+OP(op_matvec_q5_k, CPU_W_Q5_K, run_matvec, prep_matvec);
+OP(op_matvec_iq4_xs, CPU_W_IQ4_XS, run_matvec, prep_matvec);
 OP(op_rmsnorm, CPU_W_F32, run_rmsnorm, prep_rmsnorm);
 OP(op_rope_kv, CPU_W_F32, run_rope_kv, prep_rope_kv);
 OP(op_attention, CPU_W_F32, run_attention, prep_attention);
@@ -1113,6 +1142,14 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("embed", BELT_TYPE_Q4_0, 3, "n:i", op_embed_q4_0),
 	KERNEL("embed", BELT_TYPE_Q4_K, 3, "n:i", op_embed_q4_k),
 	KERNEL("embed", BELT_TYPE_Q6_K, 3, "n:i", op_embed_q6_k),
+	KERNEL("embed", BELT_TYPE_Q4_1, 3, "n:i", op_embed_q4_1),
+	KERNEL("embed", BELT_TYPE_Q5_0, 3, "n:i", op_embed_q5_0),
+	KERNEL("embed", BELT_TYPE_Q5_1, 3, "n:i", op_embed_q5_1),
+	KERNEL("embed", BELT_TYPE_IQ4_NL, 3, "n:i", op_embed_iq4_nl),
+	KERNEL("embed", BELT_TYPE_Q2_K, 3, "n:i", op_embed_q2_k),
+	KERNEL("embed", BELT_TYPE_Q3_K, 3, "n:i", op_embed_q3_k),
+	KERNEL("embed", BELT_TYPE_Q5_K, 3, "n:i", op_embed_q5_k),
+	KERNEL("embed", BELT_TYPE_IQ4_XS, 3, "n:i", op_embed_iq4_xs),
 	KERNEL("matvec", BELT_TYPE_F32, 3, "k:i m:i", op_matvec_f32),
 	KERNEL("matvec", BELT_TYPE_F16, 3, "k:i m:i", op_matvec_f16),
 	KERNEL("matvec", BELT_TYPE_BF16, 3, "k:i m:i", op_matvec_bf16),
@@ -1120,6 +1157,14 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("matvec", BELT_TYPE_Q4_0, 3, "k:i m:i", op_matvec_q4_0),
 	KERNEL("matvec", BELT_TYPE_Q4_K, 3, "k:i m:i", op_matvec_q4_k),
 	KERNEL("matvec", BELT_TYPE_Q6_K, 3, "k:i m:i", op_matvec_q6_k),
+	KERNEL("matvec", BELT_TYPE_Q4_1, 3, "k:i m:i", op_matvec_q4_1),
+	KERNEL("matvec", BELT_TYPE_Q5_0, 3, "k:i m:i", op_matvec_q5_0),
+	KERNEL("matvec", BELT_TYPE_Q5_1, 3, "k:i m:i", op_matvec_q5_1),
+	KERNEL("matvec", BELT_TYPE_IQ4_NL, 3, "k:i m:i", op_matvec_iq4_nl),
+	KERNEL("matvec", BELT_TYPE_Q2_K, 3, "k:i m:i", op_matvec_q2_k),
+	KERNEL("matvec", BELT_TYPE_Q3_K, 3, "k:i m:i", op_matvec_q3_k),
+	KERNEL("matvec", BELT_TYPE_Q5_K, 3, "k:i m:i", op_matvec_q5_k),
+	KERNEL("matvec", BELT_TYPE_IQ4_XS, 3, "k:i m:i", op_matvec_iq4_xs),
 	KERNEL("rmsnorm", BELT_TYPE_ANY, 3, "n:i eps:f", op_rmsnorm),
 	KERNEL("rope_kv", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i rope_dim:i base:f", op_rope_kv),

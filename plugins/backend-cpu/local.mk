@@ -11,14 +11,15 @@ plugins_backend_cpu_la_SOURCES = \
 	plugins/backend-cpu/vec.c \
 	plugins/backend-cpu/vec_avx2.c \
 	plugins/backend-cpu/vec_avx512.c
-plugins_backend_cpu_la_CFLAGS = $(AM_CFLAGS) -O3
+# no FMA contraction: dequantized weights must be ggml's floats, bit for bit
+plugins_backend_cpu_la_CFLAGS = $(AM_CFLAGS) -O3 -ffp-contract=off
 plugins_backend_cpu_la_LDFLAGS = $(PLUGIN_LINK_FLAGS)
 plugins_backend_cpu_la_LIBADD = libbelt.la $(PTHREAD_LIBS) -lm
 
 # Both load the module built above through the registry.
 check_PROGRAMS += tests/check_backend_cpu
 TESTS += tests/check_backend_cpu
-tests_check_backend_cpu_SOURCES = tests/backend_cpu.c
+tests_check_backend_cpu_SOURCES = tests/backend_cpu.c tests/ref.c
 tests_check_backend_cpu_CFLAGS = $(TEST_CFLAGS)
 tests_check_backend_cpu_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 

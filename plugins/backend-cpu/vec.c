@@ -140,6 +140,149 @@ void cpu_dequant_q6_k(const struct cpu_block_q6_k *b, float *out)
 	}
 }
 
+const int8_t cpu_iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+				   1,    13,   25,  38,  53,  69,  89,  113};
+
+/* The blocks of 32: ggml's order is (q * d) + m, and d * kvalues[q]. */
+void cpu_dequant_q4_1(const struct cpu_block_q4_1 *b, float *out)
+{
+	float d = cpu_fp16(b->d), m = cpu_fp16(b->m);
+	for (int j = 0; j < CPU_QK / 2; j++) {
+		out[j] = (float)(b->qs[j] & 15) * d + m;
+		out[j + 16] = (float)(b->qs[j] >> 4) * d + m;
+	}
+}
+
+static uint32_t load_u32(const uint8_t *p)
+{
+	uint32_t u;
+	memcpy(&u, p, 4);
+	return u;
+}
+
+void cpu_dequant_q5_0(const struct cpu_block_q5_0 *b, float *out)
+{
+	float d = cpu_fp16(b->d);
+	uint32_t qh = load_u32(b->qh);
+	for (int j = 0; j < CPU_QK / 2; j++) {
+		int q0 = (b->qs[j] & 15) | (int)(((qh >> j) & 1) << 4);
+		int q1 = (b->qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
+		out[j] = (float)(q0 - 16) * d;
+		out[j + 16] = (float)(q1 - 16) * d;
+	}
+}
+
+void cpu_dequant_q5_1(const struct cpu_block_q5_1 *b, float *out)
+{
+	float d = cpu_fp16(b->d), m = cpu_fp16(b->m);
+	uint32_t qh = load_u32(b->qh);
+	for (int j = 0; j < CPU_QK / 2; j++) {
+		int q0 = (b->qs[j] & 15) | (int)(((qh >> j) & 1) << 4);
+		int q1 = (b->qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
+		out[j] = (float)q0 * d + m;
+		out[j + 16] = (float)q1 * d + m;
+	}
+}
+
+void cpu_dequant_iq4_nl(const struct cpu_block_iq4_nl *b, float *out)
+{
+	float d = cpu_fp16(b->d);
+	for (int j = 0; j < CPU_QK / 2; j++) {
+		out[j] = d * (float)cpu_iq4_values[b->qs[j] & 15];
+		out[j + 16] = d * (float)cpu_iq4_values[b->qs[j] >> 4];
+	}
+}
+
+/* Super-blocks: each group's float scale first (d * sc, dmin * m), then
+ * scale * q - min, as ggml. */
+void cpu_dequant_q2_k(const struct cpu_block_q2_k *b, float *out)
+{
+	float d = cpu_fp16(b->d), dmin = cpu_fp16(b->dmin);
+	const uint8_t *q = b->qs, *sc = b->scales;
+	for (int n = 0; n < 2; n++, q += 32)
+		for (int shift = 0; shift < 8; shift += 2)
+			for (int h = 0; h < 2; h++, sc++) {
+				float dl = d * (float)(*sc & 15), ml = dmin * (float)(*sc >> 4);
+				for (int l = 0; l < 16; l++)
+					*out++ = dl * (float)((q[16 * h + l] >> shift) & 3) - ml;
+			}
+}
+
+void cpu_dequant_q3_k(const struct cpu_block_q3_k *b, float *out)
+{
+	float d = cpu_fp16(b->d);
+	int8_t sc[16];
+	cpu_q3_k_scales(b->scales, sc);
+	const uint8_t *q = b->qs;
+	int is = 0, bit = 0;
+	for (int n = 0; n < 2; n++, q += 32)
+		for (int shift = 0; shift < 8; shift += 2, bit++)
+			for (int h = 0; h < 2; h++, is++) {
+				float dl = d * (float)sc[is];
+				for (int l = 0; l < 16; l++) {
+					int i = 16 * h + l;
+					int v = ((q[i] >> shift) & 3) - ((b->hmask[i] >> bit) & 1 ? 0 : 4);
+					*out++ = dl * (float)v;
+				}
+			}
+}
+
+void cpu_dequant_q5_k(const struct cpu_block_q5_k *b, float *out)
+{
+	float d = cpu_fp16(b->d), dmin = cpu_fp16(b->dmin);
+	const uint8_t *q = b->qs;
+	for (int j = 0; j < 8; j += 2, q += 32) {
+		uint8_t sc, m;
+		scale_min_k4(j, b->scales, &sc, &m);
+		float d1 = d * sc, m1 = dmin * m;
+		scale_min_k4(j + 1, b->scales, &sc, &m);
+		float d2 = d * sc, m2 = dmin * m;
+		for (int l = 0; l < 32; l++)
+			*out++ = d1 * (float)((q[l] & 15) | ((b->qh[l] >> j) & 1) << 4) - m1;
+		for (int l = 0; l < 32; l++)
+			*out++ = d2 * (float)((q[l] >> 4) | ((b->qh[l] >> (j + 1)) & 1) << 4) - m2;
+	}
+}
+
+void cpu_dequant_iq4_xs(const struct cpu_block_iq4_xs *b, float *out)
+{
+	float d = cpu_fp16(b->d);
+	const uint8_t *q = b->qs;
+	for (int ib = 0; ib < 8; ib++, q += 16, out += 32) {
+		int ls = ((b->scales_l[ib / 2] >> (4 * (ib % 2))) & 15) |
+			 (((b->scales_h >> (2 * ib)) & 3) << 4);
+		float dl = d * (float)(ls - 32);
+		for (int j = 0; j < 16; j++) {
+			out[j] = dl * (float)cpu_iq4_values[q[j] & 15];
+			out[j + 16] = dl * (float)cpu_iq4_values[q[j] >> 4];
+		}
+	}
+}
+
+/* Dequantize a block, then a float dot product. */
+#define DOT_DEQ(name, type, dequant, qk)                                    \
+	static float name(const type *w, const float *x, int k)             \
+	{                                                                   \
+		float acc[LANES] = {0};                                     \
+		float tmp[qk];                                              \
+		for (int b = 0; b < k / (qk); b++, x += (qk)) {             \
+			dequant(&w[b], tmp);                                \
+			for (int j = 0; j < (qk); j += LANES)               \
+				for (int l = 0; l < LANES; l++)             \
+					acc[l] += tmp[j + l] * x[j + l];    \
+		}                                                           \
+		return sum_lanes(acc);                                      \
+	}
+
+DOT_DEQ(dot_q4_1, struct cpu_block_q4_1, cpu_dequant_q4_1, CPU_QK)
+DOT_DEQ(dot_q5_0, struct cpu_block_q5_0, cpu_dequant_q5_0, CPU_QK)
+DOT_DEQ(dot_q5_1, struct cpu_block_q5_1, cpu_dequant_q5_1, CPU_QK)
+DOT_DEQ(dot_iq4_nl, struct cpu_block_iq4_nl, cpu_dequant_iq4_nl, CPU_QK)
+DOT_DEQ(dot_q2_k, struct cpu_block_q2_k, cpu_dequant_q2_k, CPU_QK_K)
+DOT_DEQ(dot_q3_k, struct cpu_block_q3_k, cpu_dequant_q3_k, CPU_QK_K)
+DOT_DEQ(dot_q5_k, struct cpu_block_q5_k, cpu_dequant_q5_k, CPU_QK_K)
+DOT_DEQ(dot_iq4_xs, struct cpu_block_iq4_xs, cpu_dequant_iq4_xs, CPU_QK_K)
+
 /* K-quants: dequantize a super-block, then a float dot product. */
 #define DOT_K(name, type, dequant)                                          \
 	static float name(const type *w, const float *x, int k)             \
@@ -175,6 +318,14 @@ ROWS_FN(rows_q8_0, struct belt_block_q8_0, dot_q8_0)
 ROWS_FN(rows_q4_0, struct belt_block_q4_0, dot_q4_0)
 ROWS_FN(rows_q4_k, struct cpu_block_q4_k, dot_q4_k)
 ROWS_FN(rows_q6_k, struct cpu_block_q6_k, dot_q6_k)
+ROWS_FN(rows_q4_1, struct cpu_block_q4_1, dot_q4_1)
+ROWS_FN(rows_q5_0, struct cpu_block_q5_0, dot_q5_0)
+ROWS_FN(rows_q5_1, struct cpu_block_q5_1, dot_q5_1)
+ROWS_FN(rows_iq4_nl, struct cpu_block_iq4_nl, dot_iq4_nl)
+ROWS_FN(rows_q2_k, struct cpu_block_q2_k, dot_q2_k)
+ROWS_FN(rows_q3_k, struct cpu_block_q3_k, dot_q3_k)
+ROWS_FN(rows_q5_k, struct cpu_block_q5_k, dot_q5_k)
+ROWS_FN(rows_iq4_xs, struct cpu_block_iq4_xs, dot_iq4_xs)
 
 /* As llama2.c's run.c: scores, softmax with the max subtracted, then the
  * weighted sum of values. */
@@ -244,6 +395,14 @@ const struct cpu_isa cpu_isa_generic = {
 		[CPU_W_Q4_0] = rows_q4_0,
 		[CPU_W_Q4_K] = rows_q4_k,
 		[CPU_W_Q6_K] = rows_q6_k,
+		[CPU_W_Q4_1] = rows_q4_1,
+		[CPU_W_Q5_0] = rows_q5_0,
+		[CPU_W_Q5_1] = rows_q5_1,
+		[CPU_W_IQ4_NL] = rows_iq4_nl,
+		[CPU_W_Q2_K] = rows_q2_k,
+		[CPU_W_Q3_K] = rows_q3_k,
+		[CPU_W_Q5_K] = rows_q5_k,
+		[CPU_W_IQ4_XS] = rows_iq4_xs,
 	},
 	.quantize_x = NULL,
 	.argmax = argmax_generic,

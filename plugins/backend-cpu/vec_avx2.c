@@ -361,15 +361,8 @@ AVX2 static void rows_q4_k(const void *w, size_t row_bytes, const void *xv,
 		__m256 am = _mm256_setzero_ps();
 		for (int sb = 0; sb < nsb; sb++) {
 			const struct cpu_block_q4_k *b = &blk[sb];
-			/* unpack 8 scales then 8 mins, 6 bits each, as ggml */
 			uint32_t u[4];
-			memcpy(u, b->scales, 12);
-			u[3] = ((u[2] >> 4) & 0x0f0f0f0f) |
-			       (((u[1] >> 6) & 0x03030303) << 4);
-			uint32_t mins03 = u[1] & 0x3f3f3f3f;
-			u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-			u[2] = mins03;
-			u[0] &= 0x3f3f3f3f;
+			cpu_k4_scales(b->scales, u);
 			__m128i sc8 = _mm_cvtsi64_si128((long long)((uint64_t)u[1] << 32 | u[0]));
 			__m128i mn8 = _mm_cvtsi64_si128((long long)((uint64_t)u[3] << 32 | u[2]));
 			__m256i sc16 = _mm256_broadcastsi128_si256(
@@ -397,6 +390,337 @@ AVX2 static void rows_q4_k(const void *w, size_t row_bytes, const void *xv,
 					_mm256_cvtepi32_ps(p1), a1);
 			}
 			/* sums of xq per 32-block, in block order */
+			__m256i s = _mm256_hadd_epi32(
+				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb)),
+				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb + 8)));
+			s = _mm256_permute4x64_epi64(s, 0xd8);
+			__m256i mq = _mm256_mullo_epi32(s, _mm256_cvtepu8_epi32(mn8));
+			am = _mm256_fmadd_ps(
+				_mm256_cvtepi32_ps(mq),
+				_mm256_mul_ps(dx, _mm256_set1_ps(fp16_scalar(b->dmin))), am);
+		}
+		y[r] = hsum(_mm256_sub_ps(_mm256_add_ps(a0, a1), am));
+	}
+}
+
+/* 16 bytes of nibbles -> 32 unsigned bytes 0..15, low nibbles first. */
+AVX2 static inline __m256i nibbles(const uint8_t *qs)
+{
+	__m128i b = _mm_loadu_si128((const __m128i *)qs);
+	__m256i v = _mm256_set_m128i(_mm_srli_epi16(b, 4), b);
+	return _mm256_and_si256(v, _mm256_set1_epi8(15));
+}
+
+/* The 32 bits at p -> 32 bytes, 16 where bit j is set (Q5's 5th bits). */
+AVX2 static inline __m256i bits16(const uint8_t *p)
+{
+	uint32_t u;
+	memcpy(&u, p, 4);
+	const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+						2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+	const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
+	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)u), spread);
+	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+	return _mm256_and_si256(v, _mm256_set1_epi8(16));
+}
+
+/* Sum of u[i] * x[i], u unsigned bytes below 128, as 8 int32 lanes. */
+AVX2 static inline __m256i dot_u8(__m256i u, __m256i x)
+{
+	return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+}
+
+/* IQ4_NL's 16 values in both 128-bit lanes, for byte lookups. */
+AVX2 static inline __m256i iq4_table(void)
+{
+	return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)cpu_iq4_values));
+}
+
+/* Blocks of 32 whose q is unsigned (Q4_1, Q5_0, Q5_1): per block d * dx *
+ * sum(q * xq) in integers, plus m * dx * sum(xq) (the min, MIN) or -16 * d
+ * * dx * sum(xq) (Q5_0's offset, in the integer sum). */
+#define ROWS_U32(name, type, QV, MIN, HAS_MIN, OFF16)                                       \
+	AVX2 static void name(const void *w, size_t row_bytes, const void *xv, float *y, \
+			      int64_t r0, int64_t r1, int k)                              \
+	{                                                                          \
+		const int8_t *xq = xv;                                             \
+		const float *xd = cpu_xq_d(xv, k);                                 \
+		const int32_t *xs = cpu_xq_sums(xv, k);                            \
+		int nb = k / CPU_QK;                                               \
+		for (int64_t r = r0; r < r1; r++) {                                \
+			const type *blk = (const void *)((const char *)w + r * row_bytes); \
+			__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();  \
+			float m0 = 0.0f, m1 = 0.0f;                                \
+			for (int b = 0; b < nb; b++) {                             \
+				__m256i p = dot_u8(QV(&blk[b]),                    \
+					_mm256_loadu_si256((const __m256i *)(xq + b * CPU_QK))); \
+				int32_t sx = xs[2 * b] + xs[2 * b + 1];            \
+				if (OFF16)                                         \
+					p = _mm256_add_epi32(p, _mm256_setr_epi32( \
+						-16 * sx, 0, 0, 0, 0, 0, 0, 0));   \
+				__m256 s = _mm256_set1_ps(fp16_scalar(blk[b].d) * xd[b]); \
+				float mn = HAS_MIN ? MIN(&blk[b]) * xd[b] * (float)sx : 0.0f; \
+				if (b & 1) {                                       \
+					a1 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a1); \
+					m1 += mn;                                  \
+				} else {                                           \
+					a0 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a0); \
+					m0 += mn;                                  \
+				}                                                  \
+			}                                                          \
+			y[r] = hsum(_mm256_add_ps(a0, a1)) + (m0 + m1);            \
+		}                                                                  \
+	}
+
+AVX2 static inline __m256i q_q4_1(const struct cpu_block_q4_1 *b)
+{
+	return nibbles(b->qs);
+}
+
+AVX2 static inline __m256i q_q5_0(const struct cpu_block_q5_0 *b)
+{
+	return _mm256_or_si256(nibbles(b->qs), bits16(b->qh));
+}
+
+AVX2 static inline __m256i q_q5_1(const struct cpu_block_q5_1 *b)
+{
+	return _mm256_or_si256(nibbles(b->qs), bits16(b->qh));
+}
+
+#define MIN_OF(b) fp16_scalar((b)->m)
+#define NO_MIN(b) 0.0f
+ROWS_U32(rows_q4_1, struct cpu_block_q4_1, q_q4_1, MIN_OF, 1, 0)
+ROWS_U32(rows_q5_0, struct cpu_block_q5_0, q_q5_0, NO_MIN, 0, 1)
+ROWS_U32(rows_q5_1, struct cpu_block_q5_1, q_q5_1, MIN_OF, 1, 0)
+#undef MIN_OF
+#undef NO_MIN
+
+/* IQ4_NL: the 4-bit index looked up in the value table, signed bytes. */
+AVX2 static void rows_iq4_nl(const void *w, size_t row_bytes, const void *xv, float *y,
+			     int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const __m256i table = iq4_table();
+	int nb = k / CPU_QK;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_iq4_nl *blk = (const void *)((const char *)w + r * row_bytes);
+		__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+		for (int b = 0; b < nb; b++) {
+			__m256i p = dot_i8(_mm256_shuffle_epi8(table, nibbles(blk[b].qs)),
+					   _mm256_loadu_si256((const __m256i *)(xq + b * CPU_QK)));
+			__m256 s = _mm256_set1_ps(fp16_scalar(blk[b].d) * xd[b]);
+			if (b & 1)
+				a1 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a1);
+			else
+				a0 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a0);
+		}
+		y[r] = hsum(_mm256_add_ps(a0, a1));
+	}
+}
+
+/* IQ4_XS: IQ4_NL's values, a 6-bit scale ls - 32 per block of 32. */
+AVX2 static void rows_iq4_xs(const void *w, size_t row_bytes, const void *xv, float *y,
+			     int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const __m256i table = iq4_table();
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_iq4_xs *blk = (const void *)((const char *)w + r * row_bytes);
+		__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_iq4_xs *b = &blk[sb];
+			float d = fp16_scalar(b->d);
+			for (int ib = 0; ib < 8; ib += 2) {
+				int xb = sb * 8 + ib;
+				int ls0 = ((b->scales_l[ib / 2] & 15) | (((b->scales_h >> (2 * ib)) & 3) << 4)) - 32;
+				int ls1 = ((b->scales_l[ib / 2] >> 4) | (((b->scales_h >> (2 * ib + 2)) & 3) << 4)) - 32;
+				__m256i p0 = dot_i8(_mm256_shuffle_epi8(table, nibbles(b->qs + 16 * ib)),
+						    _mm256_loadu_si256((const __m256i *)(xq + xb * CPU_QK)));
+				__m256i p1 = dot_i8(_mm256_shuffle_epi8(table, nibbles(b->qs + 16 * ib + 16)),
+						    _mm256_loadu_si256((const __m256i *)(xq + (xb + 1) * CPU_QK)));
+				a0 = _mm256_fmadd_ps(_mm256_set1_ps(d * (float)ls0 * xd[xb]),
+						     _mm256_cvtepi32_ps(p0), a0);
+				a1 = _mm256_fmadd_ps(_mm256_set1_ps(d * (float)ls1 * xd[xb + 1]),
+						     _mm256_cvtepi32_ps(p1), a1);
+			}
+		}
+		y[r] = hsum(_mm256_add_ps(a0, a1));
+	}
+}
+
+/* Q2_K, a half super-block (32 bytes of qs, 4 blocks of x) at a time:
+ * shift 2j of the bytes gives x block j, its two groups of 16 scaled by
+ * 4-bit sc in integers; dmin * m * dx * sum(xq) per group of 16 apart. */
+AVX2 static void rows_q2_k(const void *w, size_t row_bytes, const void *xv, float *y,
+			   int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m256i m3 = _mm256_set1_epi8(3);
+	const __m128i m4 = _mm_set1_epi8(15);
+	const __m256i pick[4] = {SC_LANES(0, 1), SC_LANES(2, 3), SC_LANES(4, 5), SC_LANES(6, 7)};
+	const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q2_k *blk = (const void *)((const char *)w + r * row_bytes);
+		__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+		__m256 am = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q2_k *b = &blk[sb];
+			float d = fp16_scalar(b->d);
+			__m256 dmin = _mm256_set1_ps(fp16_scalar(b->dmin));
+			for (int h = 0; h < 2; h++) {
+				int xb = sb * 8 + h * 4;
+				__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
+				__m128i sc8 = _mm_loadl_epi64((const __m128i *)(b->scales + 8 * h));
+				__m256i sc16 = _mm256_broadcastsi128_si256(
+					_mm_cvtepu8_epi16(_mm_and_si128(sc8, m4)));
+				for (int j = 0; j < 4; j++, v = _mm256_srli_epi16(v, 2)) {
+					__m256i p = _mm256_madd_epi16(
+						_mm256_maddubs_epi16(_mm256_and_si256(v, m3),
+							_mm256_loadu_si256((const __m256i *)(xq + (xb + j) * CPU_QK))),
+						_mm256_shuffle_epi8(sc16, pick[j]));
+					__m256 s = _mm256_set1_ps(d * xd[xb + j]);
+					if (j & 1)
+						a1 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a1);
+					else
+						a0 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a0);
+				}
+				__m256i mq = _mm256_mullo_epi32(
+					_mm256_loadu_si256((const __m256i *)(xs + 2 * xb)),
+					_mm256_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc8, 4), m4)));
+				__m256 dd = _mm256_permutevar8x32_ps(
+					_mm256_castps128_ps256(_mm_loadu_ps(xd + xb)), dup);
+				am = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mq), _mm256_mul_ps(dd, dmin), am);
+			}
+		}
+		y[r] = hsum(_mm256_sub_ps(_mm256_add_ps(a0, a1), am));
+	}
+}
+
+/* Q3_K's 16 scales s - 32 as int8 lanes, unpacked in registers
+ * (cpu_q3_k_scales' arithmetic). */
+AVX2 static inline __m128i q3_k_scales(const uint8_t *packed)
+{
+	uint32_t a[3];
+	memcpy(a, packed, 12);
+	__m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_setr_epi32((int)a[0], (int)a[1], (int)a[0], (int)a[1]),
+						  _mm_setr_epi32(0, 0, 4, 4)),
+				   _mm_set1_epi8(15));
+	__m128i hi = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int)a[2]), _mm_setr_epi32(0, 2, 4, 6)),
+				   _mm_set1_epi8(3));
+	return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi32(hi, 4)), _mm_set1_epi8(32));
+}
+
+/* Q3_K: as Q2_K with q + 4 (0..7, the hmask bit as bit 2) and signed
+ * scales; 4 * sc * sum(xq) per group of 16 subtracted at the end. */
+AVX2 static void rows_q3_k(const void *w, size_t row_bytes, const void *xv, float *y,
+			   int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+	const __m256i pick[4] = {SC_LANES(0, 1), SC_LANES(2, 3), SC_LANES(4, 5), SC_LANES(6, 7)};
+	const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q3_k *blk = (const void *)((const char *)w + r * row_bytes);
+		__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+		__m256 ac = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q3_k *b = &blk[sb];
+			float d = fp16_scalar(b->d);
+			__m128i sc = q3_k_scales(b->scales);
+			__m256i hm = _mm256_loadu_si256((const __m256i *)b->hmask);
+			for (int h = 0; h < 2; h++) {
+				int xb = sb * 8 + h * 4;
+				__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
+				__m128i sc8 = h ? _mm_unpackhi_epi64(sc, sc) : sc;
+				__m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
+				for (int j = 0; j < 4; j++) {
+					__m256i q = _mm256_or_si256(_mm256_and_si256(v, m3),
+						_mm256_slli_epi16(_mm256_and_si256(hm, one), 2));
+					v = _mm256_srli_epi16(v, 2);
+					hm = _mm256_srli_epi16(hm, 1);
+					__m256i p = _mm256_madd_epi16(
+						_mm256_maddubs_epi16(q,
+							_mm256_loadu_si256((const __m256i *)(xq + (xb + j) * CPU_QK))),
+						_mm256_shuffle_epi8(sc16, pick[j]));
+					__m256 s = _mm256_set1_ps(d * xd[xb + j]);
+					if (j & 1)
+						a1 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a1);
+					else
+						a0 = _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(p), a0);
+				}
+				__m256i off = _mm256_mullo_epi32(
+					_mm256_loadu_si256((const __m256i *)(xs + 2 * xb)),
+					_mm256_cvtepi8_epi32(sc8));
+				__m256 dd = _mm256_permutevar8x32_ps(
+					_mm256_castps128_ps256(_mm_loadu_ps(xd + xb)), dup);
+				ac = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off),
+						     _mm256_mul_ps(dd, _mm256_set1_ps(4.0f * d)), ac);
+			}
+		}
+		y[r] = hsum(_mm256_sub_ps(_mm256_add_ps(a0, a1), ac));
+	}
+}
+
+/* Q5_K: Q4_K's walk with the 5th bit of each q from qh (bits 2g, 2g+1
+ * for the 64 values of group g). */
+AVX2 static void rows_q5_k(const void *w, size_t row_bytes, const void *xv, float *y,
+			   int64_t r0, int64_t r1, int k)
+{
+	const int8_t *xq = xv;
+	const float *xd = cpu_xq_d(xv, k);
+	const int32_t *xs = cpu_xq_sums(xv, k);
+	const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
+	const __m256i pick[8] = {SC_LANES(0, 0), SC_LANES(1, 1), SC_LANES(2, 2),
+				 SC_LANES(3, 3), SC_LANES(4, 4), SC_LANES(5, 5),
+				 SC_LANES(6, 6), SC_LANES(7, 7)};
+	int nsb = k / CPU_QK_K;
+	for (int64_t r = r0; r < r1; r++) {
+		const struct cpu_block_q5_k *blk = (const void *)((const char *)w + r * row_bytes);
+		__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+		__m256 am = _mm256_setzero_ps();
+		for (int sb = 0; sb < nsb; sb++) {
+			const struct cpu_block_q5_k *b = &blk[sb];
+			uint32_t u[4];
+			cpu_k4_scales(b->scales, u);
+			__m128i sc8 = _mm_cvtsi64_si128((long long)((uint64_t)u[1] << 32 | u[0]));
+			__m128i mn8 = _mm_cvtsi64_si128((long long)((uint64_t)u[3] << 32 | u[2]));
+			__m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sc8));
+			__m256 dx = _mm256_loadu_ps(xd + sb * 8);
+			__m256 dd = _mm256_mul_ps(dx, _mm256_set1_ps(fp16_scalar(b->d)));
+			const int8_t *x = xq + sb * CPU_QK_K;
+			__m256i hb = _mm256_loadu_si256((const __m256i *)b->qh);
+			for (int g = 0; g < 4; g++) {
+				__m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * g));
+				__m256i lo = _mm256_or_si256(_mm256_and_si256(v, m4),
+					_mm256_slli_epi16(_mm256_and_si256(hb, one), 4));
+				__m256i hi = _mm256_or_si256(
+					_mm256_and_si256(_mm256_srli_epi16(v, 4), m4),
+					_mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), one), 4));
+				hb = _mm256_srli_epi16(hb, 2);
+				__m256i p0 = _mm256_madd_epi16(
+					_mm256_maddubs_epi16(lo, _mm256_loadu_si256(
+						(const __m256i *)(x + 64 * g))),
+					_mm256_shuffle_epi8(sc16, pick[2 * g]));
+				__m256i p1 = _mm256_madd_epi16(
+					_mm256_maddubs_epi16(hi, _mm256_loadu_si256(
+						(const __m256i *)(x + 64 * g + 32))),
+					_mm256_shuffle_epi8(sc16, pick[2 * g + 1]));
+				a0 = _mm256_fmadd_ps(
+					_mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(2 * g)),
+					_mm256_cvtepi32_ps(p0), a0);
+				a1 = _mm256_fmadd_ps(
+					_mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(2 * g + 1)),
+					_mm256_cvtepi32_ps(p1), a1);
+			}
 			__m256i s = _mm256_hadd_epi32(
 				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb)),
 				_mm256_loadu_si256((const __m256i *)(xs + 16 * sb + 8)));
@@ -699,6 +1023,14 @@ static const struct cpu_isa isa_avx2 = {
 		[CPU_W_Q4_0] = rows_q4_0,
 		[CPU_W_Q4_K] = rows_q4_k,
 		[CPU_W_Q6_K] = rows_q6_k,
+		[CPU_W_Q4_1] = rows_q4_1,
+		[CPU_W_Q5_0] = rows_q5_0,
+		[CPU_W_Q5_1] = rows_q5_1,
+		[CPU_W_IQ4_NL] = rows_iq4_nl,
+		[CPU_W_Q2_K] = rows_q2_k,
+		[CPU_W_Q3_K] = rows_q3_k,
+		[CPU_W_Q5_K] = rows_q5_k,
+		[CPU_W_IQ4_XS] = rows_iq4_xs,
 	},
 	.quantize_x = quantize_x,
 	.argmax = argmax,

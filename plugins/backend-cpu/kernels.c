@@ -1119,6 +1119,14 @@ OP(op_moe_matvec_q8_0, CPU_W_Q8_0, run_moe_matvec, prep_moe_matvec);
 OP(op_moe_matvec_q4_0, CPU_W_Q4_0, run_moe_matvec, prep_moe_matvec);
 OP(op_moe_matvec_q4_k, CPU_W_Q4_K, run_moe_matvec, prep_moe_matvec);
 OP(op_moe_matvec_q6_k, CPU_W_Q6_K, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q4_1, CPU_W_Q4_1, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q5_0, CPU_W_Q5_0, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q5_1, CPU_W_Q5_1, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_iq4_nl, CPU_W_IQ4_NL, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q2_k, CPU_W_Q2_K, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q3_k, CPU_W_Q3_K, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_q5_k, CPU_W_Q5_K, run_moe_matvec, prep_moe_matvec);
+OP(op_moe_matvec_iq4_xs, CPU_W_IQ4_XS, run_moe_matvec, prep_moe_matvec);
 OP(op_moe_route, CPU_W_F32, run_moe_route, prep_moe_route);
 OP(op_moe_combine, CPU_W_F32, run_moe_combine, prep_moe_combine);
 
@@ -1206,6 +1214,22 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("moe_matvec_slots", BELT_TYPE_Q4_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q4_k),
 	KERNEL("moe_matvec", BELT_TYPE_Q6_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q6_k),
 	KERNEL("moe_matvec_slots", BELT_TYPE_Q6_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q6_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q4_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q4_1),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q4_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q4_1),
+	KERNEL("moe_matvec", BELT_TYPE_Q5_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q5_0),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q5_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q5_0),
+	KERNEL("moe_matvec", BELT_TYPE_Q5_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q5_1),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q5_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q5_1),
+	KERNEL("moe_matvec", BELT_TYPE_IQ4_NL, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_iq4_nl),
+	KERNEL("moe_matvec_slots", BELT_TYPE_IQ4_NL, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_iq4_nl),
+	KERNEL("moe_matvec", BELT_TYPE_Q2_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q2_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q2_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q2_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q3_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q3_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q3_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q3_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q5_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q5_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q5_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_q5_k),
+	KERNEL("moe_matvec", BELT_TYPE_IQ4_XS, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_iq4_xs),
+	KERNEL("moe_matvec_slots", BELT_TYPE_IQ4_XS, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_iq4_xs),
 	KERNEL("moe_route", BELT_TYPE_ANY, 3, "n_expert:i n_used:i", op_moe_route),
 	KERNEL("moe_combine", BELT_TYPE_ANY, 3, "n:i n_used:i", op_moe_combine),
 };

@@ -14,7 +14,15 @@ layout(binding = 0) readonly buffer W16 { uint16_t w16[]; };
 layout(binding = 0) readonly buffer W4 { uvec4 w4[]; };
 layout(binding = 1) readonly buffer X { float x[]; };
 layout(binding = 1) readonly buffer X4 { vec4 x4[]; };
+#ifdef MOE
+// moe_matvec: binding 2 the rows' chosen experts (ids as floats), y
+// holds n_used results of m per row; a z layer per row, the x-y grid
+// n_used slots of the m rows
+layout(binding = 2) readonly buffer IDS { float ids[]; };
+layout(binding = 3) writeonly buffer Y { float y[]; };
+#else
 layout(binding = 2) writeonly buffer Y { float y[]; };
+#endif
 
 shared float part[NR * 256];
 
@@ -41,7 +49,21 @@ void main()
 {
 	STOP_CHECK();
 	uint k = pc.p[0], m = pc.p[1];
-	uint r0 = wg_id() * NR;
+#ifdef MOE
+	// slot j of row r: expert ids[r][j]'s rows (from e * m on), the
+	// row's x (or, with aux[1], its slot j of n_used x's)
+	uint nu = pc.p[3], gps = (m + NR - 1u) / NR, r = row_z();
+	if (r >= row_end() || wg_id() >= gps * nu)
+		return;
+	uint j = wg_id() / gps, r0 = (wg_id() % gps) * NR;
+	uint e = uint(ids[pc.o[2] + row_in(r) * nu + j]);
+	uint wr0 = e * m + r0;
+	uint xo = pc.o[1] + (pc.aux[1] != 0u ? row_in(r) * nu + j : row_in(r)) * k;
+	uint yo = pc.o[3] + (row_in(r) * nu + j) * m;
+#else
+	uint r0 = wg_id() * NR, wr0 = r0;
+	uint xo = pc.o[1], yo = pc.o[2];
+#endif
 	if (r0 >= m)
 		return;
 	uint nr = min(NR, m - r0);
@@ -51,7 +73,7 @@ void main()
 		iq4_sh[tid] = float(iq4_value(tid));
 	barrier();
 #endif
-	uint wo = pc.o[0], xo = pc.o[1];
+	uint wo = pc.o[0];
 	float acc[NR];
 	[[unroll]] for (uint r = 0; r < NR; r++)
 		acc[r] = 0.0;
@@ -63,14 +85,14 @@ void main()
 			vec4 xv = x4[xo / 4 + i];
 			[[unroll]] for (uint r = 0; r < NR; r++)
 				if (r < nr)
-					acc[r] += dot(wf4[(wo + (r0 + r) * k) / 4 + i], xv);
+					acc[r] += dot(wf4[(wo + (wr0 + r) * k) / 4 + i], xv);
 		}
 	} else {
 		for (uint i = tid; i < k; i += WG) {
 			float xv = x[xo + i];
 			[[unroll]] for (uint r = 0; r < NR; r++)
 				if (r < nr)
-					acc[r] += wf[wo + (r0 + r) * k + i] * xv;
+					acc[r] += wf[wo + (wr0 + r) * k + i] * xv;
 		}
 	}
 #elif defined(TYPE_F16) || defined(TYPE_BF16)
@@ -80,7 +102,7 @@ void main()
 			vec4 xa = x4[xo / 4 + 2 * i], xb = x4[xo / 4 + 2 * i + 1];
 			[[unroll]] for (uint r = 0; r < NR; r++)
 				if (r < nr) {
-					uvec4 u = w4[(wo + (r0 + r) * k) / 8 + i];
+					uvec4 u = w4[(wo + (wr0 + r) * k) / 8 + i];
 					acc[r] += dot(lo4(u.xy), xa) + dot(lo4(u.zw), xb);
 				}
 		}
@@ -89,7 +111,7 @@ void main()
 			float xv = x[xo + i];
 			[[unroll]] for (uint r = 0; r < NR; r++)
 				if (r < nr)
-					acc[r] += w1(wo + (r0 + r) * k + i) * xv;
+					acc[r] += w1(wo + (wr0 + r) * k + i) * xv;
 		}
 	}
 #elif defined(TYPE_Q8_0) || defined(TYPE_Q4_0)
@@ -105,7 +127,7 @@ void main()
 		vec4 xb = xal ? x4[xi / 4 + 1] : vec4(x[xi + 4], x[xi + 5], x[xi + 6], x[xi + 7]);
 		[[unroll]] for (uint r = 0; r < NR; r++)
 			if (r < nr) {
-				uint base = wo + ((r0 + r) * nb + b) * 17;
+				uint base = wo + ((wr0 + r) * nb + b) * 17;
 				uint q = base + 1 + part * 4;
 				uint u0 = uint(w16[q]), u1 = uint(w16[q + 1]);
 				uint u2 = uint(w16[q + 2]), u3 = uint(w16[q + 3]);
@@ -121,7 +143,7 @@ void main()
 		vec4 xb = xal ? x4[xi / 4 + 4] : vec4(x[xi + 16], x[xi + 17], x[xi + 18], x[xi + 19]);
 		[[unroll]] for (uint r = 0; r < NR; r++)
 			if (r < nr) {
-				uint base = wo + ((r0 + r) * nb + b) * 9;
+				uint base = wo + ((wr0 + r) * nb + b) * 9;
 				uint q = base + 1 + part * 2;
 				uint u0 = uint(w16[q]), u1 = uint(w16[q + 1]);
 				// bytes 4part .. 4part+3: low nibbles are elements
@@ -152,7 +174,7 @@ void main()
 			       dot(xv[2], vec4(1.0)), dot(xv[3], vec4(1.0)));
 		[[unroll]] for (uint r = 0; r < NR; r++)
 			if (r < nr)
-				acc[r] += kq_dot(wo + ((r0 + r) * nb + b) * KQ_WORDS, u, xv, xs);
+				acc[r] += kq_dot(wo + ((wr0 + r) * nb + b) * KQ_WORDS, u, xv, xs);
 	}
 #elif defined(KQ_BLOCK)
 	// Q4_K, Q6_K: a thread per run of 16 weights, which one scale covers
@@ -168,7 +190,7 @@ void main()
 		[[unroll]] for (uint r = 0; r < NR; r++)
 			if (r < nr) {
 				float v[16];
-				kq_group16(wo + ((r0 + r) * nb + b) * KQ_WORDS, g, v);
+				kq_group16(wo + ((wr0 + r) * nb + b) * KQ_WORDS, g, v);
 				float s = 0.0;
 				[[unroll]] for (uint u = 0; u < 4u; u++)
 					s += dot(vec4(v[4u * u], v[4u * u + 1u], v[4u * u + 2u],
@@ -191,6 +213,6 @@ void main()
 		float s = 0.0;
 		for (uint i = 0; i < gl_NumSubgroups; i++)
 			s += part[i * NR + tid];
-		y[pc.o[2] + r0 + tid] = s;
+		y[yo + r0 + tid] = s;
 	}
 }

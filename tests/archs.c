@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "belt/belt.h"
+#include "belt/quant.h"
 #include "llref.h"
+#include "ref.h"
 #include "synth/synth.h"
 
 /* Each file, the llama.cpp build whose outputs it is held to, and the
@@ -181,6 +183,68 @@ START_TEST(rope_linear)
 }
 END_TEST
 
+/* Teacher-forced logits of path (n_vocab each, 64 positions) on backend. */
+static void tf_logits(const char *path, const char *backend, const int32_t *ids, size_t n,
+		      float *out)
+{
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = path;
+	mp.n_threads = 2;
+	mp.backend = backend;
+	struct belt_model *m;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	struct belt_session *s;
+	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(belt_session_eval_all(s, ids, n, 0, out, err, sizeof err) == 0, "%s", err);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+
+/* qwen3moe with quantized experts (no llama.cpp reference exists): belt
+ * quantize writes it, and Vulkan's moe_matvec of each type meets the
+ * CPU's (both with x in float) within 1e-3; a run where the backends
+ * chose different experts would differ by about 20 (the README's
+ * variants). Run with BELT_TEST_BACKEND=vulkan (archs-vulkan.sh). */
+static const char *const moe_types[] = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
+
+START_TEST(moe_quantized)
+{
+	setenv("BELT_VK_Q8X", "0", 1);
+	setenv("BELT_CPU_ISA", "generic", 1);
+	const char *tmp = getenv("TMPDIR");
+	char out[512], err[BELT_ERR_SIZE];
+	snprintf(out, sizeof out, "%s/belt-moe-%d-%s.gguf", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
+		 moe_types[_i]);
+	struct belt_quantize_params qp = {.in = shared_path("models/arch/qwen3moe.gguf"), .out = out,
+					  .target = belt_quant_target_find(moe_types[_i]),
+					  .pure = true, .n_threads = 2};
+	ck_assert_ptr_nonnull(qp.target);
+	struct belt_quantize_stats st;
+	ck_assert_msg(belt_quantize_file(&qp, &st, err, sizeof err) == 0, "%s", err);
+	int32_t ids[64];
+	for (int i = 0; i < 64; i++)
+		ids[i] = i ? 3 + (i * 37) % 500 : 1;
+	size_t n = 64 * 512;
+	float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+	ck_assert(a && b);
+	tf_logits(out, "cpu", ids, 64, a);
+	tf_logits(out, "vulkan", ids, 64, b);
+	double max = 0;
+	for (size_t i = 0; i < n; i++)
+		max = fmax(max, fabs((double)a[i] - b[i]));
+	printf("qwen3moe %-7s experts: vulkan vs cpu, float x, 64 positions batched: max %.3g "
+	       "(tolerance 1e-3)\n", moe_types[_i], max);
+	ck_assert_msg(max <= 1e-3, "qwen3moe %s: vulkan and cpu differ by %g", moe_types[_i], max);
+	free(a);
+	free(b);
+	unlink(out);
+}
+END_TEST
+
 START_TEST(greedy)
 {
 	struct llref_case c = case_of(_i, int8_decode());
@@ -197,6 +261,10 @@ int main(void)
 	tcase_add_loop_test(tc, greedy, 0, N_MODELS);
 	tcase_add_test(tc, teacher_forced_float);
 	tcase_add_test(tc, rope_linear);
+	const char *be = getenv("BELT_TEST_BACKEND");
+	if (be && !strcmp(be, "vulkan"))
+		tcase_add_loop_test(tc, moe_quantized, 0,
+				    (int)(sizeof moe_types / sizeof moe_types[0]));
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -39,20 +39,21 @@ static const struct model {
 	{"aidreams260K.f32.gguf", "aidreams260K", 1e-3},
 	{"aidreams260K.f16.gguf", "aidreams260K", 1e-3},
 	/* every architecture's op (rope_ff, bias_add, rmsnorm_heads, row
-	 * views, attention_ext's window in chains and trees) */
+	 * views, attention_ext's window in chains and trees, the MoE ops) */
 	{"arch/llama3-rope.gguf", "stories260K", 1e-3},
 	{"arch/qwen2.gguf", "stories260K", 1e-3},
 	{"arch/phi3-same.gguf", "stories260K", 1e-3},
 	{"arch/qwen3.gguf", "stories260K", 1e-3},
 	{"arch/gemma2.gguf", "stories260K", 1e-3},
 	{"arch/gemma3.gguf", "stories260K", 1e-3},
+	{"arch/qwen3moe.gguf", "stories260K", 1e-3},
 	{"pycoder29M.f16.gguf", "pycoder29M", 2e-2},
 	{"pycoder29M.q8_0.gguf", "pycoder29M", 0.3},
 	{"pycoder29M.q4_0.gguf", "pycoder29M", 0.3},
 	{"pycoder29M.q4_k_m.gguf", "pycoder29M", 0.3},
 };
 #define N_MODELS (sizeof models / sizeof models[0])
-#define N_SMALL 11 /* the models before pycoder29M */
+#define N_SMALL 12 /* the models before pycoder29M */
 
 /* A loaded model, its token sequence and the one-token path's logits at
  * every position of it. */

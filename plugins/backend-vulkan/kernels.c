@@ -351,6 +351,46 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 	return 0;
 }
 
+/* ---- mixtures of experts ---- */
+
+static int prep_moe_route(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n_expert", 1, err, errsz) || need_int(cmd, 1, "n_used", 1, err, errsz))
+		return -1;
+	if (cmd->param[0].i > 256 || cmd->param[1].i > cmd->param[0].i || cmd->param[1].i > 32)
+		return belt_errf(err, errsz,
+				 "%s: moe_route n_expert %d (at most 256) and n_used %d (at most "
+				 "n_expert and 32)", label(cmd), cmd->param[0].i, cmd->param[1].i);
+	pr->groups = 1;
+	return 0;
+}
+
+/* moe_matvec (aux[1] 0) and moe_matvec_slots (1): matvec.comp with MOE */
+static int prep_moe_matvec(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+			   size_t errsz)
+{
+	uint64_t rb;
+	if (need_int(cmd, 0, "k", 1, err, errsz) || need_int(cmd, 1, "m", 1, err, errsz) ||
+	    need_int(cmd, 2, "n_expert", 1, err, errsz) || need_int(cmd, 3, "n_used", 1, err, errsz) ||
+	    weight_rows(cmd, cmd->param[0].i, &rb, pr, err, errsz))
+		return -1;
+	uint64_t m = (uint64_t)cmd->param[1].i;
+	if (need(cmd, 0, "W", m * (uint64_t)cmd->param[2].i * rb, err, errsz))
+		return -1;
+	pr->aux[1] = !strcmp(cmd->kernel->op, "moe_matvec_slots");
+	pr->groups = ceil_div(m, MATVEC_ROWS) * (uint32_t)cmd->param[3].i;
+	return 0;
+}
+
+static int prep_moe_combine(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+			    size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz) || need_int(cmd, 1, "n_used", 1, err, errsz))
+		return -1;
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
+	return 0;
+}
+
 /* ---- attention ---- */
 
 static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
@@ -561,6 +601,23 @@ OP(op_scale, VK_SH_SCALE, BELT_TYPE_ANY, prep_x_float, NULL);
 OP(op_softcap, VK_SH_SOFTCAP, BELT_TYPE_ANY, prep_x_float, NULL);
 OP(op_gelu_mul, VK_SH_GELU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_attention_ext, VK_SH_ATTENTION_EXT, BELT_TYPE_ANY, prep_attention_ext, NULL);
+OP(op_moe_route, VK_SH_MOE_ROUTE, BELT_TYPE_ANY, prep_moe_route, NULL);
+OP(op_moe_combine, VK_SH_MOE_COMBINE, BELT_TYPE_ANY, prep_moe_combine, NULL);
+OP(op_moe_f32, VK_SH_MOE_F32, BELT_TYPE_F32, prep_moe_matvec, NULL);
+OP(op_moe_f16, VK_SH_MOE_F16, BELT_TYPE_F16, prep_moe_matvec, NULL);
+OP(op_moe_bf16, VK_SH_MOE_BF16, BELT_TYPE_BF16, prep_moe_matvec, NULL);
+OP(op_moe_q8_0, VK_SH_MOE_Q8_0, BELT_TYPE_Q8_0, prep_moe_matvec, NULL);
+OP(op_moe_q4_0, VK_SH_MOE_Q4_0, BELT_TYPE_Q4_0, prep_moe_matvec, NULL);
+OP(op_moe_q4_k, VK_SH_MOE_Q4_K, BELT_TYPE_Q4_K, prep_moe_matvec, NULL);
+OP(op_moe_q6_k, VK_SH_MOE_Q6_K, BELT_TYPE_Q6_K, prep_moe_matvec, NULL);
+OP(op_moe_q4_1, VK_SH_MOE_Q4_1, BELT_TYPE_Q4_1, prep_moe_matvec, NULL);
+OP(op_moe_q5_0, VK_SH_MOE_Q5_0, BELT_TYPE_Q5_0, prep_moe_matvec, NULL);
+OP(op_moe_q5_1, VK_SH_MOE_Q5_1, BELT_TYPE_Q5_1, prep_moe_matvec, NULL);
+OP(op_moe_iq4_nl, VK_SH_MOE_IQ4_NL, BELT_TYPE_IQ4_NL, prep_moe_matvec, NULL);
+OP(op_moe_q2_k, VK_SH_MOE_Q2_K, BELT_TYPE_Q2_K, prep_moe_matvec, NULL);
+OP(op_moe_q3_k, VK_SH_MOE_Q3_K, BELT_TYPE_Q3_K, prep_moe_matvec, NULL);
+OP(op_moe_q5_k, VK_SH_MOE_Q5_K, BELT_TYPE_Q5_K, prep_moe_matvec, NULL);
+OP(op_moe_iq4_xs, VK_SH_MOE_IQ4_XS, BELT_TYPE_IQ4_XS, prep_moe_matvec, NULL);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -638,6 +695,38 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",
 	       op_attention_ext),
+	KERNEL("moe_route", BELT_TYPE_ANY, 3, "n_expert:i n_used:i", op_moe_route),
+	KERNEL("moe_combine", BELT_TYPE_ANY, 3, "n:i n_used:i", op_moe_combine),
+	KERNEL("moe_matvec", BELT_TYPE_F32, 4, "k:i m:i n_expert:i n_used:i", op_moe_f32),
+	KERNEL("moe_matvec_slots", BELT_TYPE_F32, 4, "k:i m:i n_expert:i n_used:i", op_moe_f32),
+	KERNEL("moe_matvec", BELT_TYPE_F16, 4, "k:i m:i n_expert:i n_used:i", op_moe_f16),
+	KERNEL("moe_matvec_slots", BELT_TYPE_F16, 4, "k:i m:i n_expert:i n_used:i", op_moe_f16),
+	KERNEL("moe_matvec", BELT_TYPE_BF16, 4, "k:i m:i n_expert:i n_used:i", op_moe_bf16),
+	KERNEL("moe_matvec_slots", BELT_TYPE_BF16, 4, "k:i m:i n_expert:i n_used:i", op_moe_bf16),
+	KERNEL("moe_matvec", BELT_TYPE_Q8_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_q8_0),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q8_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_q8_0),
+	KERNEL("moe_matvec", BELT_TYPE_Q4_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_q4_0),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q4_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_q4_0),
+	KERNEL("moe_matvec", BELT_TYPE_Q4_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q4_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q4_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q4_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q6_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q6_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q6_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q6_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q4_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_q4_1),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q4_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_q4_1),
+	KERNEL("moe_matvec", BELT_TYPE_Q5_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_q5_0),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q5_0, 4, "k:i m:i n_expert:i n_used:i", op_moe_q5_0),
+	KERNEL("moe_matvec", BELT_TYPE_Q5_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_q5_1),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q5_1, 4, "k:i m:i n_expert:i n_used:i", op_moe_q5_1),
+	KERNEL("moe_matvec", BELT_TYPE_IQ4_NL, 4, "k:i m:i n_expert:i n_used:i", op_moe_iq4_nl),
+	KERNEL("moe_matvec_slots", BELT_TYPE_IQ4_NL, 4, "k:i m:i n_expert:i n_used:i", op_moe_iq4_nl),
+	KERNEL("moe_matvec", BELT_TYPE_Q2_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q2_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q2_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q2_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q3_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q3_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q3_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q3_k),
+	KERNEL("moe_matvec", BELT_TYPE_Q5_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q5_k),
+	KERNEL("moe_matvec_slots", BELT_TYPE_Q5_K, 4, "k:i m:i n_expert:i n_used:i", op_moe_q5_k),
+	KERNEL("moe_matvec", BELT_TYPE_IQ4_XS, 4, "k:i m:i n_expert:i n_used:i", op_moe_iq4_xs),
+	KERNEL("moe_matvec_slots", BELT_TYPE_IQ4_XS, 4, "k:i m:i n_expert:i n_used:i", op_moe_iq4_xs),
 };
 
 const size_t vk_n_kernels = sizeof vk_kernels / sizeof vk_kernels[0];

@@ -361,6 +361,61 @@ plugins/backend-vulkan/spv/attention_ext.spv.h: $(srcdir)/shaders/attention_ext.
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_ext.comp
 EXTRA_DIST += shaders/scale.comp shaders/gelu_mul.comp shaders/attention_ext.comp shaders/tanh.glsl
 
+# Mixtures of experts: routing, each type's matvec over the chosen
+# experts (matvec.comp with MOE), the weighted sum
+VK_SPV += plugins/backend-vulkan/spv/moe_route.spv.h \
+	plugins/backend-vulkan/spv/moe_combine.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_f32.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_f16.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_bf16.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q8_0.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q4_0.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q4_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q6_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q4_1.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q5_0.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q5_1.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_iq4_nl.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q2_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q3_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_q5_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_moe_iq4_xs.spv.h
+plugins/backend-vulkan/spv/moe_route.spv.h: $(srcdir)/shaders/moe_route.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/moe_route.comp
+plugins/backend-vulkan/spv/moe_combine.spv.h: $(srcdir)/shaders/moe_combine.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/moe_combine.comp
+plugins/backend-vulkan/spv/matvec_moe_f32.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_f16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_bf16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q8_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q4_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q4_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q6_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q4_1.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q4_1 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q5_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q5_0 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q5_1.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q5_1 -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_iq4_nl.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_IQ4_NL -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q2_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q2_K -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q3_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q3_K -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_q5_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q5_K -o $@ $(srcdir)/shaders/matvec.comp
+plugins/backend-vulkan/spv/matvec_moe_iq4_xs.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec.comp
+EXTRA_DIST += shaders/moe_route.comp shaders/moe_combine.comp
+
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
 TESTS += tests/check_backend_vulkan

@@ -248,6 +248,58 @@ static const uint32_t spv_attention_ext[] =
 #include "spv/attention_ext.spv.h"
 	;
 
+static const uint32_t spv_moe_route[] =
+#include "spv/moe_route.spv.h"
+	;
+static const uint32_t spv_moe_combine[] =
+#include "spv/moe_combine.spv.h"
+	;
+static const uint32_t spv_matvec_moe_f32[] =
+#include "spv/matvec_moe_f32.spv.h"
+	;
+static const uint32_t spv_matvec_moe_f16[] =
+#include "spv/matvec_moe_f16.spv.h"
+	;
+static const uint32_t spv_matvec_moe_bf16[] =
+#include "spv/matvec_moe_bf16.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q8_0[] =
+#include "spv/matvec_moe_q8_0.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q4_0[] =
+#include "spv/matvec_moe_q4_0.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q4_k[] =
+#include "spv/matvec_moe_q4_k.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q6_k[] =
+#include "spv/matvec_moe_q6_k.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q4_1[] =
+#include "spv/matvec_moe_q4_1.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q5_0[] =
+#include "spv/matvec_moe_q5_0.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q5_1[] =
+#include "spv/matvec_moe_q5_1.spv.h"
+	;
+static const uint32_t spv_matvec_moe_iq4_nl[] =
+#include "spv/matvec_moe_iq4_nl.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q2_k[] =
+#include "spv/matvec_moe_q2_k.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q3_k[] =
+#include "spv/matvec_moe_q3_k.spv.h"
+	;
+static const uint32_t spv_matvec_moe_q5_k[] =
+#include "spv/matvec_moe_q5_k.spv.h"
+	;
+static const uint32_t spv_matvec_moe_iq4_xs[] =
+#include "spv/matvec_moe_iq4_xs.spv.h"
+	;
+
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
 const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
@@ -332,4 +384,21 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_SOFTCAP, spv_softcap),
 	ENTRY(VK_SH_GELU_MUL, spv_gelu_mul),
 	ENTRY(VK_SH_ATTENTION_EXT, spv_attention_ext),
+	ENTRY(VK_SH_MOE_ROUTE, spv_moe_route),
+	ENTRY(VK_SH_MOE_COMBINE, spv_moe_combine),
+	ENTRY(VK_SH_MOE_F32, spv_matvec_moe_f32),
+	ENTRY(VK_SH_MOE_F16, spv_matvec_moe_f16),
+	ENTRY(VK_SH_MOE_BF16, spv_matvec_moe_bf16),
+	ENTRY(VK_SH_MOE_Q8_0, spv_matvec_moe_q8_0),
+	ENTRY(VK_SH_MOE_Q4_0, spv_matvec_moe_q4_0),
+	ENTRY(VK_SH_MOE_Q4_K, spv_matvec_moe_q4_k),
+	ENTRY(VK_SH_MOE_Q6_K, spv_matvec_moe_q6_k),
+	ENTRY(VK_SH_MOE_Q4_1, spv_matvec_moe_q4_1),
+	ENTRY(VK_SH_MOE_Q5_0, spv_matvec_moe_q5_0),
+	ENTRY(VK_SH_MOE_Q5_1, spv_matvec_moe_q5_1),
+	ENTRY(VK_SH_MOE_IQ4_NL, spv_matvec_moe_iq4_nl),
+	ENTRY(VK_SH_MOE_Q2_K, spv_matvec_moe_q2_k),
+	ENTRY(VK_SH_MOE_Q3_K, spv_matvec_moe_q3_k),
+	ENTRY(VK_SH_MOE_Q5_K, spv_matvec_moe_q5_k),
+	ENTRY(VK_SH_MOE_IQ4_XS, spv_matvec_moe_iq4_xs),
 };

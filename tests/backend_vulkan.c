@@ -2032,7 +2032,7 @@ START_TEST(test_kernel_find)
 			ck_assert_int_eq(kv->wtype, kc->wtype);
 			ck_assert_int_eq(kv->n_bind, kc->n_bind);
 		}
-	ck_assert_ptr_null(V->kernel_find(vk.ctx, "matvec", NULL, BELT_TYPE_Q5_K));
+	ck_assert_ptr_null(V->kernel_find(vk.ctx, "matvec", NULL, BELT_TYPE_IQ2_XXS));
 	ck_assert_ptr_null(V->kernel_find(vk.ctx, "matvec", "fast", BELT_TYPE_F32));
 	ck_assert_ptr_null(V->kernel_find(vk.ctx, NULL, NULL, BELT_TYPE_F32));
 	ck_assert_str_eq(V->name, "vulkan");

@@ -30,6 +30,11 @@ if [ -z "$SKIPCHECK" ]; then
 	grep -E "^golden|^logits|^llama.cpp|Checks" "$OUT/golden_vulkan.txt"
 	BELT_TEST_BACKEND=vulkan BELT_GOLDEN_ONLY="${GOLDEN_ONLY:-}" "$B/tests/.libs/check_batch" > "$OUT/batch_vulkan.txt" 2>&1
 	grep -E "^batch|Checks|:F:|:E:" "$OUT/batch_vulkan.txt" | grep -v "not in BELT_GOLDEN_ONLY"
+	# the architectures against llama.cpp, where the copy has models/arch
+	if [ -d "$S/models/arch" ]; then
+		BELT_TEST_BACKEND=vulkan "$B/tests/.libs/check_archs" > "$OUT/archs_vulkan.txt" 2>&1
+		grep -E "vs logits|^qwen3moe|Checks|:F:|:E:" "$OUT/archs_vulkan.txt"
+	fi
 fi
 for shape in $SHAPES; do
 	for t in $TYPES; do

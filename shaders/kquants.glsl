@@ -40,7 +40,8 @@
 	defined(TYPE_Q6_K) || defined(TYPE_IQ4_XS)
 #define KQ_BLOCK 256u
 #endif
-#if defined(TYPE_Q2_K) || defined(TYPE_Q3_K) || defined(TYPE_Q5_K) || defined(TYPE_IQ4_XS)
+#if defined(TYPE_Q2_K) || defined(TYPE_Q3_K) || defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || \
+	defined(TYPE_IQ4_XS)
 #define KQ_UNITS 16u
 #endif
 
@@ -115,6 +116,11 @@ void kq_group16(uint base, uint g, out float v[16])
 	}
 }
 
+#endif
+
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+// units: bytes 32g + 8p .. + 7 of the nibbles (u = 4g + p), runs low, low,
+// high, high; Q5_K adds the 5th bit from qh, and its nibbles start after it
 uint kq_span(uint u, uint s)
 {
 	return 64u * (u / 4u) + 32u * (s / 2u) + 8u * (u % 4u) + 4u * (s % 2u);
@@ -124,9 +130,18 @@ float kq_dot(uint base, uint u, vec4 xv[4], vec4 xs)
 {
 	uint g = u / 4u, p = u % 4u;
 	uint b[2], h[2];
+#if defined(TYPE_Q5_K)
+	const uint qs = 24u;
+#else
+	const uint qs = 8u;
+#endif
 	[[unroll]] for (uint w = 0; w < 2u; w++) {
-		b[w] = kq_u32(base + 24u + 16u * g + 4u * p + 2u * w);
+		b[w] = kq_u32(base + qs + 16u * g + 4u * p + 2u * w);
+#if defined(TYPE_Q5_K)
 		h[w] = kq_u32(base + 8u + 4u * p + 2u * w);
+#else
+		h[w] = 0u;
+#endif
 	}
 	float sd = 0.0, sm = 0.0;
 	[[unroll]] for (uint hi = 0; hi < 2u; hi++) {
@@ -143,7 +158,9 @@ float kq_dot(uint base, uint u, vec4 xv[4], vec4 xs)
 	}
 	return half_f(uint(w16[base])) * sd - half_f(uint(w16[base + 1u])) * sm;
 }
-#elif defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
+#endif
+
+#if defined(TYPE_Q2_K) || defined(TYPE_Q3_K)
 uint kq_span(uint u, uint s) { return 128u * (u / 8u) + 32u * s + 4u * (u % 8u); }
 
 #if defined(TYPE_Q2_K)

@@ -169,6 +169,15 @@ END_TEST
 START_TEST(pycoder_f16) { check_reference("pycoder29M", "pycoder29M.f16.gguf", 16); }
 END_TEST
 
+/* stories260K re-emitted as Qwen2 (NEOX-reordered q/k, zero biases, tied
+ * output) and as Phi-3 (fused qkv and gate+up): the same function, so
+ * run.c's stories260K rows (models/arch/README.md) */
+START_TEST(same_qwen2) { check_reference("stories260K", "arch/qwen2-same.gguf", 16); }
+END_TEST
+
+START_TEST(same_phi3) { check_reference("stories260K", "arch/phi3-same.gguf", 16); }
+END_TEST
+
 /* Read the next number after *p in a JSON text. */
 static double next_number(const char **p)
 {
@@ -311,6 +320,8 @@ static Suite *suite(void)
 	tcase_add_test(gen, aidreams_f32);
 	tcase_add_test(gen, aidreams_f16);
 	tcase_add_test(gen, pycoder_f16);
+	tcase_add_test(gen, same_qwen2);
+	tcase_add_test(gen, same_phi3);
 	suite_add_tcase(s, gen);
 	TCase *lg = tcase_create("logits");
 	tcase_set_timeout(lg, 0); /* no limit: CI bounds the run */

@@ -779,6 +779,168 @@ START_TEST(test_quant_matvec)
 }
 END_TEST
 
+/* ---- mixtures of experts ---- */
+
+static void bind_rows(struct belt_cmd *c, struct belt_buffer *buf, uint64_t off, int n,
+		      uint32_t rows);
+
+/* moe_route, moe_matvec, silu-free moe_matvec_slots and moe_combine on
+ * backend b over n rows (a one-row table for n = 1): out[n][m2] */
+static void backend_moe(struct be *b, int t, const uint8_t *w1, size_t rb1, const uint8_t *w2,
+			size_t rb2, const float *logits, const float *x, int E, int U, int k, int m,
+			uint32_t n, float *ids, float *out)
+{
+	struct belt_buffer *bw1 = buf_from(b, w1, rb1 * (size_t)m * E);
+	struct belt_buffer *bw2 = buf_from(b, w2, rb2 * (size_t)k * E);
+	struct belt_buffer *bl = buf_from(b, logits, (uint64_t)n * E * 4);
+	struct belt_buffer *bx = buf_from(b, x, (uint64_t)n * k * 4);
+	struct belt_buffer *bi = buf_new(b, (uint64_t)n * U * 4), *bwt = buf_new(b, (uint64_t)n * U * 4);
+	struct belt_buffer *bh = buf_new(b, (uint64_t)n * U * m * 4);
+	struct belt_buffer *by = buf_new(b, (uint64_t)n * U * k * 4), *bo = buf_new(b, (uint64_t)n * k * 4);
+	struct belt_cmd c[4];
+	c[0] = cmd_new(b, "moe_route", BELT_TYPE_ANY, "test.route");
+	bind_rows(&c[0], bl, 0, E, n);
+	bind_rows(&c[0], bi, 0, U, n);
+	bind_rows(&c[0], bwt, 0, U, n);
+	pi(&c[0], E);
+	pi(&c[0], U);
+	/* h_j = W1[e_j] x (m of k), then y_j = W2[e_j] h_j (k of m) */
+	for (int i = 1; i <= 2; i++) {
+		c[i] = cmd_new(b, i == 1 ? "moe_matvec" : "moe_matvec_slots", t, "test.moe");
+		bind(&c[i], i == 1 ? bw1 : bw2, 0, (i == 1 ? rb1 * (size_t)m : rb2 * (size_t)k) * E, t);
+		c[i].bind[0].ne[0] = i == 1 ? k : m;
+		c[i].bind[0].ne[1] = (i == 1 ? m : k) * E;
+		bind_rows(&c[i], i == 1 ? bx : bh, 0, i == 1 ? k : U * m, n);
+		bind_rows(&c[i], bi, 0, U, n);
+		bind_rows(&c[i], i == 1 ? bh : by, 0, U * (i == 1 ? m : k), n);
+		pi(&c[i], i == 1 ? k : m);
+		pi(&c[i], i == 1 ? m : k);
+		pi(&c[i], E);
+		pi(&c[i], U);
+	}
+	c[3] = cmd_new(b, "moe_combine", BELT_TYPE_ANY, "test.combine");
+	bind_rows(&c[3], by, 0, U * k, n);
+	bind_rows(&c[3], bwt, 0, U, n);
+	bind_rows(&c[3], bo, 0, k, n);
+	pi(&c[3], k);
+	pi(&c[3], U);
+	struct belt_table tab;
+	table_init(&tab, c, 4, n, NULL, n > 1 ? 0 : 1);
+	tab.rows = n > 1 ? n : 0;
+	prepare(b, &tab);
+	run(b, &tab, 0, n, 0);
+	buf_get(b, bo, 0, out, (uint64_t)n * k * 4);
+	buf_get(b, bi, 0, ids, (uint64_t)n * U * 4);
+	b->B->table_release(b->ctx, &tab);
+	struct belt_buffer *all[] = {bw1, bw2, bl, bx, bi, bwt, bh, by, bo};
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		buf_free(b, all[i]);
+}
+
+/* The MoE ops on both backends against a dense computation in double of
+ * the same experts (softmax over all, the top U by probability, lowest
+ * index first, weights renormalized; each chosen expert's two products):
+ * the ids exactly, out within 2e-5 of its magnitude (x in float: Vulkan,
+ * and the CPU's F32 rows) or 1e-2 (the CPU's int8 x of quantized rows:
+ * x and h each rounded to 8 bits), on one row and on a batched pass. */
+static const int moe_types[] = {BELT_TYPE_F32, BELT_TYPE_Q8_0, BELT_TYPE_Q5_K, BELT_TYPE_IQ4_NL};
+
+START_TEST(test_moe)
+{
+	struct be vk = open_vk(), cpu = open_cpu();
+	int t = moe_types[_i];
+	rng_seed(90 + _i);
+	const int E = 8, U = 3, k = 256, m = 512;
+	size_t rb1, rb2;
+	/* weights_new makes F32 and Q8_0, qweights_new the block types */
+	bool plain = t == BELT_TYPE_F32 || t == BELT_TYPE_Q8_0;
+	uint8_t *w1 = plain ? weights_new(t, k, m * E, &rb1) : qweights_new(t, k, m * E, &rb1);
+	uint8_t *w2 = plain ? weights_new(t, m, k * E, &rb2) : qweights_new(t, m, k * E, &rb2);
+	double *hv = malloc((size_t)U * m * sizeof *hv), *hm = malloc((size_t)U * m * sizeof *hm);
+	ck_assert(hv && hm);
+	float *d1 = malloc((size_t)m * E * k * 4), *d2 = malloc((size_t)k * E * m * 4);
+	ck_assert(d1 && d2);
+	for (int r = 0; r < m * E; r++)
+		ck_assert_int_eq(quant_ref_row(t, w1 + rb1 * (size_t)r, (size_t)k, d1 + (size_t)r * k), 0);
+	for (int r = 0; r < k * E; r++)
+		ck_assert_int_eq(quant_ref_row(t, w2 + rb2 * (size_t)r, (size_t)m, d2 + (size_t)r * m), 0);
+	static const uint32_t rows[] = {1, 5};
+	for (int ri = 0; ri < 2; ri++) {
+		uint32_t n = rows[ri];
+		float *lg = malloc((size_t)n * E * 4), *x = malloc((size_t)n * k * 4);
+		float *out = malloc((size_t)n * k * 4), *ids = malloc((size_t)n * U * 4);
+		fill(lg, (size_t)n * E);
+		fill(x, (size_t)n * k);
+		for (int bi = 0; bi < 2; bi++) {
+			struct be *b = bi ? &cpu : &vk;
+			backend_moe(b, t, w1, rb1, w2, rb2, lg, x, E, U, k, m, n, ids, out);
+			bool int8 = bi && t != BELT_TYPE_F32;
+			for (uint32_t p = 0; p < n; p++) {
+				const float *l = lg + (size_t)p * E, *xp = x + (size_t)p * k;
+				double pr[8], mx = -1e30, sum = 0, tot = 0, wt[8];
+				int sel[8];
+				for (int e = 0; e < E; e++)
+					mx = l[e] > mx ? l[e] : mx;
+				for (int e = 0; e < E; e++)
+					sum += pr[e] = exp(l[e] - mx);
+				bool used[8] = {false};
+				for (int j = 0; j < U; j++) {
+					int best = -1;
+					for (int e = 0; e < E; e++)
+						if (!used[e] && (best < 0 || pr[e] > pr[best]))
+							best = e;
+					used[best] = true;
+					sel[j] = best;
+					tot += pr[best] / sum;
+				}
+				for (int j = 0; j < U; j++) {
+					wt[j] = pr[sel[j]] / sum / tot;
+					ck_assert_msg((int)ids[p * U + j] == sel[j], "%s %s row %u slot %d: expert %g, want %d",
+						      b->B->name, belt_type_name(t), p, j, ids[p * U + j], sel[j]);
+				}
+				for (int j = 0; j < U; j++)
+					for (int h = 0; h < m; h++) {
+						const float *r1 = d1 + ((size_t)sel[j] * m + h) * k;
+						double v = 0, a = 0;
+						for (int q = 0; q < k; q++) {
+							v += (double)r1[q] * xp[q];
+							a += fabs(r1[q] * xp[q]);
+						}
+						hv[j * m + h] = v;
+						hm[j * m + h] = a;
+					}
+				for (int o = 0; o < k; o++) {
+					double ref = 0, mag = 0;
+					for (int j = 0; j < U; j++) {
+						const float *r2 = d2 + ((size_t)sel[j] * k + o) * m;
+						for (int h = 0; h < m; h++) {
+							ref += wt[j] * r2[h] * hv[j * m + h];
+							mag += wt[j] * fabs(r2[h]) * hm[j * m + h];
+						}
+					}
+					double got = out[(size_t)p * k + o];
+					ck_assert_msg(fabs(got - ref) <= (int8 ? 1e-2 : 2e-5) * mag + 1e-6,
+						      "%s %s rows %u: row %u out %d: %.9g vs %.9g (mag %g)",
+						      b->B->name, belt_type_name(t), n, p, o, got, ref, mag);
+				}
+			}
+		}
+		free(lg);
+		free(x);
+		free(out);
+		free(ids);
+	}
+	free(d1);
+	free(d2);
+	free(hv);
+	free(hm);
+	free(w1);
+	free(w2);
+	be_close(&vk);
+	be_close(&cpu);
+}
+END_TEST
+
 /* embed of each type: quant_ref.h's floats (ggml's), exactly; ids out of
  * range give zeros. */
 START_TEST(test_quant_embed)
@@ -3007,6 +3169,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_settings);
 	suite_add_tcase(s, tc);
 	TCase *tq = tcase_create("quants");
+	tcase_add_loop_test(tq, test_moe, 0, (int)(sizeof moe_types / sizeof moe_types[0]));
 	tcase_set_timeout(tq, 0); /* no limit: CI bounds the run */
 	tcase_add_loop_test(tq, test_quant_matvec, 0, N_QTYPES);
 	tcase_add_loop_test(tq, test_quant_embed, 0, N_QTYPES);

@@ -171,6 +171,13 @@ START_TEST(test_list)
 	char seen[1024] = "";
 	ck_assert_int_eq(belt_arch_list(path, visit, seen), 3);
 	ck_assert_str_eq(seen, "t=a1/t.yaml u=a1/u.yaml v=b2/v.yaml ");
+	/* a folder named twice (as an installed path and a build's can be,
+	 * by another spelling) is listed once */
+	char twice[17200];
+	snprintf(twice, sizeof twice, "%s:%s:%s:%s/../a1", a, b, a, b);
+	seen[0] = 0;
+	ck_assert_int_eq(belt_arch_list(twice, visit, seen), 3);
+	ck_assert_str_eq(seen, "t=a1/t.yaml u=a1/u.yaml v=b2/v.yaml ");
 	for (size_t i = 0; i < 5; i++) {
 		snprintf(f, sizeof f, "%s/%s", dir, files[i]);
 		unlink(f);

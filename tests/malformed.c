@@ -256,6 +256,10 @@ START_TEST(model_faults)
 	run_model_error(synth("omit.gguf", omit), "missing tensor 'blk.1.ffn_up.weight'");
 	run_model_error(synth("shape.gguf", bad_shape), "tensor 'blk.0.attn_k.weight' has shape [96");
 	run_model_error(synth("gpt9.gguf", gpt9), "unknown architecture 'gpt9'");
+	/* an unsupported architecture names the key and what is supported */
+	run_model_error(synth("gpt9.gguf", gpt9),
+			"key 'general.architecture': unknown architecture 'gpt9' (supported: gemma2, "
+			"gemma3, llama, phi3, qwen2, qwen3, qwen3moe; no gpt9.yaml in");
 	/* a rope scaling belt does not do is refused, not ignored */
 	run_model_error(synth("yarn.gguf", yarn),
 			"key 'llama.rope.scaling.type' is 'yarn': this build's llama architecture takes 'none', 'linear'");

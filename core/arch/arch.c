@@ -3,6 +3,8 @@
  * the model and the backend when the dispatch table is built. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -561,6 +563,24 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether folder path (which starts at here in dirs) is the same folder
+ * as one listed before it in dirs (a path may name a folder twice). */
+static bool dir_listed_before(const char *dirs, const char *here, const char *path)
+{
+	char me[PATH_MAX], other[PATH_MAX], name[PATH_MAX];
+	if (!realpath(path, me))
+		return false;
+	for (const char *d = dirs; d && d < here;) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		snprintf(name, sizeof name, "%.*s", (int)len, d);
+		if (len && realpath(name, other) && !strcmp(me, other))
+			return true;
+		d = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 int belt_arch_list(const char *dirs, void (*fn)(const char *name, const char *path, void *ud),
 		   void *ud)
 {
@@ -570,7 +590,10 @@ int belt_arch_list(const char *dirs, void (*fn)(const char *name, const char *pa
 		const char *end = strchr(d, ':');
 		size_t len = end ? (size_t)(end - d) : strlen(d);
 		snprintf(path, sizeof path, "%.*s", (int)len, d);
+		const char *here = d;
 		d = end ? end + 1 : NULL;
+		if (len && dir_listed_before(dirs, here, path))
+			continue;
 		DIR *dir = len ? opendir(path) : NULL;
 		if (!dir)
 			continue;

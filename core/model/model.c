@@ -94,6 +94,17 @@ int belt_arch_scan(void (*fn)(const char *name, const char *file, void *ud), voi
 	return belt_arch_list(path, fn, ud);
 }
 
+/* belt_arch_list's callback: the names, ", "-separated, in a buffer of
+ * 1024 (a name that does not fit is left out). */
+static void append_name(const char *name, const char *file, void *ud)
+{
+	(void)file;
+	char *known = ud;
+	size_t len = strlen(known);
+	if (len + strlen(name) + 3 < 1024)
+		snprintf(known + len, 1024 - len, "%s%s", len ? ", " : "", name);
+}
+
 static int find_arch_file(const struct belt_model_params *p, const char *arch,
 			  char *path, size_t pathsz, char *err, size_t errsz)
 {
@@ -102,8 +113,12 @@ static int find_arch_file(const struct belt_model_params *p, const char *arch,
 			 BELT_SRC_ARCH_DIR);
 	if (belt_arch_find(arch, dirs, path, pathsz) == 0)
 		return 0;
-	return belt_errf(err, errsz, "unknown architecture '%s' (no %s.yaml in %s)",
-			 arch, arch, dirs);
+	char known[1024] = "";
+	belt_arch_list(dirs, append_name, known);
+	return belt_errf(err, errsz,
+			 "key 'general.architecture': unknown architecture '%s' (supported: %s; "
+			 "no %s.yaml in %s)",
+			 arch, *known ? known : "none", arch, dirs);
 }
 
 /* A string key's value through the hparam's values: 1 and *v when the

@@ -194,6 +194,23 @@ int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
 	return v;
 }
 
+uint64_t belt_cmd_weight_bytes(const struct belt_cmd *c, unsigned i)
+{
+	const struct belt_binding *b = &c->bind[i];
+	/* a lookup by token reads one row of its table */
+	if (c->patch == BELT_PATCH_TOKEN_OFFSET && b->ne[1] > 0)
+		return b->size / (uint64_t)b->ne[1];
+	const struct belt_op_contract *oc = c->kernel ? belt_op_contract(c->kernel->op) : NULL;
+	if (!oc || i >= oc->n_bind || oc->bind[i].kind != BELT_BIND_WEIGHT)
+		return b->size;
+	/* an expert stack: a row reads n_used of its n_expert matrices */
+	int e = param_index(oc->params, "n_expert", 8), u = param_index(oc->params, "n_used", 6);
+	if (e < 0 || u < 0 || c->param[e].i <= 0 || c->param[u].i <= 0 ||
+	    c->param[u].i > c->param[e].i)
+		return b->size;
+	return b->size / (uint64_t)c->param[e].i * (uint64_t)c->param[u].i;
+}
+
 uint32_t belt_cmd_rows(const struct belt_cmd *c)
 {
 	const struct belt_op_contract *oc = c->kernel ? belt_op_contract(c->kernel->op) : NULL;

@@ -229,11 +229,8 @@ void belt_session_cost(const struct belt_session *s, uint32_t *cmds_per_token,
 	for (uint32_t i = 0; i < s->table.n_cmds; i++) {
 		const struct belt_cmd *c = &s->table.cmds[i];
 		for (unsigned b = 0; b < c->n_bind; b++) {
-			if (!belt_model_is_weights(s->m, c->bind[b].buf))
-				continue;
-			/* a lookup by token reads one row of its table */
-			bool one_row = c->patch == BELT_PATCH_TOKEN_OFFSET && c->bind[b].ne[1] > 0;
-			bytes += one_row ? c->bind[b].size / (uint64_t)c->bind[b].ne[1] : c->bind[b].size;
+			if (belt_model_is_weights(s->m, c->bind[b].buf))
+				bytes += belt_cmd_weight_bytes(c, b);
 		}
 	}
 	*cmds_per_token = s->table.n_cmds;

@@ -142,7 +142,8 @@ struct belt_stats {
 const struct belt_stats *belt_session_stats(const struct belt_session *s);
 
 /* What one decode step costs: commands (dispatches) and bytes of weights
- * the dispatch table reads per token. */
+ * the dispatch table reads per token (of an expert stack, the experts a
+ * token uses; belt_cmd_weight_bytes). */
 void belt_session_cost(const struct belt_session *s, uint32_t *cmds_per_token,
 		       uint64_t *weight_bytes_per_token);
 

@@ -67,6 +67,11 @@ int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
  * the message names the command's label. */
 int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz);
 
+/* Bytes of binding i that one row of command c reads: the whole binding,
+ * but one row of a table an embedding looks up by token, and n_used of
+ * the n_expert matrices of an expert stack (the moe_matvec ops). */
+uint64_t belt_cmd_weight_bytes(const struct belt_cmd *c, unsigned i);
+
 /* Rows of a command's pass: ne[1] of its first row binding, or 1. */
 uint32_t belt_cmd_rows(const struct belt_cmd *c);
 

@@ -8,7 +8,10 @@
 # PROFILE=1 adds a BELT_VK_PROFILE run per file; VARIANTS="A=1,B=2 C=3"
 # adds a decode-only bench per file for each comma-separated env setting;
 # PP, REPS as in belt bench; BENCH_ARGS are added to every belt bench
-# (e.g. "--temp 0.8" for the sampled/greedy ratio).
+# (e.g. "--temp 0.8" for the sampled/greedy ratio). ARCHS lists the
+# layouts belt-synth writes for each shape (default "llama"; "llama-tied"
+# is llama without output.weight, the bytes of gemma2's tied layout);
+# MOE=TYPE also benchmarks the 30b-a3b qwen3moe shape in that type.
 B=$(cd "$1" && pwd)
 S=$(cd "$2" && pwd)
 SHAPES=${3:-1b}
@@ -36,19 +39,35 @@ if [ -z "$SKIPCHECK" ]; then
 		grep -E "vs logits|^qwen3moe|Checks|:F:|:E:" "$OUT/archs_vulkan.txt"
 	fi
 fi
+bench() { # FILE NAME: belt bench, then the optional profile and variants
+	"$B/.libs/belt" bench -m "$1" --backend vulkan -p "${PP:-512}" -n 128 -r "${REPS:-3}" $BENCH_ARGS > "$OUT/bench-$2.txt" 2>&1
+	[ -n "$PROFILE" ] && BELT_VK_PROFILE=1 "$B/.libs/belt" bench -m "$1" --backend vulkan -p 0 -n 64 -r 1 $BENCH_ARGS > "$OUT/profile-$2.txt" 2>&1
+	for v in $VARIANTS; do
+		echo "== $2 $v" >> "$OUT/variants.txt"
+		env $(echo "$v" | tr , ' ') "$B/.libs/belt" bench -m "$1" --backend vulkan -p 0 -n 128 -r "${REPS:-3}" >> "$OUT/variants.txt" 2>&1
+	done
+	rm -f "$1"
+}
 for shape in $SHAPES; do
 	for t in $TYPES; do
-		f=/tmp/synth-$shape-$t.gguf
-		[ -s "$f" ] || "$B/tests/.libs/belt-synth" --preset "$shape" --type "$t" -o "$f" || exit 1
-		"$B/.libs/belt" bench -m "$f" --backend vulkan -p "${PP:-512}" -n 128 -r "${REPS:-3}" $BENCH_ARGS > "$OUT/bench-$shape-$t.txt" 2>&1
-		[ -n "$PROFILE" ] && BELT_VK_PROFILE=1 "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 64 -r 1 $BENCH_ARGS > "$OUT/profile-$shape-$t.txt" 2>&1
-		for v in $VARIANTS; do
-			echo "== $shape $t $v" >> "$OUT/variants.txt"
-			env $(echo "$v" | tr , ' ') "$B/.libs/belt" bench -m "$f" --backend vulkan -p 0 -n 128 -r "${REPS:-3}" >> "$OUT/variants.txt" 2>&1
+		for a in ${ARCHS:-llama}; do
+			name=$shape-$t
+			[ "$a" = llama ] || name=$shape-$a-$t
+			f=/tmp/synth-$name.gguf
+			case $a in
+			*-tied) set -- --arch "${a%-tied}" --tied ;;
+			*) set -- --arch "$a" ;;
+			esac
+			[ -s "$f" ] || "$B/tests/.libs/belt-synth" --preset "$shape" --type "$t" "$@" -o "$f" || exit 1
+			bench "$f" "$name"
 		done
-		rm -f "$f"
 	done
 done
+if [ -n "$MOE" ]; then
+	f=/tmp/synth-30b-a3b-$MOE.gguf
+	"$B/tests/.libs/belt-synth" --preset 30b-a3b --type "$MOE" -o "$f" || exit 1
+	bench "$f" "30b-a3b-$MOE"
+fi
 echo "== summary"
 cat "$OUT"/bench-*.txt | grep -E "^\| synth|^decode|^sampled"
 [ -f "$OUT/variants.txt" ] && grep -E "^==|tg" "$OUT/variants.txt"

@@ -1,4 +1,5 @@
-/* Writes a llama GGUF with random weights (see synth.h). The vocabulary is
+/* Writes a GGUF with random weights in an architecture's layout (see
+ * synth.h). The vocabulary is
  * a real SentencePiece-style one: <unk>, <s>, </s>, the 256 byte tokens,
  * then filler pieces, so the tokenizer loads it. */
 #include <math.h>
@@ -15,7 +16,8 @@ void synth_default(struct synth_shape *s)
 {
 	*s = (struct synth_shape){.n_embd = 64, .n_layer = 2, .n_head = 4, .n_head_kv = 2,
 				  .n_ff = 128, .n_vocab = 300, .n_ctx = 128,
-				  .wtype = BELT_TYPE_F32, .embd_type = BELT_TYPE_ANY, .seed = 1};
+				  .wtype = BELT_TYPE_F32, .embd_type = BELT_TYPE_ANY, .seed = 1,
+				  .n_expert = 8, .n_expert_used = 2, .n_ff_exp = 32};
 }
 
 struct fill {
@@ -98,24 +100,31 @@ static int fill_fn(void *ud, void *dst, uint64_t offset, uint64_t n)
 struct plan {
 	char name[64];
 	uint32_t n_dims;
-	int64_t ne[2];
+	int64_t ne[3];
 	enum belt_type type;
 	struct fill fill;
 };
 
+/* What a tensor of a layout is: a matrix of the weight type, a 1-D norm
+ * (ones and noise), a 1-D bias (small values), an F32 matrix (MoE
+ * router) or a 3-D stack of expert matrices. */
+enum role { MAT, NORM, BIAS, ROUTER, EXPERTS };
+
 static void add(struct plan *p, unsigned *n, const struct synth_shape *s, const char *name,
-		int64_t ne0, int64_t ne1, enum belt_type type)
+		int64_t ne0, int64_t ne1, int64_t ne2, enum role role)
 {
 	if (s->omit_tensor && !strcmp(s->omit_tensor, name))
 		return;
 	struct plan *t = &p[(*n)++];
 	snprintf(t->name, sizeof t->name, "%s", name);
-	t->n_dims = ne1 ? 2 : 1;
+	t->n_dims = role == EXPERTS ? 3 : role == MAT || role == ROUTER ? 2 : 1;
 	t->ne[0] = ne0 + (s->bad_shape_tensor && !strcmp(s->bad_shape_tensor, name) ? 32 : 0);
-	t->ne[1] = ne1 ? ne1 : 1;
-	t->type = ne1 ? type : BELT_TYPE_F32;
+	t->ne[1] = t->n_dims > 1 ? ne1 : 1;
+	t->ne[2] = t->n_dims > 2 ? ne2 : 1;
+	t->type = role == MAT || role == EXPERTS ? s->wtype : BELT_TYPE_F32;
 	t->fill = (struct fill){.state = s->seed * 2654435761u + *n * 0x51ed27, .type = t->type,
-				.scale = 1.0f / sqrtf((float)ne0), .ones = !ne1};
+				.scale = role == BIAS ? 0.1f : 1.0f / sqrtf((float)ne0),
+				.ones = role == NORM};
 }
 
 static int vocab(struct belt_gguf_writer *w, const struct synth_shape *s)
@@ -170,6 +179,9 @@ static int hparams(struct belt_gguf_writer *w, const struct synth_shape *s)
 	       (snprintf(k, sizeof k, "%s.attention.layer_norm_rms_epsilon", a),
 		belt_gguf_writer_f32(w, k, 1e-5f)) ||
 	       (snprintf(k, sizeof k, "%s.rope.freq_base", a), belt_gguf_writer_f32(w, k, 10000.0f)) ||
+	       (!strcmp(a, "qwen3moe") &&
+		(U32("expert_count", s->n_expert) || U32("expert_used_count", s->n_expert_used) ||
+		 U32("expert_feed_forward_length", s->n_ff_exp))) ||
 	       (s->rope_scaling &&
 		((snprintf(k, sizeof k, "%s.rope.scaling.type", a),
 		  belt_gguf_writer_str(w, k, s->rope_scaling)) ||
@@ -179,11 +191,79 @@ static int hparams(struct belt_gguf_writer *w, const struct synth_shape *s)
 #undef U32
 }
 
+/* The dimensions a layout's tensor names by index. */
+enum dim { EMBD, KV, FF, HEAD, QKV, FF2, EXPERT, FF_EXP, ONE };
+
+struct layer_tensor {
+	const char *name;
+	uint8_t in, out; /* enum dim */
+	uint8_t role;	 /* enum role */
+};
+
+#define T(name, in, out, role) {name, in, out, role}
+#define ATTN_NORM T("attn_norm", EMBD, ONE, NORM)
+#define QKV_SPLIT T("attn_q", EMBD, EMBD, MAT), T("attn_k", EMBD, KV, MAT), T("attn_v", EMBD, KV, MAT)
+#define QK_NORM T("attn_q_norm", HEAD, ONE, NORM), T("attn_k_norm", HEAD, ONE, NORM)
+#define ATTN_OUT T("attn_output", EMBD, EMBD, MAT)
+#define FFN T("ffn_norm", EMBD, ONE, NORM), T("ffn_gate", EMBD, FF, MAT), \
+	T("ffn_up", EMBD, FF, MAT), T("ffn_down", FF, EMBD, MAT)
+
+static const struct layer_tensor llama_layer[] = {ATTN_NORM, QKV_SPLIT, ATTN_OUT, FFN, {0}};
+static const struct layer_tensor qwen2_layer[] = {
+	ATTN_NORM, QKV_SPLIT, T("attn_q.bias", EMBD, ONE, BIAS), T("attn_k.bias", KV, ONE, BIAS),
+	T("attn_v.bias", KV, ONE, BIAS), ATTN_OUT, FFN, {0}};
+static const struct layer_tensor qwen3_layer[] = {ATTN_NORM, QKV_SPLIT, QK_NORM, ATTN_OUT, FFN, {0}};
+static const struct layer_tensor phi3_layer[] = {
+	ATTN_NORM, T("attn_qkv", EMBD, QKV, MAT), ATTN_OUT, T("ffn_norm", EMBD, ONE, NORM),
+	T("ffn_up", EMBD, FF2, MAT), T("ffn_down", FF, EMBD, MAT), {0}};
+static const struct layer_tensor gemma2_layer[] = {
+	ATTN_NORM, QKV_SPLIT, ATTN_OUT, T("post_attention_norm", EMBD, ONE, NORM), FFN,
+	T("post_ffw_norm", EMBD, ONE, NORM), {0}};
+static const struct layer_tensor gemma3_layer[] = {
+	ATTN_NORM, QKV_SPLIT, QK_NORM, ATTN_OUT, T("post_attention_norm", EMBD, ONE, NORM), FFN,
+	T("post_ffw_norm", EMBD, ONE, NORM), {0}};
+static const struct layer_tensor qwen3moe_layer[] = {
+	ATTN_NORM, QKV_SPLIT, QK_NORM, ATTN_OUT, T("ffn_norm", EMBD, ONE, NORM),
+	T("ffn_gate_inp", EMBD, EXPERT, ROUTER), T("ffn_gate_exps", EMBD, FF_EXP, EXPERTS),
+	T("ffn_up_exps", EMBD, FF_EXP, EXPERTS), T("ffn_down_exps", FF_EXP, EMBD, EXPERTS), {0}};
+
+static const struct {
+	const char *arch;
+	const struct layer_tensor *layer;
+	bool tied; /* the architecture has no output.weight */
+} layouts[] = {
+	{"llama", llama_layer, false},	 {"qwen2", qwen2_layer, false},
+	{"qwen3", qwen3_layer, false},	 {"phi3", phi3_layer, false},
+	{"gemma2", gemma2_layer, true},	 {"gemma3", gemma3_layer, true},
+	{"qwen3moe", qwen3moe_layer, false},
+};
+#define N_LAYOUTS (sizeof layouts / sizeof layouts[0])
+
+int synth_arch_known(const char *arch)
+{
+	for (size_t i = 0; i < N_LAYOUTS; i++)
+		if (!strcmp(layouts[i].arch, arch))
+			return 1;
+	return 0;
+}
+
 int synth_write(const struct synth_shape *s, const char *path, char *err, size_t errsz)
 {
 	if (!s->n_head || s->n_embd % s->n_head || !s->n_head_kv || s->n_head % s->n_head_kv)
 		return belt_errf(err, errsz, "synth: n_embd must divide by n_head and n_head by n_head_kv");
-	unsigned cap = 3 + 9 * s->n_layer, n = 0;
+	size_t li = 0;
+	for (size_t i = 0; i < N_LAYOUTS; i++)
+		if (s->arch && !strcmp(layouts[i].arch, s->arch))
+			li = i;
+	const struct layer_tensor *layer = layouts[li].layer;
+	if (layer == qwen3moe_layer &&
+	    (!s->n_expert || !s->n_ff_exp || !s->n_expert_used || s->n_expert_used > s->n_expert))
+		return belt_errf(err, errsz, "synth: qwen3moe needs 1 <= experts used <= experts and a "
+					     "positive expert FFN width");
+	unsigned per_layer = 0;
+	while (layer[per_layer].name)
+		per_layer++;
+	unsigned cap = 3 + per_layer * s->n_layer, n = 0;
 	struct plan *p = calloc(cap, sizeof *p);
 	struct belt_gguf_writer *w = belt_gguf_writer_new();
 	if (!p || !w) {
@@ -192,24 +272,23 @@ int synth_write(const struct synth_shape *s, const char *path, char *err, size_t
 		return belt_errf(err, errsz, "synth: out of memory");
 	}
 	uint32_t hd = s->n_embd / s->n_head, kv = hd * s->n_head_kv;
+	const int64_t dims[] = {[EMBD] = s->n_embd, [KV] = kv, [FF] = s->n_ff, [HEAD] = hd,
+				[QKV] = s->n_embd + 2 * kv, [FF2] = 2 * (int64_t)s->n_ff,
+				[EXPERT] = s->n_expert, [FF_EXP] = s->n_ff_exp, [ONE] = 1};
 	enum belt_type et = s->embd_type == BELT_TYPE_ANY ? s->wtype : s->embd_type;
-	add(p, &n, s, "token_embd.weight", s->n_embd, s->n_vocab, et);
-	add(p, &n, s, "output_norm.weight", s->n_embd, 0, BELT_TYPE_F32);
-	if (!s->tied)
-		add(p, &n, s, "output.weight", s->n_embd, s->n_vocab, s->wtype);
-	for (uint32_t l = 0; l < s->n_layer; l++) {
-		static const struct { const char *name; int in, out; } layer[] = {
-			{"attn_norm", 0, -1}, {"attn_q", 0, 0}, {"attn_k", 0, 1}, {"attn_v", 0, 1},
-			{"attn_output", 0, 0}, {"ffn_norm", 0, -1}, {"ffn_gate", 0, 2},
-			{"ffn_up", 0, 2}, {"ffn_down", 2, 0}};
-		const uint32_t dims[3] = {s->n_embd, kv, s->n_ff};
-		for (size_t i = 0; i < sizeof layer / sizeof *layer; i++) {
+	struct synth_shape typed = *s;
+	typed.wtype = et;
+	add(p, &n, &typed, "token_embd.weight", s->n_embd, s->n_vocab, 1, MAT);
+	add(p, &n, s, "output_norm.weight", s->n_embd, 1, 1, NORM);
+	if (!s->tied && !layouts[li].tied)
+		add(p, &n, s, "output.weight", s->n_embd, s->n_vocab, 1, MAT);
+	for (uint32_t l = 0; l < s->n_layer; l++)
+		for (const struct layer_tensor *t = layer; t->name; t++) {
 			char name[64];
-			snprintf(name, sizeof name, "blk.%u.%s.weight", l, layer[i].name);
-			add(p, &n, s, name, dims[layer[i].in], layer[i].out < 0 ? 0 : dims[layer[i].out],
-			    s->wtype);
+			snprintf(name, sizeof name, "blk.%u.%s%s", l, t->name,
+				 strchr(t->name, '.') ? "" : ".weight");
+			add(p, &n, s, name, dims[t->in], dims[t->out], s->n_expert, t->role);
 		}
-	}
 	int rc = hparams(w, s) || vocab(w, s) ? belt_errf(err, errsz, "synth: out of memory") : 0;
 	for (unsigned i = 0; rc == 0 && i < n; i++)
 		if (belt_gguf_writer_tensor_fn(w, p[i].name, p[i].type, p[i].n_dims, p[i].ne, fill_fn,

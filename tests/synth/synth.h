@@ -1,6 +1,7 @@
-/* Synthetic llama-architecture GGUF files of any shape and weight type,
- * with random weights, for tests and benchmarks of shapes no shipped model
- * has. The weights are produced while writing, so files larger than
+/* Synthetic GGUF files of any shape and weight type, with random weights,
+ * for tests and benchmarks of shapes no shipped model has: llama, qwen2,
+ * qwen3, phi3, gemma2, gemma3 and qwen3moe tensor layouts (any other
+ * architecture name gets llama's tensors). The weights are produced while writing, so files larger than
  * memory can be made. */
 #ifndef BELT_TESTS_SYNTH_H
 #define BELT_TESTS_SYNTH_H
@@ -18,6 +19,8 @@ struct synth_shape {
 	bool tied;		  /* no output.weight */
 	uint64_t seed;
 	const char *arch;	  /* general.architecture; NULL: "llama" */
+	/* qwen3moe: experts per layer, used per token, each one's FFN width */
+	uint32_t n_expert, n_expert_used, n_ff_exp;
 	/* {arch}.rope.scaling.type and .factor; NULL: neither written */
 	const char *rope_scaling;
 	float rope_factor;
@@ -26,8 +29,12 @@ struct synth_shape {
 	const char *bad_shape_tensor;
 };
 
-/* The default small shape (64 wide, 2 layers, vocab 300, F32). */
+/* The default small shape (64 wide, 2 layers, vocab 300, F32; 8 experts
+ * of width 32, 2 used, where the architecture has experts). */
 void synth_default(struct synth_shape *s);
+/* Whether the tensor layout of arch is one synth writes as such (not
+ * llama's by default). */
+int synth_arch_known(const char *arch);
 /* Write the model to path; -1 with a message on failure. */
 int synth_write(const struct synth_shape *s, const char *path, char *err, size_t errsz);
 

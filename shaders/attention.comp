@@ -23,6 +23,9 @@
 // bindings: 0 q, 1 k_cache, 2 v_cache, 3 out, 4 att (n_head * n_ctx)
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= 512), n_ctx,
 // scale; aux2: the command's words of the work buffer
+// aux0 1 (default variant only): the op is attention_ext, whose params go
+// on with softcap (p5: s = cap * tanh(s / cap) where cap > 0) and window
+// (p6: positions within window of the query, where window > 0)
 #define WG 256
 #define MAX_HD 512
 #define ATT_SH 2048 // positions whose scores stay in shared memory
@@ -33,6 +36,8 @@ layout(binding = 1) readonly buffer KC4 { vec4 kc4[]; };
 layout(binding = 2) readonly buffer VC4 { vec4 vc4[]; };
 layout(binding = 3) writeonly buffer O4 { vec4 o4[]; };
 layout(binding = 4) coherent buffer Att { float att[]; };
+
+#include "tanh.glsl"
 
 shared vec4 qs[MAX_HD / 4];
 shared vec4 acc_sh[WG];
@@ -62,7 +67,10 @@ void main()
 	if (t0 >= n_kv)
 		return;
 #else
-	uint t0 = 0, t1 = n_kv;
+	bool ext = pc.aux[0] == 1u;
+	float cap = ext ? pflt(5) : 0.0;
+	uint window = ext ? pc.p[6] : 0u;
+	uint t0 = window > 0u && n_kv > window ? n_kv - window : 0u, t1 = n_kv;
 #endif
 	uint kv4 = n_head_kv * hd4;
 	uint kh = h / (n_head / n_head_kv);
@@ -112,6 +120,10 @@ void main()
 			d4 += qs[i] * kc4[kb + i];
 		d4 += e4;
 		float s = (d4.x + d4.y) + (d4.z + d4.w);
+#ifndef SPLIT
+		if (cap > 0.0)
+			s = tanh_f(s / cap) * cap;
+#endif
 		ATT_W(t, s)
 		mx = max(mx, s);
 	}

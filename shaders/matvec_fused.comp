@@ -6,6 +6,7 @@
 #endif
 #include "common.glsl"
 #include "rope.glsl"
+#include "tanh.glsl"
 // matvec_fused: every matvec whose weights allow 16-byte loads, alone or as
 // the backend's fusion of a run of matvecs that read the same x
 // (plugins/backend-vulkan/backend.c, fuse_*), never in the public kernel
@@ -36,6 +37,12 @@
 //           2 ADD     y0[r] = y0[r] + W0[r] . x (matvec then add)
 //           4 SWIGLU  y0[r] = silu(W0[r] . x) * (W1[r] . x) (gate, up,
 //                     silu_mul)
+//          16 GELU    with SWIGLU: gelu(W0[r] . x) * (W1[r] . x) instead
+//                     (gate, up, gelu_mul: GELU's tanh form, as
+//                     gelu_mul.comp computes it)
+//          32 NEOX    with ROPE: NEOX pairs (i, i + rope_dim/2) of each head,
+//                     as rope.comp's neox 1: the q and k rows are computed
+//                     in the order that puts each pair side by side (wrow)
 //           8 ROPE    segments q, k, v then rope_kv: q and k rotated as
 //                     rope_kv rotates them (pairs of rows, at the token's
 //                     position), q into y0, k and v into row pos of the
@@ -52,6 +59,8 @@
 #define F_ADD 2u
 #define F_SWIGLU 4u
 #define F_ROPE 8u
+#define F_GELU 16u
+#define F_NEOX 32u
 layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
@@ -333,13 +342,24 @@ void load_x(uint u, uint t0, out vec4 xv[NX])
 }
 #endif
 
+// The row of segment s that computed row c holds: c itself, but under
+// NEOX, for q and k, rows 2i and 2i + 1 of a head's rotated part are its
+// rows i and i + rope_dim/2, the pair rope rotates together.
+uint wrow(uint s, uint c)
+{
+	if ((FLAGS & F_NEOX) == 0u || s > 1u)
+		return c;
+	uint hd = pc.p[10], rd = pc.p[11], e = c % hd;
+	return e < rd ? c - e + (e >> 1) + (e & 1u) * (rd >> 1) : c;
+}
+
 #define STEP(S, U)                                                          \
 	{                                                                   \
 		WT q[U][NR], q2[U][NR];                                     \
 		float d[U][NR], d2[U][NR];                                  \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
 			[[unroll]] for (uint r = 0; r < NR; r++) {          \
-				uint row = min(r0 + r, m - 1), un = u + uu * st; \
+				uint row = wrow(S, min(r0 + r, m - 1)), un = u + uu * st; \
 				q[uu][r] = LOADW(S, pc.o[2 + S], row, k, un); \
 				d[uu][r] = LOADD(S, pc.p[7 + S], row, k, un); \
 				if ((FLAGS & F_SWIGLU) != 0) {              \
@@ -492,6 +512,9 @@ void main()
 			uint row = r0 + r;
 			if ((FLAGS & F_ROPE) != 0)
 				ys[rg * NR + r] = s;
+			else if ((FLAGS & F_GELU) != 0)
+				y0[pc.o[5] + row] = 0.5 * s * (1.0 + tanh_f(0.79788456080286535588 * s *
+					(1.0 + 0.044715 * s * s))) * s2;
 			else if ((FLAGS & F_SWIGLU) != 0)
 				y0[pc.o[5] + row] = s / (1.0 + exp(-s)) * s2;
 			else if ((FLAGS & F_ADD) != 0)
@@ -523,9 +546,9 @@ void main()
 				v = (lr & 1u) == 0u ? v * sc.y - o * sc.x : o * sc.x + v * sc.y;
 			}
 			if (seg == 0u)
-				y0[pc.o[5] + row] = v;
+				y0[pc.o[5] + wrow(0u, row)] = v;
 			else if (seg == 1u)
-				y1[pc.o[6] + slot * kvd + row] = v;
+				y1[pc.o[6] + slot * kvd + wrow(1u, row)] = v;
 			else
 				y2[pc.o[7] + slot * kvd + row] = v;
 		}

@@ -5,11 +5,24 @@
 // (a z layer each); out may
 // alias x (each thread reads x[i] before it writes out[i], after the
 // reduction's barrier).
+// -DADD (rmsnorm then add, fused; Gemma's post-norms): out = out +
+// w * x / sqrt(...), the sum rounded as add.comp rounds it; out must not
+// alias x.
 #define WG 256
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 1) readonly buffer W { float w[]; };
+#if defined(ADD)
+layout(binding = 2) buffer O { float o[]; };
+#else
 layout(binding = 2) writeonly buffer O { float o[]; };
+#endif
+
+// Each thread's values of a chunk of WG * PER are loaded before any is
+// used, so that a row of a few thousand costs one load latency, not PER
+// in a row; summed in the order a plain loop would (i = tid, tid + WG,
+// ...), so the result does not depend on PER.
+#define PER 16
 
 void main()
 {
@@ -19,13 +32,42 @@ void main()
 		return;
 	uint tid = gl_LocalInvocationID.x;
 	uint xo = pc.o[0] + row_in(r) * n, oo = pc.o[2] + row_in(r) * n;
-	float ss = 0.0;
-	for (uint i = tid; i < n; i += WG) {
-		float v = x[xo + i];
-		ss += v * v;
+	float v[PER], ss = 0.0;
+	for (uint c0 = 0; c0 < n; c0 += WG * PER) {
+		[[unroll]] for (uint j = 0; j < PER; j++) {
+			uint i = c0 + tid + j * WG;
+			v[j] = i < n ? x[xo + i] : 0.0;
+		}
+		[[unroll]] for (uint j = 0; j < PER; j++)
+			ss += v[j] * v[j];
 	}
 	ss = wg_sum(ss);
 	float scale = 1.0 / sqrt(ss / float(n) + pflt(1));
-	for (uint i = tid; i < n; i += WG)
-		o[oo + i] = w[pc.o[1] + i] * (scale * x[xo + i]);
+	bool held = n <= WG * PER; // v holds the row (x may alias out)
+	for (uint c0 = 0; c0 < n; c0 += WG * PER) {
+		float wv[PER], ov[PER];
+		[[unroll]] for (uint j = 0; j < PER; j++) {
+			uint i = c0 + tid + j * WG;
+			if (i < n) {
+				if (!held)
+					v[j] = x[xo + i];
+				wv[j] = w[pc.o[1] + i];
+#if defined(ADD)
+				ov[j] = o[oo + i];
+#endif
+			}
+		}
+		[[unroll]] for (uint j = 0; j < PER; j++) {
+			uint i = c0 + tid + j * WG;
+			if (i >= n)
+				continue;
+			precise float y = wv[j] * (scale * v[j]);
+#if defined(ADD)
+			precise float sum = ov[j] + y;
+			o[oo + i] = sum;
+#else
+			o[oo + i] = y;
+#endif
+		}
+	}
 }

@@ -417,7 +417,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
 			/* alone: matvec_fused is the faster kernel */
 			memset(&fg, 0, sizeof fg);
-			fg.norm = fg.tail = -1;
+			fg.norm = fg.tail = fg.rope = -1;
 			fg.mv[0] = fg.last = i;
 			fg.nmv = 1;
 			found = true;
@@ -458,6 +458,16 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		} else if (fuse && vk_sample_fuse(ctx, t, oc, obi, i, c, bis[np],
 					       rs[np], &nrs[np], &used, &failed,
 					       err, errsz)) {
+			if (failed)
+				goto out;
+			i += used;
+		} else if (fuse && vk_norm_add_fuse(ctx, t, oc, obi, writes, i, c, bis[np],
+						 rs[np], &nrs[np], &failed, err, errsz)) {
+			if (failed)
+				goto out;
+			i += 2;
+		} else if (fuse && vk_qkv_fuse(ctx, t, oc, obi, writes, i, c, bis[np], rs[np],
+					    &nrs[np], &used, &failed, err, errsz)) {
 			if (failed)
 				goto out;
 			i += used;

@@ -1,6 +1,7 @@
 /* plugins/backend-vulkan/fusion.c: fusion of a one-row table's commands
  * into one matvec_fused dispatch (rmsnorm, up to three matvecs sharing x,
- * gate/up + silu_mul, matvec + add, q/k/v + rope_kv), where that is
+ * gate/up + silu_mul or gelu_mul, matvec + add, q/k/v + rope_kv or its
+ * pieces rope, rope, kv_store), where that is
  * provably the same computation, and of the sampler's commands into its
  * argmax (vk_sample_fuse). */
 #include <stdio.h>
@@ -21,6 +22,8 @@
 #define F_ADD 2u
 #define F_SWIGLU 4u
 #define F_ROPE 8u
+#define F_GELU 16u /* with F_SWIGLU: gelu_mul's GELU instead of silu */
+#define F_NEOX 32u /* with F_ROPE: NEOX pairs (i, i + rope_dim/2) */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)
@@ -50,7 +53,7 @@ static void op_access(const struct belt_cmd *c, uint8_t *reads, int *fw,
 	*fw_bytes = 0;
 	*reads = 0xff;
 	if (!strcmp(op, "embed") || !strcmp(op, "rmsnorm") ||
-	    !strcmp(op, "add") || !strcmp(op, "silu_mul")) {
+	    !strcmp(op, "add") || !strcmp(op, "silu_mul") || !strcmp(op, "gelu_mul")) {
 		*reads = 3;
 		*fw = 2;
 		*fw_bytes = (uint64_t)c->param[0].i * 4;
@@ -182,6 +185,10 @@ int vk_group_outputs(const struct belt_table *t, const struct fgroup *g,
 		out[n++] = &C[g->tail].bind[2];
 	} else if (g->flags & F_ADD) {
 		out[n++] = &C[g->tail].bind[g->res];
+	} else if ((g->flags & F_ROPE) && g->rope >= 0) {
+		out[n++] = &C[g->rope].bind[0]; /* q, rotated */
+		out[n++] = &C[g->tail].bind[2]; /* k cache */
+		out[n++] = &C[g->tail].bind[3]; /* v cache */
 	} else if (g->flags & F_ROPE) {
 		out[n++] = &C[g->tail].bind[0]; /* q, rotated */
 		out[n++] = &C[g->tail].bind[3]; /* k cache */
@@ -215,6 +222,36 @@ static bool rope_fusable(const struct belt_table *t, const uint8_t *writes,
 	       dead_after(t, writes, first, r, &rc->bind[2], kv_bytes);
 }
 
+/* Whether rope(q) at r, rope(k) at r + 1 and kv_store at r + 2 do what
+ * rope_kv does to the outputs of group g's q, k, v (rope_fusable), with
+ * one set of frequencies (same rope_dim, base, freq_scale and pairs; not
+ * rope_ff's factors) at one position. */
+static bool rope_pieces_fusable(const struct belt_table *t, const uint8_t *writes,
+				uint32_t first, const struct fgroup *g, uint32_t r,
+				uint32_t rpw)
+{
+	const struct belt_cmd *C = t->cmds;
+	if (r + 2 >= t->n_cmds || !vk_is_op(&C[r], "rope") || !vk_is_op(&C[r + 1], "rope") ||
+	    !vk_is_op(&C[r + 2], "kv_store"))
+		return false;
+	const struct belt_cmd *rq = &C[r], *rk = &C[r + 1], *kv = &C[r + 2];
+	const struct belt_cmd *q = &C[g->mv[0]], *k = &C[g->mv[1]], *v = &C[g->mv[2]];
+	int nh = rq->param[0].i, nkv = rk->param[0].i, hd = rq->param[1].i;
+	uint64_t kv_bytes = (uint64_t)nkv * hd * 4;
+	for (int p = 1; p < 6; p++)
+		if (rq->param[p].i != rk->param[p].i)
+			return false;
+	return rq->head == q->head && rk->head == q->head && kv->head == q->head &&
+	       rq->patch == rk->patch && rq->patch == kv->patch &&
+	       rpw % 2 == 0 && rpw <= ROPE_YS_MAX && hd % 2 == 0 &&
+	       same_bind(&rq->bind[0], &q->bind[2]) && same_bind(&rk->bind[0], &k->bind[2]) &&
+	       same_bind(&kv->bind[0], &k->bind[2]) && same_bind(&kv->bind[1], &v->bind[2]) &&
+	       q->param[1].i == nh * hd && k->param[1].i == nkv * hd &&
+	       v->param[1].i == nkv * hd && kv->param[0].i == nkv * hd &&
+	       dead_after(t, writes, first, r + 2, &kv->bind[0], kv_bytes) &&
+	       dead_after(t, writes, first, r + 2, &kv->bind[1], kv_bytes);
+}
+
 bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc, const bool *rp,
 		      const uint8_t *writes, uint32_t i, struct fgroup *g)
@@ -224,6 +261,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	memset(g, 0, sizeof *g);
 	g->norm = -1;
 	g->tail = -1;
+	g->rope = -1;
 	bool head = C[i].head;
 	/* not for the head: its many rows (vocab) would each reread x and w
 	 * for one dispatch saved per token (measured on the H100 with int8
@@ -255,7 +293,8 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		return false;
 	g->last = g->mv[g->nmv - 1];
 	const struct belt_cmd *m0 = &C[g->mv[0]];
-	if (g->nmv == 2 && j < n && vk_is_op(&C[j], "silu_mul") &&
+	bool gelu = j < n && vk_is_op(&C[j], "gelu_mul");
+	if (g->nmv == 2 && j < n && (gelu || vk_is_op(&C[j], "silu_mul")) &&
 	    C[j].head == head) {
 		const struct belt_cmd *sm = &C[j], *m1 = &C[g->mv[1]];
 		uint64_t bytes = (uint64_t)sm->param[0].i * 4;
@@ -267,7 +306,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		    (same_bind(&sm->bind[2], &sm->bind[0]) ||
 		     dead_after(t, writes, i, j, &sm->bind[0], bytes))) {
 			g->tail = (int)j;
-			g->flags |= F_SWIGLU;
+			g->flags |= F_SWIGLU | (gelu ? F_GELU : 0);
 			g->last = j;
 		}
 	} else if (g->nmv == 3 && j < n && vk_is_op(&C[j], "rope_kv") &&
@@ -279,6 +318,15 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		g->tail = (int)j;
 		g->flags |= F_ROPE;
 		g->last = j;
+	} else if (g->nmv == 3 && j < n &&
+		   rope_pieces_fusable(t, writes, i, g, j,
+				       group_rpw(ctx,
+						 fmv_shader(ctx, ((const struct vk_op *)m0->kernel->impl)->wtype),
+						 m0->param[0].i))) {
+		g->rope = (int)j;
+		g->tail = (int)j + 2;
+		g->flags |= F_ROPE | (C[j].param[4].i ? F_NEOX : 0);
+		g->last = j + 2;
 	} else if (g->nmv == 1 && j < n && vk_is_op(&C[j], "add") &&
 		   C[j].head == head) {
 		const struct belt_cmd *a = &C[j];
@@ -376,18 +424,22 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		bi[5] = bi[6] = bi[7] = obi[g->tail][g->res];
 		c->pc.o[5] = oc[g->tail].pc.o[g->res];
 	} else if (g->flags & F_ROPE) {
-		/* q in place; k and v into the caches (rope_kv's 3 and 4) */
-		const struct belt_cmd *r = &C[g->tail];
-		bi[5] = obi[g->tail][0];
-		c->pc.o[5] = oc[g->tail].pc.o[0];
-		bi[6] = obi[g->tail][3];
-		c->pc.o[6] = oc[g->tail].pc.o[3];
-		bi[7] = obi[g->tail][4];
-		c->pc.o[7] = oc[g->tail].pc.o[4];
-		c->pc.p[10] = (uint32_t)r->param[2].i;
-		c->pc.p[11] = (uint32_t)r->param[3].i;
-		c->pc.p[12] = (uint32_t)(r->param[1].i * r->param[2].i);
-		c->pc.p[13] = oc[g->tail].pc.aux[0]; /* its freqs in meta */
+		/* q in place; k and v into the caches: rope_kv's bindings 0,
+		 * 3 and 4, or rope q's 0 and kv_store's 2 and 3 (pieces) */
+		bool pieces = g->rope >= 0;
+		int rq = pieces ? g->rope : g->tail;
+		const int src[3][2] = {{rq, 0}, {g->tail, pieces ? 2 : 3}, {g->tail, pieces ? 3 : 4}};
+		for (int s = 0; s < 3; s++) {
+			bi[5 + s] = obi[src[s][0]][src[s][1]];
+			c->pc.o[5 + s] = oc[src[s][0]].pc.o[src[s][1]];
+		}
+		const struct belt_cmd *r = &C[rq];
+		/* head_dim, rope_dim, kv_dim */
+		c->pc.p[10] = (uint32_t)r->param[pieces ? 1 : 2].i;
+		c->pc.p[11] = (uint32_t)r->param[pieces ? 2 : 3].i;
+		c->pc.p[12] = (uint32_t)(pieces ? C[g->tail].param[0].i
+						: r->param[1].i * r->param[2].i);
+		c->pc.p[13] = oc[rq].pc.aux[0]; /* its freqs in meta */
 		/* its position and cache slot from its patch */
 		c->pc.mode = (uint32_t)r->patch << VK_MODE_PATCH2_SHIFT;
 	}
@@ -401,7 +453,8 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	c->gz = 1;
 	c->head = C[m0].head;
 	c->n_bind = BELT_MAX_BINDINGS;
-	const char *what = g->flags & F_SWIGLU ? "swiglu"
+	const char *what = g->flags & F_GELU ? "geglu"
+			   : g->flags & F_SWIGLU ? "swiglu"
 			   : g->flags & F_ADD	? "matvec+add"
 			   : g->nmv == 3	? "matvec3"
 			   : g->nmv == 2	? "matvec2"
@@ -415,6 +468,165 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		return -1;
 	c->layout = ctx->pl[BELT_MAX_BINDINGS];
 	return 0;
+}
+
+bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
+		      const struct vk_cmd *oc,
+		      VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
+		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
+		      bool *failed, char *err, size_t errsz)
+{
+	*failed = false;
+	const struct belt_cmd *C = t->cmds;
+	if (i + 1 >= t->n_cmds || !vk_is_op(&C[i], "rmsnorm") ||
+	    !vk_is_op(&C[i + 1], "add") || C[i].head != C[i + 1].head)
+		return false;
+	const struct belt_cmd *nm = &C[i], *a = &C[i + 1];
+	const struct belt_binding *y = &nm->bind[2];
+	/* the add's other input is the residual it overwrites */
+	int res = same_bind(&a->bind[1], y) ? 0 : same_bind(&a->bind[0], y) ? 1 : -1;
+	uint64_t bytes = (uint64_t)nm->param[0].i * 4;
+	if (res < 0 || a->param[0].i != nm->param[0].i ||
+	    !same_bind(&a->bind[2], &a->bind[res]) ||
+	    bind_overlap(&a->bind[res], &nm->bind[0]) ||
+	    bind_overlap(&a->bind[res], &nm->bind[1]) || bind_overlap(&a->bind[res], y) ||
+	    !dead_after(t, writes, i, i + 1, y, bytes))
+		return false;
+	if (vk_pipeline_for(ctx, VK_SH_RMSNORM_ADD, 3, err, errsz)) {
+		*failed = true;
+		return true;
+	}
+	*c = oc[i];
+	c->pipe = ctx->pipe[VK_SH_RMSNORM_ADD];
+	c->layout = ctx->pl[3];
+	c->n_bind = 3;
+	c->pc.o[2] = oc[i + 1].pc.o[res];
+	bi[0] = obi[i][0];
+	bi[1] = obi[i][1];
+	bi[2] = obi[i + 1][res];
+	snprintf(c->kind, sizeof c->kind, "norm+add%s", c->head ? " head" : "");
+	*nr = 0;
+	for (int b = 0; b < 2; b++)
+		r[(*nr)++] = (struct range){.buf = nm->bind[b].buf, .lo = nm->bind[b].offset,
+					    .hi = nm->bind[b].offset + nm->bind[b].size};
+	const struct belt_binding *x = &a->bind[res];
+	r[(*nr)++] = (struct range){.buf = x->buf, .lo = x->offset, .hi = x->offset + x->size,
+				    .write = true};
+	return true;
+}
+
+#define QKV_HD_MAX 256 /* qkv_rope.comp HD_MAX */
+#define QKV_BIAS 1u	 /* qkv_rope.comp's flags */
+#define QKV_HNORM 2u
+#define QKV_NEOX 4u
+
+bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
+		 const struct vk_cmd *oc,
+		 VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		 const uint8_t *writes, uint32_t i, struct vk_cmd *c,
+		 VkDescriptorBufferInfo *bi, struct range *r, int *nr, uint32_t *used,
+		 bool *failed, char *err, size_t errsz)
+{
+	*failed = false;
+	const struct belt_cmd *C = t->cmds;
+	uint32_t n = t->n_cmds, j = i, flags = 0;
+	int pre[3] = {-1, -1, -1}; /* the bias_add or rmsnorm_heads of q, k, v */
+	if (i + 2 < n && vk_is_op(&C[i], "bias_add") && vk_is_op(&C[i + 1], "bias_add") &&
+	    vk_is_op(&C[i + 2], "bias_add")) {
+		flags = QKV_BIAS;
+		pre[0] = (int)i, pre[1] = (int)i + 1, pre[2] = (int)i + 2;
+		j = i + 3;
+	} else if (i + 1 < n && vk_is_op(&C[i], "rmsnorm_heads") &&
+		   vk_is_op(&C[i + 1], "rmsnorm_heads") &&
+		   C[i].param[2].f == C[i + 1].param[2].f) {
+		flags = QKV_HNORM;
+		pre[0] = (int)i, pre[1] = (int)i + 1;
+		j = i + 2;
+	}
+	if (j + 2 >= n || !vk_is_op(&C[j], "rope") || !vk_is_op(&C[j + 1], "rope") ||
+	    !vk_is_op(&C[j + 2], "kv_store"))
+		return false;
+	const struct belt_cmd *rq = &C[j], *rk = &C[j + 1], *kv = &C[j + 2];
+	int nh = rq->param[0].i, nkv = rk->param[0].i, hd = rq->param[1].i;
+	for (int p = 1; p < 6; p++)
+		if (rq->param[p].i != rk->param[p].i)
+			return false;
+	uint64_t q_bytes = (uint64_t)nh * hd * 4, kv_bytes = (uint64_t)nkv * hd * 4;
+	if (hd % 2 || hd > QKV_HD_MAX || rq->patch != rk->patch || rq->patch != kv->patch ||
+	    kv->param[0].i != nkv * hd || !same_bind(&rk->bind[0], &kv->bind[0]) ||
+	    rq->bind[0].size < q_bytes || bind_overlap(&rq->bind[0], &kv->bind[0]) ||
+	    bind_overlap(&rq->bind[0], &kv->bind[1]) ||
+	    !dead_after(t, writes, i, j + 2, &kv->bind[0], kv_bytes) ||
+	    !dead_after(t, writes, i, j + 2, &kv->bind[1], kv_bytes))
+		return false;
+	const struct belt_binding *io[3] = {&rq->bind[0], &kv->bind[0], &kv->bind[1]};
+	const int heads[3] = {nh, nkv, nkv};
+	for (int s = 0; s < 3; s++) {
+		if (pre[s] < 0)
+			continue;
+		const struct belt_cmd *p = &C[pre[s]];
+		if (!same_bind(&p->bind[0], io[s]) ||
+		    (flags == QKV_BIAS ? p->param[0].i != heads[s] * hd
+				       : p->param[0].i != heads[s] || p->param[1].i != hd))
+			return false;
+	}
+	for (uint32_t x = i; x <= j + 2; x++)
+		if (C[x].head != rq->head)
+			return false;
+	if (vk_pipeline_for(ctx, VK_SH_QKV_ROPE, BELT_MAX_BINDINGS, err, errsz)) {
+		*failed = true;
+		return true;
+	}
+	*c = oc[j]; /* the rope of q: its frequencies (aux0) and patch */
+	c->pipe = ctx->pipe[VK_SH_QKV_ROPE];
+	c->layout = ctx->pl[BELT_MAX_BINDINGS];
+	c->n_bind = BELT_MAX_BINDINGS;
+	/* q, k, v; what is added to or scales each (else q, unread); the caches */
+	const VkDescriptorBufferInfo *src[8] = {
+		&obi[j][0], &obi[j + 2][0], &obi[j + 2][1],
+		pre[0] >= 0 ? &obi[pre[0]][1] : &obi[j][0],
+		pre[1] >= 0 ? &obi[pre[1]][1] : &obi[j][0],
+		pre[2] >= 0 ? &obi[pre[2]][1] : &obi[j][0],
+		&obi[j + 2][2], &obi[j + 2][3]};
+	const uint32_t off[8] = {
+		oc[j].pc.o[0], oc[j + 2].pc.o[0], oc[j + 2].pc.o[1],
+		pre[0] >= 0 ? oc[pre[0]].pc.o[1] : 0, pre[1] >= 0 ? oc[pre[1]].pc.o[1] : 0,
+		pre[2] >= 0 ? oc[pre[2]].pc.o[1] : 0, oc[j + 2].pc.o[2], oc[j + 2].pc.o[3]};
+	for (int b = 0; b < 8; b++) {
+		bi[b] = *src[b];
+		c->pc.o[b] = off[b];
+	}
+	memset(c->pc.p, 0, sizeof c->pc.p);
+	c->pc.p[0] = (uint32_t)nh;
+	c->pc.p[1] = (uint32_t)nkv;
+	c->pc.p[2] = (uint32_t)hd;
+	c->pc.p[3] = (uint32_t)rq->param[2].i;
+	c->pc.p[4] = flags | (rq->param[4].i ? QKV_NEOX : 0);
+	if (flags == QKV_HNORM)
+		memcpy(&c->pc.p[5], &C[pre[0]].param[2], 4);
+	c->gx = (uint32_t)(nh + 2 * nkv);
+	c->gy = c->gz = 1;
+	snprintf(c->kind, sizeof c->kind, "%sqkv+rope+store%s",
+		 flags == QKV_BIAS ? "bias+" : flags == QKV_HNORM ? "headnorm+" : "",
+		 c->head ? " head" : "");
+	/* reads q, k, v and the vectors; writes q and the caches */
+	*nr = 0;
+	const struct belt_binding *rd[6] = {io[0], io[1], io[2],
+					    pre[0] >= 0 ? &C[pre[0]].bind[1] : NULL,
+					    pre[1] >= 0 ? &C[pre[1]].bind[1] : NULL,
+					    pre[2] >= 0 ? &C[pre[2]].bind[1] : NULL};
+	for (int b = 0; b < 6; b++)
+		if (rd[b] && rd[b]->size)
+			r[(*nr)++] = (struct range){.buf = rd[b]->buf, .lo = rd[b]->offset,
+						    .hi = rd[b]->offset + rd[b]->size,
+						    .write = b == 0};
+	for (int b = 2; b < 4; b++)
+		r[(*nr)++] = (struct range){.buf = kv->bind[b].buf, .lo = kv->bind[b].offset,
+					    .hi = kv->bind[b].offset + kv->bind[b].size,
+					    .write = true};
+	*used = j + 3 - i;
+	return true;
 }
 
 /* The sampler's commands before the argmax of the same logits, fused into

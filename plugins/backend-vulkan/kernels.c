@@ -348,6 +348,18 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 	pr->groups = (uint32_t)n_head; /* a workgroup per head, per row */
 	pr->max_pos = min_u64((uint64_t)cmd->param[3].i,
 			      min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	/* a one-row table's: attention.comp's default variant, which takes
+	 * the softcap and window too (aux0 1), where its vec4 reads fit */
+	bool vec4 = true;
+	for (int i = 0; i < 4; i++)
+		vec4 = vec4 && cmd->bind[i].offset % 16 == 0;
+	if (pr->rows == 1 && vec4 && head_dim % 4 == 0 && head_dim <= ATT_MAX_HEAD_DIM &&
+	    cmd->n_bind > 4 && cmd->bind[4].size >= (uint64_t)n_head * cmd->param[3].i * 4) {
+		pr->shader = VK_SH_ATTENTION;
+		pr->aux[0] = 1;
+		for (int i = 0; i < 4; i++)
+			pr->esize[i] = 16;
+	}
 	return 0;
 }
 

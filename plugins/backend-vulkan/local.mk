@@ -143,10 +143,19 @@ plugins/backend-vulkan/spv/matvec_q4_0.spv.h: $(srcdir)/shaders/matvec.comp $(sr
 plugins/backend-vulkan/spv/rmsnorm.spv.h: $(srcdir)/shaders/rmsnorm.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rmsnorm.comp
 
+VK_SPV += plugins/backend-vulkan/spv/rmsnorm_add.spv.h
+plugins/backend-vulkan/spv/rmsnorm_add.spv.h: $(srcdir)/shaders/rmsnorm.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DADD -o $@ $(srcdir)/shaders/rmsnorm.comp
+
+VK_SPV += plugins/backend-vulkan/spv/qkv_rope.spv.h
+plugins/backend-vulkan/spv/qkv_rope.spv.h: $(srcdir)/shaders/qkv_rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/qkv_rope.comp
+EXTRA_DIST += shaders/qkv_rope.comp
+
 plugins/backend-vulkan/spv/rope_kv.spv.h: $(srcdir)/shaders/rope_kv.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rope_kv.comp
 
-plugins/backend-vulkan/spv/attention.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/attention.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention.comp
 
 plugins/backend-vulkan/spv/silu_mul.spv.h: $(srcdir)/shaders/silu_mul.comp $(srcdir)/shaders/common.glsl
@@ -158,25 +167,25 @@ plugins/backend-vulkan/spv/add.spv.h: $(srcdir)/shaders/add.comp $(srcdir)/shade
 plugins/backend-vulkan/spv/argmax.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/argmax.comp
 
-plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_f16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/matvec_fused_f16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q4_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/matvec_fused_q4_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
 
@@ -192,7 +201,7 @@ plugins/backend-vulkan/spv/repack_q8_0.spv.h: $(srcdir)/shaders/repack.comp $(sr
 plugins/backend-vulkan/spv/repack_q4_0.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/repack.comp
 
-plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSPLIT -o $@ $(srcdir)/shaders/attention.comp
 
 plugins/backend-vulkan/spv/sample_penalty.spv.h: $(srcdir)/shaders/sample_penalty.comp $(srcdir)/shaders/common.glsl

@@ -86,7 +86,10 @@ struct fgroup {
 	int norm;      /* rmsnorm folded in, or -1 */
 	uint32_t mv[3];
 	int nmv;
-	int tail;      /* the silu_mul or add folded in, or -1 */
+	int tail;      /* the silu_mul, gelu_mul, add, rope_kv or (rope
+			* pieces) kv_store folded in, or -1 */
+	int rope;      /* ROPE from pieces: the rope of q (then that of k,
+			* then kv_store, the tail), or -1 */
 	uint32_t flags;
 	int res;       /* ADD: the add's binding that is the residual */
 	uint32_t last; /* the last command of the group */
@@ -123,6 +126,28 @@ bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		    uint32_t i, struct vk_cmd *c, VkDescriptorBufferInfo *bi,
 		    struct range *r, int *nr, uint32_t *used, bool *failed,
 		    char *err, size_t errsz);
+
+/* rmsnorm at i whose output only the next command, an add into a
+ * residual, reads: one rmsnorm.comp -DADD dispatch (Gemma's post-norms).
+ * c, bi, the ranges r (*nr); false if none starts at i; *failed (with
+ * err) if one does but has no pipeline. Takes 2 commands. */
+bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
+		      const struct vk_cmd *oc,
+		      VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
+		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
+		      bool *failed, char *err, size_t errsz);
+
+/* From i: bias_add of q, k and v, or rmsnorm_heads of q and k, or
+ * neither, then rope of q and of k and kv_store, as one qkv_rope.comp
+ * dispatch. c, bi, the ranges r (*nr), *used (commands taken); false if
+ * none starts at i; *failed (with err) if one does but has no pipeline. */
+bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
+		 const struct vk_cmd *oc,
+		 VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		 const uint8_t *writes, uint32_t i, struct vk_cmd *c,
+		 VkDescriptorBufferInfo *bi, struct range *r, int *nr, uint32_t *used,
+		 bool *failed, char *err, size_t errsz);
 
 /* Profiling (profile.c): the query pool of a prepared plan (a note on
  * stderr, and no profile, where the queue has no timestamps); after a run

@@ -300,6 +300,14 @@ static const uint32_t spv_matvec_moe_iq4_xs[] =
 #include "spv/matvec_moe_iq4_xs.spv.h"
 	;
 
+static const uint32_t spv_rmsnorm_add[] =
+#include "spv/rmsnorm_add.spv.h"
+	;
+
+static const uint32_t spv_qkv_rope[] =
+#include "spv/qkv_rope.spv.h"
+	;
+
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_}
 
 const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
@@ -314,6 +322,8 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATVEC_Q8_0, spv_matvec_q8_0),
 	ENTRY(VK_SH_MATVEC_Q4_0, spv_matvec_q4_0),
 	ENTRY(VK_SH_RMSNORM, spv_rmsnorm),
+	ENTRY(VK_SH_RMSNORM_ADD, spv_rmsnorm_add),
+	ENTRY(VK_SH_QKV_ROPE, spv_qkv_rope),
 	ENTRY(VK_SH_ROPE_KV, spv_rope_kv),
 	ENTRY(VK_SH_ATTENTION, spv_attention),
 	ENTRY(VK_SH_SILU_MUL, spv_silu_mul),

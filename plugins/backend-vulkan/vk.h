@@ -214,6 +214,8 @@ enum vk_shader {
 	VK_SH_MOE_Q3_K,
 	VK_SH_MOE_Q5_K,
 	VK_SH_MOE_IQ4_XS,
+	VK_SH_RMSNORM_ADD, /* rmsnorm.comp -DADD: fusion.c's rmsnorm + add */
+	VK_SH_QKV_ROPE,	   /* fusion.c's biases or head norms, rope, kv_store */
 	VK_SH_COUNT
 };
 

@@ -1,0 +1,97 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+// qkv_rope: what a one-row table does to q, k and v between their matvecs
+// and attention, in one dispatch (fusion.c's vk_qkv_fuse): optionally
+// bias_add of each (BIAS) or rmsnorm_heads of q and k (HNORM), then rope
+// of q and k (NORM pairs (2i, 2i+1) or NEOX pairs (i, i + rope_dim/2)),
+// then kv_store. Each step computes as its own shader does (bias_add,
+// rmsnorm_heads with the same reduction, rope), so the result is theirs.
+// One workgroup per head: q's n_head, then k's and v's n_head_kv.
+// bindings: 0 q (rotated in place), 1 k, 2 v, 3..5 the biases of q, k, v
+//           (BIAS) or the head-norm weights of q and k (HNORM), 6 k cache,
+//           7 v cache (row at_slot)
+// params:   p0 n_head, p1 n_head_kv, p2 head_dim (at most HD_MAX), p3
+//           rope_dim, p4 flags, p5 eps (float)
+// aux0:     the rope's frequencies in meta; patch: the rope's
+#define WG 64 // rmsnorm_heads.comp's, for the same sums
+#define HD_MAX 256
+#define F_BIAS 1u
+#define F_HNORM 2u
+#define F_NEOX 4u
+layout(local_size_x = WG) in;
+layout(binding = 0) buffer Q { float q[]; };
+layout(binding = 1) readonly buffer K { float k[]; };
+layout(binding = 2) readonly buffer V { float v[]; };
+layout(binding = 3) readonly buffer AQ { float aq[]; };
+layout(binding = 4) readonly buffer AK { float ak[]; };
+layout(binding = 5) readonly buffer AV { float av[]; };
+layout(binding = 6) writeonly buffer KC { float kc[]; };
+layout(binding = 7) writeonly buffer VC { float vc[]; };
+
+#include "rope.glsl"
+
+shared float h[HD_MAX];
+
+float src(uint seg, uint i)
+{
+	return seg == 0u ? q[pc.o[0] + i] : seg == 1u ? k[pc.o[1] + i] : v[pc.o[2] + i];
+}
+
+float add_of(uint seg, uint i)
+{
+	return seg == 0u ? aq[pc.o[3] + i] : seg == 1u ? ak[pc.o[4] + i] : av[pc.o[5] + i];
+}
+
+void main()
+{
+	STOP_CHECK();
+	uint nh = pc.p[0], nkv = pc.p[1], hd = pc.p[2], rd = pc.p[3], flags = pc.p[4];
+	uint g = wg_id(), seg = 0u, head = g;
+	if (g >= nh) {
+		seg = g < nh + nkv ? 1u : 2u;
+		head = g - nh - (seg == 2u ? nkv : 0u);
+		if (head >= nkv)
+			return;
+	}
+	uint tid = gl_LocalInvocationID.x, base = head * hd;
+	float ss = 0.0;
+	for (uint i = tid; i < hd; i += WG) {
+		float x = src(seg, base + i);
+		if ((flags & F_BIAS) != 0u)
+			x += add_of(seg, base + i);
+		h[i] = x;
+		ss += x * x;
+	}
+	if ((flags & F_HNORM) != 0u && seg < 2u) {
+		// uniform per workgroup: every thread of it reaches the barriers
+		ss = wg_sum(ss);
+		float scale = 1.0 / sqrt(ss / float(hd) + pflt(5));
+		for (uint i = tid; i < hd; i += WG)
+			h[i] = add_of(seg, i) * (scale * h[i]);
+	}
+	barrier();
+	if (seg < 2u) {
+		bool neox = (flags & F_NEOX) != 0u;
+		uint half_dim = rd / 2u, pos = at_position(0u, 0u);
+		for (uint i = tid; i < half_dim; i += WG) {
+			uint a = neox ? i : 2u * i, b = a + (neox ? half_dim : 1u);
+			precise float f = meta.freq[pc.aux[0] + i];
+			precise float ang = float(pos) * f;
+			vec2 sc = sincos_f(ang);
+			float x0 = h[a], x1 = h[b];
+			h[a] = x0 * sc.y - x1 * sc.x;
+			h[b] = x0 * sc.x + x1 * sc.y;
+		}
+	}
+	barrier();
+	uint row = at_slot(0u, 0u) * nkv * hd + base;
+	for (uint i = tid; i < hd; i += WG) {
+		if (seg == 0u)
+			q[pc.o[0] + base + i] = h[i];
+		else if (seg == 1u)
+			kc[pc.o[6] + row + i] = h[i];
+		else
+			vc[pc.o[7] + row + i] = h[i];
+	}
+}

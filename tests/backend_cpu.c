@@ -70,7 +70,8 @@ static char err[BELT_ERR_SIZE];
 static void *open_config(int i)
 {
 	/* BELT_TEST_ISA: this instruction set's configurations only (the
-	 * memcheck stage runs two processes side by side) */
+	 * memcheck stage runs two processes side by side; the contract
+	 * case's tests open the generic set, so run that one's with it) */
 	const char *only = getenv("BELT_TEST_ISA");
 	if (only && *only && strcmp(only, configs[i].isa))
 		return NULL;

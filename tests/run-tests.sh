@@ -35,17 +35,21 @@ for t in tests/check_gguf tests/check_tokenizer; do
 	echo "valgrind: $t"
 	$vg ./$t >/dev/null
 done
-# the CPU backend's kernels, every weight type; not its whole-model
-# quant_base case (check_quant runs those models, and 6 minutes here).
-# Its generic and avx2 configurations in two processes side by side
-# (valgrind runs no AVX-512; half the wall time on two cores).
-echo "valgrind: tests/check_backend_cpu (but the quant_base case), generic and avx2 side by side"
-BELT_TEST_ISA=generic CK_EXCLUDE_TCASE=quant_base $vg ./tests/check_backend_cpu >/dev/null &
+# the CPU backend's kernels, every weight type, and its contract case;
+# not its whole-model quant_base case (check_quant runs those models, and
+# 6 minutes here; this Check has no CK_EXCLUDE_TCASE, so the cases are
+# named). The kernels' generic and avx2 configurations run in two
+# processes side by side (valgrind runs no AVX-512; half the wall time on
+# two cores).
+echo "valgrind: tests/check_backend_cpu kernels, generic and avx2 side by side"
+BELT_TEST_ISA=generic CK_RUN_CASE=kernels $vg ./tests/check_backend_cpu >/dev/null &
 vg_generic=$!
-BELT_TEST_ISA=avx2 CK_EXCLUDE_TCASE=quant_base $vg ./tests/check_backend_cpu >/dev/null &
+BELT_TEST_ISA=avx2 CK_RUN_CASE=kernels $vg ./tests/check_backend_cpu >/dev/null &
 vg_avx2=$!
-wait $vg_generic || { echo "valgrind: check_backend_cpu (generic) failed"; exit 1; }
-wait $vg_avx2 || { echo "valgrind: check_backend_cpu (avx2) failed"; exit 1; }
+wait $vg_generic || { echo "valgrind: check_backend_cpu kernels (generic) failed"; exit 1; }
+wait $vg_avx2 || { echo "valgrind: check_backend_cpu kernels (avx2) failed"; exit 1; }
+echo "valgrind: tests/check_backend_cpu contract"
+CK_RUN_CASE=contract $vg ./tests/check_backend_cpu >/dev/null
 echo "valgrind: tests/check_batch (two small models, rows and verification)"
 BELT_BATCH_LIGHT=1 BELT_GOLDEN_ONLY=stories260K.f32.gguf,aidreams260K.f16.gguf $vg ./tests/check_batch >/dev/null
 echo "valgrind: belt run (stories260K f32 and pycoder29M q8_0)"

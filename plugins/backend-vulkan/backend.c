@@ -440,19 +440,11 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			int nr = 0;
 			for (int a = 0; a < nin; a++)
 				if (in[a]->size)
-					rs[np][nr++] = (struct range){
-						.buf = in[a]->buf,
-						.lo = in[a]->offset,
-						.hi = in[a]->offset +
-						      in[a]->size};
+					rs[np][nr++] = vk_bind_range(in[a], false);
 			const struct belt_binding *out[3];
 			int nout = vk_group_outputs(t, &fg, out);
 			for (int a = 0; a < nout; a++)
-				rs[np][nr++] = (struct range){
-					.buf = out[a]->buf,
-					.lo = out[a]->offset,
-					.hi = out[a]->offset + out[a]->size,
-					.write = true};
+				rs[np][nr++] = vk_bind_range(out[a], true);
 			nrs[np] = nr;
 			i = fg.last + 1;
 		} else if (fuse && vk_sample_fuse(ctx, t, oc, obi, i, c, bis[np],

@@ -222,34 +222,49 @@ static bool rope_fusable(const struct belt_table *t, const uint8_t *writes,
 	       dead_after(t, writes, first, r, &rc->bind[2], kv_bytes);
 }
 
-/* Whether rope(q) at r, rope(k) at r + 1 and kv_store at r + 2 do what
- * rope_kv does to the outputs of group g's q, k, v (rope_fusable), with
- * one set of frequencies (same rope_dim, base, freq_scale and pairs; not
- * rope_ff's factors) at one position. */
-static bool rope_pieces_fusable(const struct belt_table *t, const uint8_t *writes,
-				uint32_t first, const struct fgroup *g, uint32_t r,
-				uint32_t rpw)
+/* Whether r, r + 1 and r + 2 are rope of q, rope of k and kv_store of
+ * that k and a v, rotating with one set of frequencies (same head_dim,
+ * rope_dim, base, pairs and freq_scale; not rope_ff's factors) at one
+ * position, in the same part of the table (head or not), with the k and
+ * v scratch dead after the store (what the fused forms do not write);
+ * *nh, *nkv and *hd their heads and head size. Both fusions of these
+ * pieces (into matvec_fused's epilogue, or qkv_rope.comp) start here. */
+static bool rope_pieces(const struct belt_table *t, const uint8_t *writes, uint32_t first,
+			uint32_t r, int *nh, int *nkv, int *hd)
 {
 	const struct belt_cmd *C = t->cmds;
 	if (r + 2 >= t->n_cmds || !vk_is_op(&C[r], "rope") || !vk_is_op(&C[r + 1], "rope") ||
 	    !vk_is_op(&C[r + 2], "kv_store"))
 		return false;
 	const struct belt_cmd *rq = &C[r], *rk = &C[r + 1], *kv = &C[r + 2];
-	const struct belt_cmd *q = &C[g->mv[0]], *k = &C[g->mv[1]], *v = &C[g->mv[2]];
-	int nh = rq->param[0].i, nkv = rk->param[0].i, hd = rq->param[1].i;
-	uint64_t kv_bytes = (uint64_t)nkv * hd * 4;
 	for (int p = 1; p < 6; p++)
 		if (rq->param[p].i != rk->param[p].i)
 			return false;
-	return rq->head == q->head && rk->head == q->head && kv->head == q->head &&
-	       rq->patch == rk->patch && rq->patch == kv->patch &&
-	       rpw % 2 == 0 && rpw <= ROPE_YS_MAX && hd % 2 == 0 &&
-	       same_bind(&rq->bind[0], &q->bind[2]) && same_bind(&rk->bind[0], &k->bind[2]) &&
-	       same_bind(&kv->bind[0], &k->bind[2]) && same_bind(&kv->bind[1], &v->bind[2]) &&
-	       q->param[1].i == nh * hd && k->param[1].i == nkv * hd &&
-	       v->param[1].i == nkv * hd && kv->param[0].i == nkv * hd &&
+	*nh = rq->param[0].i, *nkv = rk->param[0].i, *hd = rq->param[1].i;
+	uint64_t kv_bytes = (uint64_t)*nkv * *hd * 4;
+	return rk->head == rq->head && kv->head == rq->head && rq->patch == rk->patch &&
+	       rq->patch == kv->patch && *hd % 2 == 0 && kv->param[0].i == *nkv * *hd &&
+	       same_bind(&rk->bind[0], &kv->bind[0]) &&
 	       dead_after(t, writes, first, r + 2, &kv->bind[0], kv_bytes) &&
 	       dead_after(t, writes, first, r + 2, &kv->bind[1], kv_bytes);
+}
+
+/* Whether the rope pieces at r (rope_pieces) do what rope_kv does to the
+ * outputs of group g's q, k, v (rope_fusable). */
+static bool rope_pieces_fusable(const struct belt_table *t, const uint8_t *writes,
+				uint32_t first, const struct fgroup *g, uint32_t r,
+				uint32_t rpw)
+{
+	const struct belt_cmd *C = t->cmds;
+	int nh, nkv, hd;
+	if (!rope_pieces(t, writes, first, r, &nh, &nkv, &hd))
+		return false;
+	const struct belt_cmd *rq = &C[r], *kv = &C[r + 2];
+	const struct belt_cmd *q = &C[g->mv[0]], *k = &C[g->mv[1]], *v = &C[g->mv[2]];
+	return rq->head == q->head && rpw % 2 == 0 && rpw <= ROPE_YS_MAX &&
+	       same_bind(&rq->bind[0], &q->bind[2]) && same_bind(&kv->bind[0], &k->bind[2]) &&
+	       same_bind(&kv->bind[1], &v->bind[2]) && q->param[1].i == nh * hd &&
+	       k->param[1].i == nkv * hd && v->param[1].i == nkv * hd;
 }
 
 bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
@@ -293,6 +308,9 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		return false;
 	g->last = g->mv[g->nmv - 1];
 	const struct belt_cmd *m0 = &C[g->mv[0]];
+	/* the fused dispatch's rows per workgroup (the rope epilogues pair them) */
+	uint32_t rpw = group_rpw(ctx, fmv_shader(ctx, ((const struct vk_op *)m0->kernel->impl)->wtype),
+				 m0->param[0].i);
 	bool gelu = j < n && vk_is_op(&C[j], "gelu_mul");
 	if (g->nmv == 2 && j < n && (gelu || vk_is_op(&C[j], "silu_mul")) &&
 	    C[j].head == head) {
@@ -310,19 +328,11 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 			g->last = j;
 		}
 	} else if (g->nmv == 3 && j < n && vk_is_op(&C[j], "rope_kv") &&
-		   C[j].head == head &&
-		   rope_fusable(t, writes, i, g, j,
-				group_rpw(ctx,
-					  fmv_shader(ctx, ((const struct vk_op *)m0->kernel->impl)->wtype),
-					  m0->param[0].i))) {
+		   C[j].head == head && rope_fusable(t, writes, i, g, j, rpw)) {
 		g->tail = (int)j;
 		g->flags |= F_ROPE;
 		g->last = j;
-	} else if (g->nmv == 3 && j < n &&
-		   rope_pieces_fusable(t, writes, i, g, j,
-				       group_rpw(ctx,
-						 fmv_shader(ctx, ((const struct vk_op *)m0->kernel->impl)->wtype),
-						 m0->param[0].i))) {
+	} else if (g->nmv == 3 && j < n && rope_pieces_fusable(t, writes, i, g, j, rpw)) {
 		g->rope = (int)j;
 		g->tail = (int)j + 2;
 		g->flags |= F_ROPE | (C[j].param[4].i ? F_NEOX : 0);
@@ -507,12 +517,9 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	bi[2] = obi[i + 1][res];
 	snprintf(c->kind, sizeof c->kind, "norm+add%s", c->head ? " head" : "");
 	*nr = 0;
-	for (int b = 0; b < 2; b++)
-		r[(*nr)++] = (struct range){.buf = nm->bind[b].buf, .lo = nm->bind[b].offset,
-					    .hi = nm->bind[b].offset + nm->bind[b].size};
-	const struct belt_binding *x = &a->bind[res];
-	r[(*nr)++] = (struct range){.buf = x->buf, .lo = x->offset, .hi = x->offset + x->size,
-				    .write = true};
+	r[(*nr)++] = vk_bind_range(&nm->bind[0], false);
+	r[(*nr)++] = vk_bind_range(&nm->bind[1], false);
+	r[(*nr)++] = vk_bind_range(&a->bind[res], true);
 	return true;
 }
 
@@ -544,21 +551,12 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		pre[0] = (int)i, pre[1] = (int)i + 1;
 		j = i + 2;
 	}
-	if (j + 2 >= n || !vk_is_op(&C[j], "rope") || !vk_is_op(&C[j + 1], "rope") ||
-	    !vk_is_op(&C[j + 2], "kv_store"))
+	int nh, nkv, hd;
+	if (!rope_pieces(t, writes, i, j, &nh, &nkv, &hd))
 		return false;
-	const struct belt_cmd *rq = &C[j], *rk = &C[j + 1], *kv = &C[j + 2];
-	int nh = rq->param[0].i, nkv = rk->param[0].i, hd = rq->param[1].i;
-	for (int p = 1; p < 6; p++)
-		if (rq->param[p].i != rk->param[p].i)
-			return false;
-	uint64_t q_bytes = (uint64_t)nh * hd * 4, kv_bytes = (uint64_t)nkv * hd * 4;
-	if (hd % 2 || hd > QKV_HD_MAX || rq->patch != rk->patch || rq->patch != kv->patch ||
-	    kv->param[0].i != nkv * hd || !same_bind(&rk->bind[0], &kv->bind[0]) ||
-	    rq->bind[0].size < q_bytes || bind_overlap(&rq->bind[0], &kv->bind[0]) ||
-	    bind_overlap(&rq->bind[0], &kv->bind[1]) ||
-	    !dead_after(t, writes, i, j + 2, &kv->bind[0], kv_bytes) ||
-	    !dead_after(t, writes, i, j + 2, &kv->bind[1], kv_bytes))
+	const struct belt_cmd *rq = &C[j], *kv = &C[j + 2];
+	if (hd > QKV_HD_MAX || rq->bind[0].size < (uint64_t)nh * hd * 4 ||
+	    bind_overlap(&rq->bind[0], &kv->bind[0]) || bind_overlap(&rq->bind[0], &kv->bind[1]))
 		return false;
 	const struct belt_binding *io[3] = {&rq->bind[0], &kv->bind[0], &kv->bind[1]};
 	const int heads[3] = {nh, nkv, nkv};
@@ -571,7 +569,7 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 				       : p->param[0].i != heads[s] || p->param[1].i != hd))
 			return false;
 	}
-	for (uint32_t x = i; x <= j + 2; x++)
+	for (uint32_t x = i; x < j; x++) /* the pieces agree (rope_pieces) */
 		if (C[x].head != rq->head)
 			return false;
 	if (vk_pipeline_for(ctx, VK_SH_QKV_ROPE, BELT_MAX_BINDINGS, err, errsz)) {
@@ -618,13 +616,9 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 					    pre[2] >= 0 ? &C[pre[2]].bind[1] : NULL};
 	for (int b = 0; b < 6; b++)
 		if (rd[b] && rd[b]->size)
-			r[(*nr)++] = (struct range){.buf = rd[b]->buf, .lo = rd[b]->offset,
-						    .hi = rd[b]->offset + rd[b]->size,
-						    .write = b == 0};
+			r[(*nr)++] = vk_bind_range(rd[b], b == 0);
 	for (int b = 2; b < 4; b++)
-		r[(*nr)++] = (struct range){.buf = kv->bind[b].buf, .lo = kv->bind[b].offset,
-					    .hi = kv->bind[b].offset + kv->bind[b].size,
-					    .write = true};
+		r[(*nr)++] = vk_bind_range(&kv->bind[b], true);
 	*used = j + 3 - i;
 	return true;
 }
@@ -693,14 +687,9 @@ bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	snprintf(c->kind, sizeof c->kind, "%sgumbel+argmax%s",
 		 thr ? "threshold+" : "", c->head ? " head" : "");
 	*nr = 0;
-	r[(*nr)++] = (struct range){.buf = a->bind[0].buf, .lo = a->bind[0].offset,
-				    .hi = a->bind[0].offset + a->bind[0].size};
-	r[(*nr)++] = (struct range){.buf = g->bind[1].buf, .lo = g->bind[1].offset,
-				    .hi = g->bind[1].offset + g->bind[1].size,
-				    .write = thr};
-	r[(*nr)++] = (struct range){.buf = a->bind[1].buf, .lo = a->bind[1].offset,
-				    .hi = a->bind[1].offset + a->bind[1].size,
-				    .write = true};
+	r[(*nr)++] = vk_bind_range(&a->bind[0], false);
+	r[(*nr)++] = vk_bind_range(&g->bind[1], thr);
+	r[(*nr)++] = vk_bind_range(&a->bind[1], true);
 	*used = gi + 2 - i;
 	return true;
 }

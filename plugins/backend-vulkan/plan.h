@@ -76,6 +76,8 @@ bool vk_conflicts(const struct group *g, const struct range *r, int n);
 /* r[]: the ranges of cmd's bindings (writes: its written bindings mask);
  * their count. */
 int vk_ranges_of(const struct belt_cmd *cmd, uint8_t writes, struct range *r);
+/* The range binding b covers, read or written. */
+struct range vk_bind_range(const struct belt_binding *b, bool write);
 /* Record a barrier into cb; with work, first a barrier and clearing the
  * work buffer's stop word. */
 int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work,

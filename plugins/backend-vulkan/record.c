@@ -121,19 +121,19 @@ int vk_alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,
 }
 
 /* ranges for the barrier analysis: a command's bindings */
+struct range vk_bind_range(const struct belt_binding *b, bool write)
+{
+	return (struct range){.buf = b->buf, .lo = b->offset, .hi = b->offset + b->size,
+			      .write = write};
+}
+
 int vk_ranges_of(const struct belt_cmd *cmd, uint8_t writes,
 		     struct range *r)
 {
 	int nr = 0;
-	for (int b = 0; b < cmd->n_bind; b++) {
-		if (!cmd->bind[b].size)
-			continue;
-		r[nr++] = (struct range){
-			.buf = cmd->bind[b].buf,
-			.lo = cmd->bind[b].offset,
-			.hi = cmd->bind[b].offset + cmd->bind[b].size,
-			.write = writes & (1u << b)};
-	}
+	for (int b = 0; b < cmd->n_bind; b++)
+		if (cmd->bind[b].size)
+			r[nr++] = vk_bind_range(&cmd->bind[b], writes & (1u << b));
 	return nr;
 }
 

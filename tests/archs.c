@@ -5,6 +5,7 @@
  * token at a time, within the tolerances below of llama.cpp's, and greedy
  * ids equal to llama.cpp's over each record's stable prefix. */
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,19 @@ START_TEST(teacher_forced_float)
 }
 END_TEST
 
+/* A file name for this process in $TMPDIR (else /tmp): belt-PID-STEM.gguf,
+ * STEM as printf formats it. */
+static void tmp_gguf(char *out, size_t n, const char *fmt, ...)
+{
+	char stem[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(stem, sizeof stem, fmt, ap);
+	va_end(ap);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(out, n, "%s/belt-%d-%s.gguf", tmp && *tmp ? tmp : "/tmp", (int)getpid(), stem);
+}
+
 /* Logits of a synthetic llama at 12 positions, one token at a time. */
 static void synth_logits(const char *scaling, float factor, float *out, size_t n_vocab)
 {
@@ -127,10 +141,8 @@ static void synth_logits(const char *scaling, float factor, float *out, size_t n
 	synth_default(&sh);
 	sh.rope_scaling = scaling;
 	sh.rope_factor = factor;
-	const char *tmp = getenv("TMPDIR");
 	char path[512], err[BELT_ERR_SIZE];
-	snprintf(path, sizeof path, "%s/belt-archs-%d-%s.gguf", tmp && *tmp ? tmp : "/tmp",
-		 (int)getpid(), scaling ? scaling : "none");
+	tmp_gguf(path, sizeof path, "archs-%s", scaling ? scaling : "none");
 	ck_assert_msg(synth_write(&sh, path, err, sizeof err) == 0, "%s", err);
 	struct belt_model_params mp;
 	belt_model_params_default(&mp);
@@ -233,10 +245,8 @@ START_TEST(moe_quantized)
 {
 	setenv("BELT_VK_Q8X", "0", 1);
 	setenv("BELT_CPU_ISA", "generic", 1);
-	const char *tmp = getenv("TMPDIR");
 	char out[512], err[BELT_ERR_SIZE];
-	snprintf(out, sizeof out, "%s/belt-moe-%d-%s.gguf", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
-		 moe_types[_i]);
+	tmp_gguf(out, sizeof out, "moe-%s", moe_types[_i]);
 	struct belt_quantize_params qp = {.in = shared_path("models/arch/qwen3moe.gguf"), .out = out,
 					  .target = belt_quant_target_find(moe_types[_i]),
 					  .pure = true, .n_threads = 2};
@@ -296,10 +306,8 @@ START_TEST(synthetic_vulkan_vs_cpu)
 	for (int t = 0; t < BELT_TYPE_COUNT; t++)
 		if (belt_type_name(t) && !strcasecmp(belt_type_name(t), synth_cases[_i].type))
 			sh.wtype = (enum belt_type)t;
-	const char *tmp = getenv("TMPDIR");
 	char path[512], err[BELT_ERR_SIZE];
-	snprintf(path, sizeof path, "%s/belt-synth-%d-%s-%s.gguf", tmp && *tmp ? tmp : "/tmp",
-		 (int)getpid(), sh.arch, synth_cases[_i].type);
+	tmp_gguf(path, sizeof path, "synth-%s-%s", sh.arch, synth_cases[_i].type);
 	ck_assert_msg(synth_write(&sh, path, err, sizeof err) == 0, "%s", err);
 	int32_t ids[64];
 	for (int i = 0; i < 64; i++)
@@ -341,10 +349,8 @@ START_TEST(moe_cost)
 	struct synth_shape sh;
 	synth_default(&sh);
 	sh.arch = "qwen3moe";
-	const char *tmp = getenv("TMPDIR");
 	char path[512], err[BELT_ERR_SIZE];
-	snprintf(path, sizeof path, "%s/belt-moecost-%d.gguf", tmp && *tmp ? tmp : "/tmp",
-		 (int)getpid());
+	tmp_gguf(path, sizeof path, "moecost");
 	ck_assert_msg(synth_write(&sh, path, err, sizeof err) == 0, "%s", err);
 	struct belt_model_params mp;
 	belt_model_params_default(&mp);

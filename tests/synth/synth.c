@@ -105,10 +105,11 @@ struct plan {
 	struct fill fill;
 };
 
-/* What a tensor of a layout is: a matrix of the weight type, a 1-D norm
- * (ones and noise), a 1-D bias (small values), an F32 matrix (MoE
- * router) or a 3-D stack of expert matrices. */
-enum role { MAT, NORM, BIAS, ROUTER, EXPERTS };
+/* What a tensor of a layout is: a matrix of the weight type, the token
+ * embedding (of the embedding type), a 1-D norm (ones and noise), a 1-D
+ * bias (small values), an F32 matrix (MoE router) or a 3-D stack of
+ * expert matrices. */
+enum role { MAT, EMBED, NORM, BIAS, ROUTER, EXPERTS };
 
 static void add(struct plan *p, unsigned *n, const struct synth_shape *s, const char *name,
 		int64_t ne0, int64_t ne1, int64_t ne2, enum role role)
@@ -117,11 +118,13 @@ static void add(struct plan *p, unsigned *n, const struct synth_shape *s, const 
 		return;
 	struct plan *t = &p[(*n)++];
 	snprintf(t->name, sizeof t->name, "%s", name);
-	t->n_dims = role == EXPERTS ? 3 : role == MAT || role == ROUTER ? 2 : 1;
+	t->n_dims = role == EXPERTS ? 3 : role == NORM || role == BIAS ? 1 : 2;
 	t->ne[0] = ne0 + (s->bad_shape_tensor && !strcmp(s->bad_shape_tensor, name) ? 32 : 0);
 	t->ne[1] = t->n_dims > 1 ? ne1 : 1;
 	t->ne[2] = t->n_dims > 2 ? ne2 : 1;
-	t->type = role == MAT || role == EXPERTS ? s->wtype : BELT_TYPE_F32;
+	t->type = role == EMBED && s->embd_type != BELT_TYPE_ANY ? s->embd_type
+		  : role == MAT || role == EMBED || role == EXPERTS ? s->wtype
+								    : BELT_TYPE_F32;
 	t->fill = (struct fill){.state = s->seed * 2654435761u + *n * 0x51ed27, .type = t->type,
 				.scale = role == BIAS ? 0.1f : 1.0f / sqrtf((float)ne0),
 				.ones = role == NORM};
@@ -275,10 +278,7 @@ int synth_write(const struct synth_shape *s, const char *path, char *err, size_t
 	const int64_t dims[] = {[EMBD] = s->n_embd, [KV] = kv, [FF] = s->n_ff, [HEAD] = hd,
 				[QKV] = s->n_embd + 2 * kv, [FF2] = 2 * (int64_t)s->n_ff,
 				[EXPERT] = s->n_expert, [FF_EXP] = s->n_ff_exp, [ONE] = 1};
-	enum belt_type et = s->embd_type == BELT_TYPE_ANY ? s->wtype : s->embd_type;
-	struct synth_shape typed = *s;
-	typed.wtype = et;
-	add(p, &n, &typed, "token_embd.weight", s->n_embd, s->n_vocab, 1, MAT);
+	add(p, &n, s, "token_embd.weight", s->n_embd, s->n_vocab, 1, EMBED);
 	add(p, &n, s, "output_norm.weight", s->n_embd, 1, 1, NORM);
 	if (!s->tied && !layouts[li].tied)
 		add(p, &n, s, "output.weight", s->n_embd, s->n_vocab, 1, MAT);

@@ -12,6 +12,9 @@
 # layouts belt-synth writes for each shape (default "llama"; "llama-tied"
 # is llama without output.weight, the bytes of gemma2's tied layout);
 # MOE=TYPE also benchmarks the 30b-a3b qwen3moe shape in that type.
+# QUANTIZE="q4_k_m q6_k ..." also benchmarks each shape (llama layout)
+# written by belt-synth in F16 and converted by `belt quantize` to each
+# type or mix (all cores), as llama.cpp's figures were made.
 B=$(cd "$1" && pwd)
 S=$(cd "$2" && pwd)
 SHAPES=${3:-1b}
@@ -63,6 +66,20 @@ for shape in $SHAPES; do
 		done
 	done
 done
+if [ -n "$QUANTIZE" ]; then
+	for shape in $SHAPES; do
+		src=/tmp/synth-$shape-f16src.gguf
+		"$B/tests/.libs/belt-synth" --preset "$shape" --type f16 -o "$src" || exit 1
+		for t in $QUANTIZE; do
+			f=/tmp/synth-$shape-$t.gguf
+			start=$(date +%s)
+			"$B/.libs/belt" quantize "$src" "$f" "$(echo "$t" | tr a-z A-Z)" "$(nproc)" > "$OUT/quantize-$shape-$t.txt" 2>&1 || exit 1
+			echo "quantize $shape $t: $(($(date +%s) - start)) s"
+			bench "$f" "$shape-$t"
+		done
+		rm -f "$src"
+	done
+fi
 if [ -n "$MOE" ]; then
 	f=/tmp/synth-30b-a3b-$MOE.gguf
 	"$B/tests/.libs/belt-synth" --preset 30b-a3b --type "$MOE" -o "$f" || exit 1

@@ -79,18 +79,37 @@ void kq_group16(uint base, uint g, out float v[16])
 	}
 }
 #elif defined(TYPE_Q6_K)
+// Where the block at word base keeps its quants (ql then qh, 96 words),
+// its 8 words of scales and its d. In GGUF's layout they follow one
+// another. REPACK, the backend's GPU layout (repack.comp): the range (from
+// word pc.o[0]) holds every block's quants, then from pc.aux[1] (blocks *
+// 96 words) every block's scales, then every block's d; base is still
+// pc.o[0] + block * KQ_WORDS.
+uvec3 q6_at(uint base)
+{
+#if defined(REPACK)
+	uint r0 = pc.o[0], sc = pc.aux[1], bi = (base - r0) / KQ_WORDS;
+	return uvec3(r0 + bi * 96u, r0 + sc + bi * 8u, r0 + sc + sc / 12u + bi);
+#else
+	return uvec3(base, base + 96u, base + 104u);
+#endif
+}
+
 void kq_group16(uint base, uint g, out float v[16])
 {
+	uvec3 at = q6_at(base);
 	uint n = g / 8u, r0 = 16u * (g % 8u);
 	uint quarter = r0 / 32u, l0 = r0 % 32u;
-	int sc = int(kq_byte(base, 192u + 8u * n + l0 / 16u + 2u * quarter) << 24) >> 24;
-	float d = half_f(uint(w16[base + 104u])) * float(sc);
+	uint sb = 8u * n + l0 / 16u + 2u * quarter; // its scale byte
+	uint sw = uint(w16[at.y + sb / 2u]);
+	int sc = int(((sb & 1u) != 0u ? sw >> 8 : sw) << 24) >> 24;
+	float d = half_f(uint(w16[at.z])) * float(sc);
 	uint ql0 = 64u * n + l0 + (quarter & 1u) * 32u, qh0 = 128u + 32u * n + l0;
 	bool high = quarter >= 2u;
 	uint sh = 2u * quarter;
 	[[unroll]] for (uint t = 0; t < 16u; t += 2u) {
-		uint ul = uint(w16[base + (ql0 + t) / 2u]); // ql0, qh0 even
-		uint uh = uint(w16[base + (qh0 + t) / 2u]);
+		uint ul = uint(w16[at.x + (ql0 + t) / 2u]); // ql0, qh0 even
+		uint uh = uint(w16[at.x + (qh0 + t) / 2u]);
 		uint l0b = ul & 255u, l1b = ul >> 8;
 		uint n0 = high ? l0b >> 4 : l0b & 15u, n1 = high ? l1b >> 4 : l1b & 15u;
 		uint h0 = ((uh & 255u) >> sh) & 3u, h1 = ((uh >> 8) >> sh) & 3u;

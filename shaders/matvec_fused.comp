@@ -10,19 +10,21 @@
 // matvec_fused: every matvec whose weights allow 16-byte loads, alone or as
 // the backend's fusion of a run of matvecs that read the same x
 // (plugins/backend-vulkan/backend.c, fuse_*), never in the public kernel
-// table. Built once per weight type (-DTYPE_F32 ...). Q8_0 and Q4_0
-// weights are in the backend's GPU layout (doc/vulkan.md): a tensor's
-// block quants first, 16 or 32 bytes per block, then its block scales.
-// XQ8 (Q4_0 and Q8_0; the host builds it for devices with
-// shaderIntegerDotProduct and subgroup shuffles): x is staged as int8, a
-// scale per block of 32, as the CPU backend's quantize_x makes it, and a
-// unit's dot product is 8 (Q4_0) or 4 (Q8_0) packed 4x8 integer dot
-// products (wdot below).
+// table. Built once per weight type (-DTYPE_F32 ...). Q8_0, Q4_0 and
+// Q6_K weights are in the backend's GPU layout (doc/vulkan.md): a tensor's
+// block quants first, 16 or 32 bytes per block (Q6_K: 192), then its block
+// scales; Q4_K and Q5_K in GGUF's, whose super-blocks are whole uvec4s.
+// XQ8 (Q4_0, Q8_0, Q4_K, Q5_K and IQ4_XS; the host builds it for devices
+// with shaderIntegerDotProduct and subgroup shuffles): x is staged as int8,
+// a scale per block of 32, as the CPU backend's quantize_x makes it (the
+// K-quants: per 16, stage_xq), and a unit's dot product is 8 (Q4_0, the
+// K-quants) or 4 (Q8_0) packed 4x8 integer dot products (wdot below).
 //
 // bindings: 0 x, 1 rmsnorm weight (flag NORM), 2..4 W of segments 0..2,
 //           5..7 y of segments 0..2
 // params:   p0 k, p2..p4 rows of each segment, p5 eps (float), p7..p9
-//           Q8_0/Q4_0: where segment s's scales start, in 16-bit words
+//           Q8_0/Q4_0/Q6_K: where segment s's scales start, in 16-bit
+//           words (Q6_K: its d's follow p2+s * k / 256 blocks' scales)
 // aux0:     rows per workgroup (NR times the subgroups the host expects)
 // specialization constants (one pipeline each, so that the compiler drops
 // what a dispatch does not do): 0 flags, 1 segments, 2 NR, 3 SWZ, 4 the
@@ -80,7 +82,8 @@ layout(binding = 7) writeonly buffer Y2 { float y2[]; };
 #define DECL_W(S, B)                                                          \
 	layout(binding = B) readonly buffer WF4_##S { vec4 wf4_##S[]; };      \
 	layout(binding = B) readonly buffer W16_##S { uint16_t w16_##S[]; }; \
-	layout(binding = B) readonly buffer W4_##S { uvec4 w4_##S[]; };
+	layout(binding = B) readonly buffer W4_##S { uvec4 w4_##S[]; };      \
+	layout(binding = B) readonly buffer W2_##S { uvec2 w2_##S[]; };
 DECL_W(0, 2)
 DECL_W(1, 3)
 DECL_W(2, 4)
@@ -94,12 +97,37 @@ DECL_W(2, 4)
 #define UE 16
 #elif defined(TYPE_Q4_0)
 #define UE 32
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K) || defined(TYPE_IQ4_XS)
+#define UE 32
+// K-quants: a unit is 16 bytes of a super-block's 4-bit quants, whose low
+// nibbles are 16 consecutive weights and high nibbles 16 others (Q4_K,
+// Q5_K: 32 further on; Q6_K: 64; IQ4_XS: the next 16, as Q4_0). x is
+// staged in the units' order (kx_pos) so that a unit's 32 values are
+// consecutive, as Q4_0's are.
+#define KQ 1
+#if defined(TYPE_Q6_K)
+#define KCH 128u // weights per chunk of units (x order, kx_pos)
+#elif defined(TYPE_IQ4_XS)
+#define KCH 32u
 #else
-#error "matvec_fused.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0 or TYPE_Q4_0"
+#define KCH 64u
+#define KMIN 1 // w = d * sc * q - dmin * m: x's sums are staged too
+#endif
+#else
+#error "matvec_fused.comp: define TYPE_F32, TYPE_F16, TYPE_BF16, TYPE_Q8_0, TYPE_Q4_0, TYPE_Q4_K, TYPE_Q5_K, TYPE_Q6_K or TYPE_IQ4_XS"
 #endif
 #define NX (UE / 4)
-#if defined(XQ8) && !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
-#error "matvec_fused.comp: XQ8 is for TYPE_Q4_0 and TYPE_Q8_0"
+#if defined(KQ)
+// unit ub (of 8) of its super-block picks the scales
+#define WDOT(q, d, xv, ub) wdot(q, d, xv, ub)
+#else
+#define NXA NX
+#define DT float
+#define WDOT(q, d, xv, ub) wdot(q, d, xv)
+#endif
+#if defined(XQ8) && !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0) && !defined(KQ) || \
+	defined(XQ8) && defined(TYPE_Q6_K)
+#error "matvec_fused.comp: XQ8 is for TYPE_Q4_0, TYPE_Q8_0, TYPE_Q4_K, TYPE_Q5_K and TYPE_IQ4_XS"
 #endif
 #if defined(XQ8)
 // OpSDot of two uints as four packed int8 each (SPV_KHR_integer_dot_product;
@@ -108,10 +136,18 @@ spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"],
 		  capabilities = [6019, 6018], id = 4450)
 int sdot4x8(uint a, uint b, spirv_literal int fmt);
 // a unit's x: the block's quants 0..15 and 16..31 (Q8_0: the unit's 16 in
-// lo), 4 to a uint, and (its scale's bits, -8 * the sum of its quants)
+// lo), 4 to a uint, and (its scale's bits, -8 * the sum of its quants);
+// K-quants: a unit's two halves of 16 (its order, kx_pos), each with the
+// scale of the block of 32 it is in, and (the bits of) d_lo, d_hi and the
+// halves' sums d * sum(q)
+#if defined(KQ)
+#define XD uvec4
+#else
+#define XD uvec2
+#endif
 struct XU {
 	uvec4 lo, hi;
-	uvec2 d;
+	XD d;
 };
 #endif
 
@@ -171,12 +207,12 @@ vec4 ld4(XS s, uint j, inout float ss)
 #if defined(TYPE_F32)
 #define WT vec4
 #define LOADW(S, wo, row, k, u) wf4_##S[(wo + (row) * k) / 4 + (u)]
-#define LOADD(S, so, row, k, u) 1.0
+#define LOADD(S, wo, so, row, k, u) 1.0
 float wdot(WT q, float d, vec4 xv[NX]) { return dot(q, xv[0]); }
 #elif defined(TYPE_F16) || defined(TYPE_BF16)
 #define WT uvec4
 #define LOADW(S, wo, row, k, u) w4_##S[(wo + (row) * k) / 8 + (u)]
-#define LOADD(S, so, row, k, u) 1.0
+#define LOADD(S, wo, so, row, k, u) 1.0
 float wdot(WT q, float d, vec4 xv[NX])
 {
 	return dot(lo4(q.xy), xv[0]) + dot(lo4(q.zw), xv[1]);
@@ -184,7 +220,7 @@ float wdot(WT q, float d, vec4 xv[NX])
 #elif defined(TYPE_Q8_0)
 #define WT uvec4
 #define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 16) + (u)]
-#define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u) / 2]))
+#define LOADD(S, wo, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u) / 2]))
 #if defined(XQ8)
 // 16 signed weights against the unit's 16 quants of x
 float wdot(WT q, float d, XU x)
@@ -200,10 +236,12 @@ float wdot(WT q, float d, vec4 xv[NX])
 		    dot(s8(q.z), xv[2]) + dot(s8(q.w), xv[3]));
 }
 #endif
+#elif defined(KQ)
+#include "fused_kquants.glsl"
 #else
 #define WT uvec4
 #define LOADW(S, wo, row, k, u) w4_##S[(wo) / 8 + (row) * (k / 32) + (u)]
-#define LOADD(S, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u)]))
+#define LOADD(S, wo, so, row, k, u) half_f(uint(w16_##S[(so) + (row) * (k / 32) + (u)]))
 #if defined(XQ8)
 // byte i of q holds element i in its low nibble and element 16 + i in its
 // high nibble, unsigned (n - 8 is the weight): sum (n_i - 8) x_i =
@@ -246,9 +284,12 @@ float wdot(WT q, float d, vec4 xv[NX])
 #define XLO(b) (b)
 #define XHI(b) (TILE / 32 + 4 + (b))
 shared uvec4 xqq[2 * (TILE / 32) + 4];
-shared uvec2 xqd[TILE / 32];
+shared XD xqd[TILE / 32];
 #else
 shared vec4 xs[TILE / 4];
+#if defined(KMIN)
+shared vec2 xsm[TILE / 32]; // per unit: the sums of its halves' x
+#endif
 #endif
 // ROPE: the workgroup's rows (at most 512: the host checks), for pairs
 #define YS_MAX 512
@@ -263,6 +304,24 @@ uint swz(uint v)
 {
 	return SWZ != 0 ? v ^ ((v >> 3) & 7u) : v;
 }
+
+#if defined(KQ)
+// the element of the tile (from t0, a multiple of KCH) whose x goes to
+// place e of the units' order: unit e / 32 of its chunk, low or high half
+uint kx_pos(uint e)
+{
+	uint un = e / 32u, w = e % 32u, upc = KCH / 32u;
+	return (un / upc) * KCH + (w / 16u) * (KCH / 2u) + (un % upc) * 16u + w % 16u;
+}
+// its inverse: the place in the units' order of element p of the tile
+uint kx_inv(uint p)
+{
+	uint c = p / KCH, r = p % KCH, hc = KCH / 2u;
+	return c * KCH + ((r % hc) / 16u) * 32u + (r / hc) * 16u + r % 16u;
+}
+#else
+uint kx_pos(uint e) { return e; }
+#endif
 
 #if defined(XQ8)
 #define XDECL(U) XU xv[U]
@@ -303,6 +362,34 @@ uint pack_s8(ivec4 q)
 // rounded to nearest even (0 where amax is 0). Four lanes per block, 8
 // values each: lanes 4i..4i+3 of a subgroup take one block, so that its
 // maximum and sum are two xor shuffles each. ss as ld4.
+#if defined(KQ)
+// K-quants: x in the units' order (kx_pos), a scale per half-unit of 16
+// values, d = amax / 127 in float, four lanes per half, 4 values each;
+// xqd[unit] = (d_lo, d_hi, d_lo * sum(q_lo), d_hi * sum(q_hi)).
+void stage_xq(XS s, uint t0, uint tn, inout float ss)
+{
+	uint ns = gl_SubgroupSize;
+	for (uint j = gl_SubgroupID * ns + gl_SubgroupInvocationID; j < tn / 4;
+	     j += WG) {
+		vec4 a = ld4(s, t0 + kx_pos(4 * j), ss);
+		vec4 m4 = abs(a);
+		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+		amax = max(amax, subgroupShuffleXor(amax, 1));
+		amax = max(amax, subgroupShuffleXor(amax, 2));
+		float id = amax > 0.0 ? 127.0 / amax : 0.0, d = amax / 127.0;
+		ivec4 q = ivec4(roundEven(a * id));
+		int sum = q.x + q.y + q.z + q.w;
+		sum += subgroupShuffleXor(sum, 1);
+		sum += subgroupShuffleXor(sum, 2);
+		uint hf = j / 4u, b = hf / 2u, h = hf % 2u, c = j % 4u;
+		xqq[h != 0u ? XHI(b) : XLO(b)][c] = pack_s8(q);
+		if (c == 0u) {
+			xqd[b][h] = floatBitsToUint(d);
+			xqd[b][2u + h] = floatBitsToUint(d * float(sum));
+		}
+	}
+}
+#else
 void stage_xq(XS s, uint t0, uint tn, inout float ss)
 {
 	uint ns = gl_SubgroupSize;
@@ -333,14 +420,19 @@ void stage_xq(XS s, uint t0, uint tn, inout float ss)
 					 uint(-8 * sum));
 	}
 }
+#endif
 #else
-#define XDECL(U) vec4 xv[U][NX]
-void load_x(uint u, uint t0, out vec4 xv[NX])
+#define XDECL(U) vec4 xv[U][NXA]
+void load_x(uint u, uint t0, out vec4 xv[NXA])
 {
 	[[unroll]] for (uint j = 0; j < NX; j++)
 		xv[j] = xs[swz((u * UE - t0) / 4 + j)];
+#if defined(KMIN)
+	xv[NX] = vec4(xsm[u - t0 / UE], 0.0, 0.0);
+#endif
 }
 #endif
+
 
 // The row of segment s that computed row c holds: c itself, but under
 // NEOX, for q and k, rows 2i and 2i + 1 of a head's rotated part are its
@@ -356,15 +448,15 @@ uint wrow(uint s, uint c)
 #define STEP(S, U)                                                          \
 	{                                                                   \
 		WT q[U][NR], q2[U][NR];                                     \
-		float d[U][NR], d2[U][NR];                                  \
+		DT d[U][NR], d2[U][NR];                                     \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
 			[[unroll]] for (uint r = 0; r < NR; r++) {          \
 				uint row = wrow(S, min(r0 + r, m - 1)), un = u + uu * st; \
 				q[uu][r] = LOADW(S, pc.o[2 + S], row, k, un); \
-				d[uu][r] = LOADD(S, pc.p[7 + S], row, k, un); \
+				d[uu][r] = LOADD(S, pc.o[2 + S], pc.p[7 + S], row, k, un); \
 				if ((FLAGS & F_SWIGLU) != 0) {              \
 					q2[uu][r] = LOADW(1, pc.o[3], row, k, un); \
-					d2[uu][r] = LOADD(1, pc.p[8], row, k, un); \
+					d2[uu][r] = LOADD(1, pc.o[3], pc.p[8], row, k, un); \
 				}                                           \
 			}                                                   \
 		XDECL(U);                                                   \
@@ -372,9 +464,9 @@ uint wrow(uint s, uint c)
 			load_x(u + uu * st, t0, xv[uu]);                    \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
 			[[unroll]] for (uint r = 0; r < NR; r++) {          \
-				acc[r] += wdot(q[uu][r], d[uu][r], xv[uu]); \
+				acc[r] += WDOT(q[uu][r], d[uu][r], xv[uu], (u + uu * st) % 8u); \
 				if ((FLAGS & F_SWIGLU) != 0)                \
-					acc2[r] += wdot(q2[uu][r], d2[uu][r], xv[uu]); \
+					acc2[r] += WDOT(q2[uu][r], d2[uu][r], xv[uu], (u + uu * st) % 8u); \
 			}                                                   \
 	}
 #define LOOP(S)                                                             \
@@ -428,6 +520,9 @@ void main()
 	uint kse = KS > 1 && nsg % KS == 0 ? KS : 1;
 	uint sg = gl_SubgroupID / kse, kp = gl_SubgroupID % kse, st = ns * kse;
 	nsg /= kse;
+#if defined(TYPE_IQ4_XS)
+	iq4_fill(tid); // used after the tile loop's barriers
+#endif
 	for (uint t0 = 0; t0 < k; t0 += TILE) {
 		uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
 		barrier(); // the previous tile is used up
@@ -435,7 +530,17 @@ void main()
 		stage_xq(xs_, t0, tn, ss);
 #else
 		for (uint j = tid; j < tn / 4; j += WG)
-			xs[swz(j)] = ld4(xs_, t0 + 4 * j, ss);
+			xs[swz(j)] = ld4(xs_, t0 + kx_pos(4 * j), ss);
+#if defined(KMIN)
+		barrier();
+		for (uint j = tid; j < tn / 32; j += WG) {
+			vec4 a = xs[swz(8 * j)] + xs[swz(8 * j + 1)] +
+				 xs[swz(8 * j + 2)] + xs[swz(8 * j + 3)];
+			vec4 b = xs[swz(8 * j + 4)] + xs[swz(8 * j + 5)] +
+				 xs[swz(8 * j + 6)] + xs[swz(8 * j + 7)];
+			xsm[j] = vec2(dot(a, vec4(1.0)), dot(b, vec4(1.0)));
+		}
+#endif
 #endif
 		barrier();
 		[[unroll]] for (uint j = 0; j < MAXRG; j++) {

@@ -324,6 +324,30 @@ static bool vk_q8x(void)
 	return false;
 }
 
+/* x as matvec_fused's int8 variants for the K-quants stage it (Q4_K,
+ * Q5_K, IQ4_XS on a device with int8 dot products): per 16 consecutive
+ * values, d = amax / 127 and q = round-to-nearest-even(x * 127 / amax),
+ * in float; xq[j] = d * q[j]. */
+static void xq16(const float *x, int k, float *xq)
+{
+	for (int g = 0; g < k; g += 16) {
+		float amax = 0.0f;
+		for (int i = 0; i < 16; i++)
+			amax = fmaxf(amax, fabsf(x[g + i]));
+		float id = amax > 0.0f ? 127.0f / amax : 0.0f, d = amax / 127.0f;
+		for (int i = 0; i < 16; i++)
+			xq[g + i] = d * nearbyintf(x[g + i] * id);
+	}
+}
+
+/* Whether a one-row matvec of K-quant type t (aligned) runs with x as
+ * int8 on this device: Q4_K, Q5_K and IQ4_XS (Q4_0 and Q8_0 too, per 32:
+ * vk_q8x's tests; Q6_K keeps float x). */
+static bool kq_int8(int t)
+{
+	return (t == BELT_TYPE_Q4_K || t == BELT_TYPE_Q5_K || t == BELT_TYPE_IQ4_XS) && vk_q8x();
+}
+
 /* x as the CPU backend's quantize_x makes it (block of 32: d = amax / 127
  * rounded to fp16, q = round-to-nearest-even(x * 127 / amax)): xq[j] =
  * d * q[j], and dq[j] the block's d. */
@@ -581,13 +605,19 @@ START_TEST(test_kquant_matvec)
 		float *x = malloc((size_t)n * k * 4), *y = malloc((size_t)n * m * 4);
 		fill(x, (size_t)n * k);
 		backend_matmul(&vk, t, w, rb, x, k, m, n, y);
+		/* the one-row table's matvec takes x as int8 where it can */
+		float *xr = malloc((size_t)n * k * 4);
+		if (n == 1 && kq_int8(t))
+			xq16(x, k, xr);
+		else
+			memcpy(xr, x, (size_t)n * k * 4);
 		for (uint32_t row = 0; row < n; row++)
 			for (int r = 0; r < m; r++) {
 				double ref = 0, mag = 0;
 				for (int j = 0; j < k; j++) {
 					float f;
 					double wj = kq_weight(t, w + rb * (size_t)r, j, &f);
-					ref += wj * x[(size_t)row * k + j];
+					ref += wj * xr[(size_t)row * k + j];
 					mag += fabs(wj * x[(size_t)row * k + j]);
 				}
 				float got = y[(size_t)row * m + r];
@@ -597,6 +627,7 @@ START_TEST(test_kquant_matvec)
 			}
 		free(w);
 		free(x);
+		free(xr);
 		free(y);
 	}
 	be_close(&vk);
@@ -746,16 +777,23 @@ START_TEST(test_quant_matvec)
 			backend_matvec(&vk, t, w, rb, x, k, m, s % 2 ? 2 : 6, s % 2 ? 4 : 12, y);
 		else
 			backend_matmul(&vk, t, w, rb, x, k, m, n, y);
+		/* the one-row table's matvec (16-byte aligned) takes x as
+		 * int8 where it can */
+		float *xr = malloc((size_t)n * k * 4);
+		if (!shifted && n == 1 && kq_int8(t))
+			xq16(x, k, xr);
+		else
+			memcpy(xr, x, (size_t)n * k * 4);
 		for (int r = 0; r < m; r++) {
 			const uint8_t *row = w + rb * (size_t)r;
 			ck_assert_int_eq(quant_ref_row(t, row, (size_t)k, wr), 0);
 			for (int j = 0; j < k; j++)
 				off[j] = qoffset(t, row + bb * (j / qb), j % (int)qb);
 			for (uint32_t p = 0; p < n; p++) {
-				const float *xp = x + (size_t)p * k;
+				const float *xp = x + (size_t)p * k, *xrp = xr + (size_t)p * k;
 				double ref = 0, mag = 0;
 				for (int j = 0; j < k; j++) {
-					ref += (double)wr[j] * xp[j];
+					ref += (double)wr[j] * xrp[j];
 					mag += (fabs(wr[j]) + off[j]) * fabs(xp[j]);
 				}
 				double got = y[(size_t)p * m + r], e = fabs(got - ref);
@@ -768,6 +806,7 @@ START_TEST(test_quant_matvec)
 		}
 		free(w);
 		free(x);
+		free(xr);
 		free(y);
 		free(wr);
 		free(off);

@@ -220,23 +220,39 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
-/* Q8_0/Q4_0 weights of a matvec or embed go to the GPU layout (repack.c)
+/* Q8_0/Q4_0/Q6_K weights of a matvec or embed go to the GPU layout (repack.c)
  * where 16-byte loads of them are aligned; *rp says they did. Both tables
  * of a session read the same weights and decide alike, so a batched
  * table's matrix product reads the layout the one-row table's matvecs
  * do, whichever was prepared first. */
+/* Where a converted range's scales start, in 16-bit words from its start:
+ * after every block's quants (Q6_K: 96 of its 105 words). */
+static uint32_t rp_scales(int wtype, uint64_t size)
+{
+	uint64_t bb = belt_type_block_bytes(wtype);
+	if (wtype == BELT_TYPE_Q6_K)
+		return (uint32_t)(size / bb * 96);
+	return (uint32_t)(size / bb * (bb - 2) / 2);
+}
+
 static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 			   struct vk_cmd *c, bool *rp, char *err, size_t errsz)
 {
 	const struct vk_op *op = cmd->kernel->impl;
 	bool embed = vk_is_op(cmd, "embed");
 	*rp = false;
-	if ((op->wtype != BELT_TYPE_Q8_0 && op->wtype != BELT_TYPE_Q4_0) ||
+	bool q6 = op->wtype == BELT_TYPE_Q6_K;
+	if ((op->wtype != BELT_TYPE_Q8_0 && op->wtype != BELT_TYPE_Q4_0 && !q6) ||
 	    (!embed && !vk_is_op(cmd, "matvec")))
 		return 0;
 	const struct belt_binding *w = &cmd->bind[0];
 	uint64_t bb = belt_type_block_bytes(op->wtype);
-	if (c->pc.o[0] % 8 || w->size % bb || !w->size) {
+	/* Q6_K: matvec_fused reads the segment's d's after m * k / 256
+	 * blocks' scales, so the range must be the matrix exactly */
+	bool q6_whole = !q6 || embed ||
+			w->size == (uint64_t)cmd->param[1].i *
+					   (uint64_t)(cmd->param[0].i / 256) * bb;
+	if (c->pc.o[0] % 8 || w->size % bb || !w->size || !q6_whole) {
 		/* the GGUF layout, read by the plain kernels */
 		if (vk_repacked_overlaps(w->buf, w->offset, w->size))
 			return belt_errf(err, errsz,
@@ -255,15 +271,15 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
 			return -1;
 		c->pipe = ctx->pipe[sh];
-		c->pc.aux[1] = (uint32_t)(w->size / bb * (bb - 2) / 2);
+		c->pc.aux[1] = rp_scales(op->wtype, w->size);
 	} else if (embed) {
-		enum vk_shader sh = op->wtype == BELT_TYPE_Q8_0
-					    ? VK_SH_EMBED_Q8_0R
-					    : VK_SH_EMBED_Q4_0R;
+		enum vk_shader sh = op->wtype == BELT_TYPE_Q8_0 ? VK_SH_EMBED_Q8_0R
+				    : q6			  ? VK_SH_EMBED_Q6_KR
+								  : VK_SH_EMBED_Q4_0R;
 		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
 			return -1;
 		c->pipe = ctx->pipe[sh];
-		c->pc.aux[1] = (uint32_t)(w->size / bb * (bb - 2) / 2);
+		c->pc.aux[1] = rp_scales(op->wtype, w->size);
 	}
 	return 0;
 }

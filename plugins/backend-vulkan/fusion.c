@@ -122,9 +122,10 @@ static bool dead_after(const struct belt_table *t, const uint8_t *writes,
 	       dead_scan(t, writes, first, last, b->buf, lo, hi, true);
 }
 
-/* The fused shader's loads: k a multiple of 8; 16-byte W rows. */
-/* Whether matvec_fused can compute m: 16-byte loads of every row (and
- * Q8_0/Q4_0 weights in the GPU layout, rp). */
+/* Whether matvec_fused can compute m: k a multiple of 8, 16-byte loads of
+ * every row (Q8_0/Q4_0/Q6_K weights in the GPU layout, rp; Q4_K and Q5_K
+ * in GGUF's, whose 144- and 176-byte super-blocks keep a 16-byte aligned
+ * start aligned; IQ4_XS's 136 bytes take 8-byte loads). */
 bool vk_fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
 			   bool rp)
 {
@@ -137,7 +138,11 @@ bool vk_fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
 	case BELT_TYPE_F16:
 	case BELT_TYPE_BF16: return oc->pc.o[0] % 8 == 0;
 	case BELT_TYPE_Q8_0:
-	case BELT_TYPE_Q4_0: return rp;
+	case BELT_TYPE_Q4_0:
+	case BELT_TYPE_Q6_K: return rp;
+	case BELT_TYPE_Q4_K:
+	case BELT_TYPE_Q5_K: return oc->pc.o[0] % 8 == 0 && k % 256 == 0;
+	case BELT_TYPE_IQ4_XS: return oc->pc.o[0] % 4 == 0 && k % 256 == 0;
 	default: return false;
 	}
 }
@@ -151,6 +156,17 @@ static enum vk_shader fmv_shader(const struct vk_ctx *ctx, int wtype)
 	case BELT_TYPE_BF16: return VK_SH_FMV_BF16;
 	case BELT_TYPE_Q8_0:
 		return ctx->q8x & VK_Q8X_Q8_0 ? VK_SH_FMV_Q8_0_XQ : VK_SH_FMV_Q8_0;
+	case BELT_TYPE_Q4_K:
+		return ctx->q8x & VK_Q8X_K ? VK_SH_FMV_Q4_K_XQ : VK_SH_FMV_Q4_K;
+	case BELT_TYPE_Q5_K:
+		return ctx->q8x & VK_Q8X_K ? VK_SH_FMV_Q5_K_XQ : VK_SH_FMV_Q5_K;
+	case BELT_TYPE_Q6_K:
+		/* float x only: int8 x measured no faster on the H100 (1B Q6_K
+		 * tg128 861.1 against 870.8), and it moved the heads' near-ties
+		 * (llama.cpp's Q6_K output.weight) off llama.cpp's text */
+		return VK_SH_FMV_Q6_K;
+	case BELT_TYPE_IQ4_XS:
+		return ctx->q8x & VK_Q8X_K ? VK_SH_FMV_IQ4_XS_XQ : VK_SH_FMV_IQ4_XS;
 	default:
 		return ctx->q8x & VK_Q8X_Q4_0 ? VK_SH_FMV_Q4_0_XQ : VK_SH_FMV_Q4_0;
 	}
@@ -416,10 +432,14 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		bi[5 + s] = obi[mi][2];
 		c->pc.o[5 + s] = s < g->nmv ? oc[mi].pc.o[2] : 0;
 		c->pc.p[2 + s] = s < g->nmv ? (uint32_t)C[mi].param[1].i : 0;
-		/* Q8_0/Q4_0: the scales follow the range's quants */
+		/* Q8_0/Q4_0/Q6_K: the scales follow the range's quants (Q6_K:
+		 * 192 of its 210 bytes per block) */
 		uint64_t bb = belt_type_block_bytes(op->wtype);
-		if (s < g->nmv && (op->wtype == BELT_TYPE_Q8_0 ||
-				   op->wtype == BELT_TYPE_Q4_0))
+		if (s < g->nmv && op->wtype == BELT_TYPE_Q6_K)
+			c->pc.p[7 + s] = c->pc.o[2 + s] +
+					 (uint32_t)(C[mi].bind[0].size / bb * 96);
+		else if (s < g->nmv && (op->wtype == BELT_TYPE_Q8_0 ||
+					op->wtype == BELT_TYPE_Q4_0))
 			c->pc.p[7 + s] = c->pc.o[2 + s] +
 					 (uint32_t)(C[mi].bind[0].size / bb *
 						    (bb - 2) / 2);

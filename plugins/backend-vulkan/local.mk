@@ -51,6 +51,16 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q4_0_xq.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q4_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q5_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q6_k.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q4_k_xq.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q5_k_xq.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_iq4_xs.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_iq4_xs_xq.spv.h \
+	plugins/backend-vulkan/spv/embed_q6_kr.spv.h \
+	plugins/backend-vulkan/spv/repack_q6_k.spv.h \
+	plugins/backend-vulkan/spv/matmul_q6_kr.spv.h \
 	plugins/backend-vulkan/spv/embed_q8_0r.spv.h \
 	plugins/backend-vulkan/spv/embed_q4_0r.spv.h \
 	plugins/backend-vulkan/spv/repack_q8_0.spv.h \
@@ -167,25 +177,25 @@ plugins/backend-vulkan/spv/add.spv.h: $(srcdir)/shaders/add.comp $(srcdir)/shade
 plugins/backend-vulkan/spv/argmax.spv.h: $(srcdir)/shaders/argmax.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/argmax.comp
 
-plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/matvec_fused_f32.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_f16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/matvec_fused_f16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/matvec_fused_bf16.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/matvec_fused_q8_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/matvec_fused_q4_0.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q4_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/matvec_fused_q4_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/matvec_fused_q8_0_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
 
@@ -194,6 +204,36 @@ plugins/backend-vulkan/spv/embed_q8_0r.spv.h: $(srcdir)/shaders/embed.comp $(src
 
 plugins/backend-vulkan/spv/embed_q4_0r.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DREPACK -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q4_k.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q5_k.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_K -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q6_k.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q4_k_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_q5_k_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_K -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_iq4_xs.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/matvec_fused_iq4_xs_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
+
+plugins/backend-vulkan/spv/embed_q6_kr.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -DREPACK -o $@ $(srcdir)/shaders/embed.comp
+
+plugins/backend-vulkan/spv/repack_q6_k.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/repack.comp
+
+plugins/backend-vulkan/spv/matmul_q6_kr.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
 
 plugins/backend-vulkan/spv/repack_q8_0.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/repack.comp
@@ -453,6 +493,7 @@ EXTRA_DIST += \
 	shaders/embed.comp \
 	shaders/matvec.comp \
 	shaders/matvec_fused.comp \
+	shaders/fused_kquants.glsl \
 	shaders/rmsnorm.comp \
 	shaders/rope_kv.comp \
 	shaders/silu_mul.comp

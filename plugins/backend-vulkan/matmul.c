@@ -1,7 +1,7 @@
 /* A batched table's matvec: y[r] = W x[r] for every row r of the pass, as
  * one tiled matrix product (shaders/matmul.comp): a workgroup per tile of
  * MATMUL_BN rows of the pass (x) by MATMUL_BM weight rows (y), so that
- * each weight is read from memory once per MATMUL_BN rows. Q8_0/Q4_0
+ * each weight is read from memory once per MATMUL_BN rows. Q8_0/Q4_0/Q6_K
  * weights are read in whichever layout their range is in: the GPU layout
  * where table_prepare converted it (repack.c; backend.c's convert_weights
  * then swaps in the R variant), else GGUF's. */
@@ -21,7 +21,8 @@ enum vk_shader vk_matmul_shader(int wtype, bool repacked)
 	case BELT_TYPE_Q8_0:
 		return repacked ? VK_SH_MATMUL_Q8_0R : VK_SH_MATMUL_Q8_0;
 	case BELT_TYPE_Q4_K: return VK_SH_MATMUL_Q4_K;
-	case BELT_TYPE_Q6_K: return VK_SH_MATMUL_Q6_K;
+	case BELT_TYPE_Q6_K:
+		return repacked ? VK_SH_MATMUL_Q6_KR : VK_SH_MATMUL_Q6_K;
 	case BELT_TYPE_Q4_1: return VK_SH_MATMUL_Q4_1;
 	case BELT_TYPE_Q5_0: return VK_SH_MATMUL_Q5_0;
 	case BELT_TYPE_Q5_1: return VK_SH_MATMUL_Q5_1;

@@ -1,4 +1,4 @@
-/* The GPU weight layout for Q8_0 and Q4_0 (doc/vulkan.md).
+/* The GPU weight layout for Q8_0, Q4_0 and Q6_K (doc/vulkan.md).
  *
  * A GGUF block is a half scale then its quants (34 or 18 bytes), so no
  * 16-byte load of a row is aligned. At table_prepare the backend rewrites
@@ -6,7 +6,9 @@
  * once: all the range's block quants first (32 or 16 bytes each, in block
  * order), then all its scales. The size is unchanged; shaders that read
  * such a range (matvec_fused, embed with -DREPACK) find block j's quants at
- * j * 32 (or 16) bytes and its scale at blocks * 32 (or 16) + 2 j. */
+ * j * 32 (or 16) bytes and its scale at blocks * 32 (or 16) + 2 j. Q6_K's
+ * 210-byte blocks likewise: quants (192 bytes each), then the 16 scale
+ * bytes of each block, then each d. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +137,7 @@ int vk_repack(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,
 					 "extent (%" PRIu64 "..%" PRIu64 ")",
 					 offset, offset + size, r->lo, r->hi);
 	}
-	uint64_t bb = type == BELT_TYPE_Q8_0 ? 34 : 18;
+	uint64_t bb = belt_type_block_bytes(type);
 	if (offset % 2 || size % bb || size / bb > UINT32_MAX)
 		return belt_errf(err, errsz,
 				 "vulkan: cannot convert %" PRIu64
@@ -153,8 +155,9 @@ int vk_repack(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,
 	if (vk_buf_make(ctx, "weight conversion", false, size, &tmp, err,
 			errsz))
 		return -1;
-	enum vk_shader sh = type == BELT_TYPE_Q8_0 ? VK_SH_REPACK_Q8_0
-						   : VK_SH_REPACK_Q4_0;
+	enum vk_shader sh = type == BELT_TYPE_Q8_0   ? VK_SH_REPACK_Q8_0
+			    : type == BELT_TYPE_Q6_K ? VK_SH_REPACK_Q6_K
+						     : VK_SH_REPACK_Q4_0;
 	int rc = repack_run(ctx, b, offset, size, &tmp, sh, size / bb, err,
 			    errsz);
 	vk_buf_free(ctx, &tmp);

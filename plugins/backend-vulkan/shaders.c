@@ -71,6 +71,36 @@ static const uint32_t spv_matvec_fused_q4_0_xq[] =
 static const uint32_t spv_matvec_fused_q8_0_xq[] =
 #include "spv/matvec_fused_q8_0_xq.spv.h"
 	;
+static const uint32_t spv_matvec_fused_q4_k[] =
+#include "spv/matvec_fused_q4_k.spv.h"
+	;
+static const uint32_t spv_matvec_fused_q5_k[] =
+#include "spv/matvec_fused_q5_k.spv.h"
+	;
+static const uint32_t spv_matvec_fused_q6_k[] =
+#include "spv/matvec_fused_q6_k.spv.h"
+	;
+static const uint32_t spv_embed_q6_kr[] =
+#include "spv/embed_q6_kr.spv.h"
+	;
+static const uint32_t spv_repack_q6_k[] =
+#include "spv/repack_q6_k.spv.h"
+	;
+static const uint32_t spv_matmul_q6_kr[] =
+#include "spv/matmul_q6_kr.spv.h"
+	;
+static const uint32_t spv_matvec_fused_q4_k_xq[] =
+#include "spv/matvec_fused_q4_k_xq.spv.h"
+	;
+static const uint32_t spv_matvec_fused_q5_k_xq[] =
+#include "spv/matvec_fused_q5_k_xq.spv.h"
+	;
+static const uint32_t spv_matvec_fused_iq4_xs[] =
+#include "spv/matvec_fused_iq4_xs.spv.h"
+	;
+static const uint32_t spv_matvec_fused_iq4_xs_xq[] =
+#include "spv/matvec_fused_iq4_xs_xq.spv.h"
+	;
 static const uint32_t spv_embed_q8_0r[] =
 #include "spv/embed_q8_0r.spv.h"
 	;
@@ -336,6 +366,16 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_FMV_Q4_0, spv_matvec_fused_q4_0),
 	ENTRY(VK_SH_FMV_Q4_0_XQ, spv_matvec_fused_q4_0_xq),
 	ENTRY(VK_SH_FMV_Q8_0_XQ, spv_matvec_fused_q8_0_xq),
+	ENTRY(VK_SH_FMV_Q4_K, spv_matvec_fused_q4_k),
+	ENTRY(VK_SH_FMV_Q5_K, spv_matvec_fused_q5_k),
+	ENTRY(VK_SH_FMV_Q6_K, spv_matvec_fused_q6_k),
+	ENTRY(VK_SH_FMV_Q4_K_XQ, spv_matvec_fused_q4_k_xq),
+	ENTRY(VK_SH_FMV_Q5_K_XQ, spv_matvec_fused_q5_k_xq),
+	ENTRY(VK_SH_FMV_IQ4_XS, spv_matvec_fused_iq4_xs),
+	ENTRY(VK_SH_FMV_IQ4_XS_XQ, spv_matvec_fused_iq4_xs_xq),
+	ENTRY(VK_SH_EMBED_Q6_KR, spv_embed_q6_kr),
+	ENTRY(VK_SH_REPACK_Q6_K, spv_repack_q6_k),
+	ENTRY(VK_SH_MATMUL_Q6_KR, spv_matmul_q6_kr),
 	ENTRY(VK_SH_EMBED_Q8_0R, spv_embed_q8_0r),
 	ENTRY(VK_SH_EMBED_Q4_0R, spv_embed_q4_0r),
 	ENTRY(VK_SH_REPACK_Q8_0, spv_repack_q8_0),

@@ -92,7 +92,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 {
 	struct vk_tuning *t = &ctx->tune;
 	*t = (struct vk_tuning){.fuse = true,
-				.q8x = VK_Q8X_Q4_0 | VK_Q8X_Q8_0,
+				.q8x = VK_Q8X_ALL,
 				.mv_ksplit_k = -1,
 				.mv_swizzle = true};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
@@ -127,13 +127,15 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		if (!strcmp(v, "0") || !strcmp(v, "false"))
 			t->q8x = 0;
 		else if (!strcmp(v, "1") || !strcmp(v, "true"))
-			t->q8x = VK_Q8X_Q4_0 | VK_Q8X_Q8_0;
+			t->q8x = VK_Q8X_ALL;
 		else if (!strcmp(v, "q4_0"))
 			t->q8x = VK_Q8X_Q4_0;
 		else if (!strcmp(v, "q8_0"))
 			t->q8x = VK_Q8X_Q8_0;
+		else if (!strcmp(v, "k"))
+			t->q8x = VK_Q8X_K;
 		else
-			return bad("q8x", v, "0, 1, q4_0 or q8_0", err, errsz);
+			return bad("q8x", v, "0, 1, q4_0, q8_0 or k", err, errsz);
 	}
 	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1;
 	if (get_int("mv_rows", value_of(opt, "mv_rows"), 1, 8, "1 to 8",
@@ -224,6 +226,20 @@ void vk_tune_matvec(struct vk_ctx *ctx, const VkPhysicalDeviceProperties *p)
 			VK_MVF_TILE_XQ, 1, 0, true},
 		[VK_SH_FMV_Q8_0_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL_Q8_0_XQ,
 			VK_MVF_TILE_XQ, 1, 0, true},
+		[VK_SH_FMV_Q4_K - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE_Q4_0, 1, 0, false},
+		[VK_SH_FMV_Q5_K - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE_Q4_0, 1, 0, false},
+		[VK_SH_FMV_Q6_K - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE_Q4_0, 1, 0, false},
+		[VK_SH_FMV_IQ4_XS - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE_Q4_0, 1, 0, false},
+		[VK_SH_FMV_IQ4_XS_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
+			VK_MVF_TILE_XQ, 1, 0, true},
+		[VK_SH_FMV_Q4_K_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS_Q4_0_XQ, VK_MVF_UNROLL,
+			VK_MVF_TILE_XQ, 1, 0, true},
+		[VK_SH_FMV_Q5_K_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS_Q4_0_XQ, VK_MVF_UNROLL,
+			VK_MVF_TILE_XQ, 1, 0, true},
 	};
 	/* Each overridden for every variant, for sweeps: mv_wg (64 .. 1024, a
 	 * power of two; the default where the device takes fewer threads),
@@ -243,7 +259,10 @@ void vk_tune_matvec(struct vk_ctx *ctx, const VkPhysicalDeviceProperties *p)
 		ctx->mv_nr[i] = tu->mv_rows ? tu->mv_rows : def[i].nr;
 		ctx->mv_rpw[i] = ctx->mv_nr[i] * (ctx->subgroup < w ? w / ctx->subgroup : 1);
 		ctx->mv_unr[i] = tu->mv_unroll ? tu->mv_unroll : def[i].unr;
-		uint32_t b4 = def[i].xq ? 5 : 16; /* shared bytes per 4 values */
+		/* shared bytes per 4 values: floats, or int8 with a block's
+		 * scale and sum (8 bytes per 32; the K-quants' 16) */
+		bool kxq = i >= VK_SH_FMV_Q4_K_XQ - VK_SH_FMV_F32;
+		uint32_t b4 = kxq ? 6 : def[i].xq ? 5 : 16;
 		uint32_t tile = tu->mv_tile ? tu->mv_tile : def[i].tile;
 		while (tile > 2048 && tile / 4 * b4 + 6144 > shmax)
 			tile -= 2048;

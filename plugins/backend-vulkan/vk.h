@@ -38,7 +38,8 @@
  * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
- * setting mv_rows overrides it): 1, and 2 for Q4_0 with x as int8. */
+ * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K and Q5_K with x
+ * as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2). */
 #define VK_MVF_ROWS 1
 #define VK_MVF_ROWS_Q4_0_XQ 2
 /* Threads per workgroup of matvec_fused (the mv_wg setting overrides both):
@@ -58,13 +59,15 @@
 /* Which types' matvecs take x as int8 (vk_ctx q8x; the q8x setting) */
 #define VK_Q8X_Q4_0 1u
 #define VK_Q8X_Q8_0 2u
+#define VK_Q8X_K 4u /* Q4_K, Q5_K and IQ4_XS */
+#define VK_Q8X_ALL (VK_Q8X_Q4_0 | VK_Q8X_Q8_0 | VK_Q8X_K)
 #define VK_MVF_UNROLL 2
 #define VK_MVF_UNROLL_Q8_0_XQ 4
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_FPIPE_MAX 128
-/* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q8_0_XQ. */
-#define VK_FMV_TYPES 7
+/* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_IQ4_XS_XQ. */
+#define VK_FMV_TYPES 14
 
 /* The descriptor binding every shader reads its run's base position (and
  * rope frequencies) from; command bindings are 0 .. n_bind - 1. */
@@ -131,6 +134,16 @@ enum vk_shader {
 	VK_SH_FMV_Q4_0,
 	VK_SH_FMV_Q4_0_XQ, /* x as int8, integer dot products */
 	VK_SH_FMV_Q8_0_XQ, /* the same for Q8_0 */
+	VK_SH_FMV_Q4_K,	   /* K-quants: Q4_K, Q5_K in GGUF's layout */
+	VK_SH_FMV_Q5_K,
+	VK_SH_FMV_Q6_K, /* Q6_K in the GPU layout (repack.c) */
+	VK_SH_FMV_IQ4_XS,
+	VK_SH_FMV_Q4_K_XQ, /* the K-quants with x as int8 (these last) */
+	VK_SH_FMV_Q5_K_XQ,
+	VK_SH_FMV_IQ4_XS_XQ,
+	VK_SH_EMBED_Q6_KR,
+	VK_SH_REPACK_Q6_K,
+	VK_SH_MATMUL_Q6_KR,
 	VK_SH_EMBED_Q8_0R,
 	VK_SH_EMBED_Q4_0R,
 	VK_SH_REPACK_Q8_0,

@@ -160,7 +160,7 @@ int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh, uint32_t flags,
 		      uint32_t nseg, uint32_t ks, VkPipeline *out, char *err,
 		      size_t errsz);
 
-/* Convert the Q8_0/Q4_0 weights at b[offset, offset + size), n_blocks
+/* Convert the Q8_0/Q4_0/Q6_K weights at b[offset, offset + size), n_blocks
  * blocks of type, to the GPU layout once (repack.c); an overlapping range
  * converted with another extent is an error. */
 int vk_repack(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,

@@ -100,7 +100,7 @@ struct fgroup {
 /* Whether c runs op. */
 bool vk_is_op(const struct belt_cmd *c, const char *op);
 /* Whether matvec_fused can compute matvec m (prepared as oc; rp: its
- * Q8_0/Q4_0 weights are in the GPU layout). */
+ * Q8_0/Q4_0/Q6_K weights are in the GPU layout). */
 bool vk_fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
 		       bool rp);
 /* The bindings group g writes, into out (3 at most); their count. */

@@ -12,7 +12,7 @@
  * record.c   barrier analysis, recording one-row tables' token slots
  * profile.c  timestamp queries and the per-kernel table
  * tuning.c   every tuning switch: default, belt.yaml key, env override
- * repack.c   Q8_0/Q4_0 weights converted to the GPU layout
+ * repack.c   Q8_0/Q4_0/Q6_K weights converted to the GPU layout
  * batch.c    batched tables (rows > 1): one recorded pass, and its run
  * kernels.c  the kernel table: per op its shader, checks and grid
  * matmul.c   a batched table's matvecs: the tiled matrix product's

@@ -276,12 +276,17 @@ END_TEST
  * CPU's batched ones, x in float on both, within 1e-4 (float order only; a run where the backends picked
  * different experts would differ by whole units). qwen3moe at a larger
  * shape than the shipped file's: 32 experts of 256, 4 used per token, in
- * F32, Q8_0 and Q4_K. */
+ * F32, Q8_0 and Q4_K. The K-quants in other layouts put matvec_fused's
+ * K-quant units through its fusions: NEOX rope and biases (qwen2 Q4_K),
+ * gelu gating and the post-norms' adds (gemma2 Q5_K), views of fused
+ * tensors converted to the GPU layout (phi3 Q6_K), head norms (qwen3
+ * IQ4_XS). */
 static const struct {
 	const char *arch, *type;
 } synth_cases[] = {
 	{"qwen2", "f32"},    {"qwen3", "f32"},	  {"phi3", "f32"},     {"gemma2", "f32"},
 	{"gemma3", "f32"},   {"qwen3moe", "f32"}, {"qwen3moe", "q8_0"}, {"qwen3moe", "q4_k"},
+	{"qwen2", "q4_k"},   {"gemma2", "q5_k"},  {"phi3", "q6_k"},	{"qwen3", "iq4_xs"},
 };
 
 START_TEST(synthetic_vulkan_vs_cpu)
@@ -332,6 +337,22 @@ START_TEST(synthetic_vulkan_vs_cpu)
 	ck_assert_msg(batched <= 1e-4 && decode <= 1e-4,
 		      "synthetic %s %s: vulkan and cpu differ by %g (batched), %g (decode)", sh.arch,
 		      synth_cases[_i].type, batched, decode);
+	/* the types whose decode takes x as int8 (where the device can): that
+	 * path too, against the same float logits, within the rounding of x
+	 * to int8 (a wrong scale or row would be off by the logits' size);
+	 * not qwen3moe, whose router may then pick other experts */
+	const char *t = synth_cases[_i].type;
+	if (strcmp(sh.arch, "qwen3moe") &&
+	    (!strcmp(t, "q4_k") || !strcmp(t, "q5_k") || !strcmp(t, "iq4_xs"))) {
+		unsetenv("BELT_VK_Q8X");
+		tf_logits(path, "vulkan", ids, 64, true, c);
+		setenv("BELT_VK_Q8X", "0", 1);
+		double int8 = max_diff(a, c, n);
+		printf("synthetic %-8s %-5s: vulkan decode with int8 x where it has it: max %.3g "
+		       "(tolerance %.3g)\n", sh.arch, t, int8, 0.02 * mag);
+		ck_assert_msg(int8 <= 0.02 * mag, "synthetic %s %s: int8 x decode differs by %g",
+			      sh.arch, t, int8);
+	}
 	free(c);
 	free(a);
 	free(b);

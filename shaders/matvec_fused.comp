@@ -313,12 +313,6 @@ uint kx_pos(uint e)
 	uint un = e / 32u, w = e % 32u, upc = KCH / 32u;
 	return (un / upc) * KCH + (w / 16u) * (KCH / 2u) + (un % upc) * 16u + w % 16u;
 }
-// its inverse: the place in the units' order of element p of the tile
-uint kx_inv(uint p)
-{
-	uint c = p / KCH, r = p % KCH, hc = KCH / 2u;
-	return c * KCH + ((r % hc) / 16u) * 32u + (r / hc) * 16u + r % 16u;
-}
 #else
 uint kx_pos(uint e) { return e; }
 #endif

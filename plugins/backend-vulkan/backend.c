@@ -225,16 +225,6 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
  * of a session read the same weights and decide alike, so a batched
  * table's matrix product reads the layout the one-row table's matvecs
  * do, whichever was prepared first. */
-/* Where a converted range's scales start, in 16-bit words from its start:
- * after every block's quants (Q6_K: 96 of its 105 words). */
-static uint32_t rp_scales(int wtype, uint64_t size)
-{
-	uint64_t bb = belt_type_block_bytes(wtype);
-	if (wtype == BELT_TYPE_Q6_K)
-		return (uint32_t)(size / bb * 96);
-	return (uint32_t)(size / bb * (bb - 2) / 2);
-}
-
 static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 			   struct vk_cmd *c, bool *rp, char *err, size_t errsz)
 {
@@ -271,7 +261,7 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
 			return -1;
 		c->pipe = ctx->pipe[sh];
-		c->pc.aux[1] = rp_scales(op->wtype, w->size);
+		c->pc.aux[1] = vk_repacked_scales(op->wtype, w->size);
 	} else if (embed) {
 		enum vk_shader sh = op->wtype == BELT_TYPE_Q8_0 ? VK_SH_EMBED_Q8_0R
 				    : q6			  ? VK_SH_EMBED_Q6_KR
@@ -279,7 +269,7 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
 			return -1;
 		c->pipe = ctx->pipe[sh];
-		c->pc.aux[1] = rp_scales(op->wtype, w->size);
+		c->pc.aux[1] = vk_repacked_scales(op->wtype, w->size);
 	}
 	return 0;
 }

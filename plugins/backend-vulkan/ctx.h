@@ -165,6 +165,9 @@ int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh, uint32_t flags,
  * converted with another extent is an error. */
 int vk_repack(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,
 	      uint64_t size, int type, char *err, size_t errsz);
+/* Where a converted range of size bytes of type keeps its scales, in
+ * 16-bit words from its start: after every block's quants. */
+uint32_t vk_repacked_scales(int type, uint64_t size);
 /* Whether b[offset, offset + size) overlaps a converted range. */
 bool vk_repacked_overlaps(const struct belt_buffer *b, uint64_t offset,
 			  uint64_t size);

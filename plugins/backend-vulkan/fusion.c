@@ -432,17 +432,12 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		bi[5 + s] = obi[mi][2];
 		c->pc.o[5 + s] = s < g->nmv ? oc[mi].pc.o[2] : 0;
 		c->pc.p[2 + s] = s < g->nmv ? (uint32_t)C[mi].param[1].i : 0;
-		/* Q8_0/Q4_0/Q6_K: the scales follow the range's quants (Q6_K:
-		 * 192 of its 210 bytes per block) */
-		uint64_t bb = belt_type_block_bytes(op->wtype);
-		if (s < g->nmv && op->wtype == BELT_TYPE_Q6_K)
+		/* Q8_0/Q4_0/Q6_K: the scales follow the range's quants */
+		if (s < g->nmv && (op->wtype == BELT_TYPE_Q8_0 ||
+				   op->wtype == BELT_TYPE_Q4_0 ||
+				   op->wtype == BELT_TYPE_Q6_K))
 			c->pc.p[7 + s] = c->pc.o[2 + s] +
-					 (uint32_t)(C[mi].bind[0].size / bb * 96);
-		else if (s < g->nmv && (op->wtype == BELT_TYPE_Q8_0 ||
-					op->wtype == BELT_TYPE_Q4_0))
-			c->pc.p[7 + s] = c->pc.o[2 + s] +
-					 (uint32_t)(C[mi].bind[0].size / bb *
-						    (bb - 2) / 2);
+					 vk_repacked_scales(op->wtype, C[mi].bind[0].size);
 		if (s < g->nmv)
 			groups += ((uint32_t)C[mi].param[1].i + rpw - 1) / rpw;
 	}

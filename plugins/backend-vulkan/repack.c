@@ -15,6 +15,14 @@
 
 #include "ctx.h"
 
+uint32_t vk_repacked_scales(int type, uint64_t size)
+{
+	uint64_t bb = belt_type_block_bytes(type);
+	if (type == BELT_TYPE_Q6_K)
+		return (uint32_t)(size / bb * 96); /* 192 of 210 bytes */
+	return (uint32_t)(size / bb * (bb - 2) / 2);
+}
+
 bool vk_repacked_overlaps(const struct belt_buffer *b, uint64_t offset,
 			  uint64_t size)
 {

@@ -63,6 +63,7 @@ static struct belt_session *session(struct belt_model *m, uint32_t chunk)
 
 struct collect {
 	int32_t ids[1024];
+	size_t end[1024]; /* where each token's text ends in text */
 	size_t n;
 	char text[8192];
 	size_t len;
@@ -78,6 +79,8 @@ static bool collect(void *ud, int32_t id, const char *text, size_t len)
 		c->len += len;
 		c->text[c->len] = 0;
 	}
+	if (id >= 0 && c->n <= 1024)
+		c->end[c->n - 1] = c->len;
 	return true;
 }
 
@@ -255,8 +258,43 @@ END_TEST
 START_TEST(logits_stories_f16) { check_logits("stories260K.f16.gguf", "stories260K", 0.05); }
 END_TEST
 
+/* A near-tie: llama.cpp's own batched and one-token paths differ by up to
+ * 0.13 (Q4_0) and 0.41 (Q4_K, Q6_K) in a logit on the 8-bit activation
+ * types (../shared/models/quant/README.md), so where our top two logits
+ * are closer than that either token is llama.cpp's choice on some path;
+ * 0.1 is inside the smaller of them. */
+#define NEAR_TIE 0.1
+
+/* Our top-1 minus top-2 logit before generated token d of c (the prompt
+ * and c's first d tokens evaluated afresh). */
+static double margin_at(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+			const struct collect *c, size_t d, int32_t n_vocab)
+{
+	int32_t *ids = malloc((n_prompt + d) * sizeof *ids);
+	float *lg = malloc((size_t)n_vocab * sizeof *lg);
+	ck_assert(ids && lg);
+	memcpy(ids, prompt, n_prompt * sizeof *ids);
+	memcpy(ids + n_prompt, c->ids, d * sizeof *ids);
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_session_eval(s, ids, n_prompt + d, 0, lg, err, sizeof err) == 0, "%s",
+		      err);
+	float t1 = -INFINITY, t2 = -INFINITY;
+	for (int32_t v = 0; v < n_vocab; v++)
+		if (lg[v] > t1) {
+			t2 = t1;
+			t1 = lg[v];
+		} else if (lg[v] > t2) {
+			t2 = lg[v];
+		}
+	free(ids);
+	free(lg);
+	return (double)t1 - t2;
+}
+
 /* llama.cpp's greedy text for a file: our first `n` tokens' text must be a
- * prefix of it on at least `need` of its prompts. */
+ * prefix of it on at least `need` of its prompts, a prompt whose text
+ * leaves llama.cpp's at a token we chose by less than NEAR_TIE counting as
+ * agreeing (a soft reference: REFERENCE.md). */
 static void check_llamacpp(const char *file, uint32_t n, unsigned need)
 {
 	if (!selected(file))
@@ -266,7 +304,7 @@ static void check_llamacpp(const char *file, uint32_t n, unsigned need)
 	struct belt_model *m = load(file);
 	struct belt_session *s = session(m, 16);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
-	unsigned rows = 0, same = 0;
+	unsigned rows = 0, same = 0, ties = 0;
 	if (short_rows(file) && n > SHORT_TOKENS)
 		n = SHORT_TOKENS;
 	for (size_t r = 0; r < t->n_rows; r++) {
@@ -281,13 +319,26 @@ static void check_llamacpp(const char *file, uint32_t n, unsigned need)
 		struct collect c;
 		generate(s, ids, n_ids, n, true, &c);
 		bool ok = !strncmp(c.text, ref, c.len);
-		if (!ok)
-			printf("llama.cpp differs on %s prompt %zu:\n  ours: %s\n  llama.cpp: %.*s\n", file,
-			       r, c.text, (int)c.len, ref);
+		if (!ok) {
+			size_t common = 0, d = 0;
+			while (c.text[common] == ref[common])
+				common++;
+			while (d < c.n && c.end[d] <= common)
+				d++;
+			double mg = margin_at(s, ids, n_ids, &c, d, belt_model_n_vocab(m));
+			printf("llama.cpp differs on %s prompt %zu at our token %zu (margin %.3f%s):\n"
+			       "  ours: %s\n  llama.cpp: %.*s\n",
+			       file, r, d, mg, mg < NEAR_TIE ? ", a near-tie" : "", c.text, (int)c.len,
+			       ref);
+			ties += mg < NEAR_TIE;
+		}
 		same += ok;
 		rows++;
 	}
-	printf("llama.cpp %-28s first %u tokens identical on %u of %u prompts\n", file, n, same, rows);
+	printf("llama.cpp %-28s first %u tokens identical on %u of %u prompts, left at a near-tie on "
+	       "%u\n",
+	       file, n, same, rows, ties);
+	same += ties;
 	ck_assert_uint_eq(rows, 7);
 	ck_assert_uint_ge(same, need);
 	belt_session_free(s);

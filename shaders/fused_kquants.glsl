@@ -88,9 +88,9 @@ float wdot(WT w, DT h, XARG xv, uint ub)
 // GGUF's layout, 8-byte aligned: a super-block is 17 uvec2s, the first d,
 // scales_h and scales_l, then 2 per sub-block of 32 (IQ4_NL's order: byte
 // i's low nibble weight i, high nibble weight 16 + i), which is unit u % 8
-// of block u / 8. A code's value is ggml's kvalues_iq4nl[code]: iq4_lut
-// (XQ8: each byte's two values as int8, in bits 0..7 and 16..23) or
-// iq4_f, filled by main.
+// of block u / 8. A code's value is ggml's kvalues_iq4nl[code]: iq4_f,
+// filled by main. Float x only (the host builds no XQ8 variant: measured
+// slower, doc/vulkan.md).
 #define KB4(wo, row, k, u) ((wo) / 4u + ((row) * ((k) / 256u) + (u) / 8u) * 17u)
 #define WT uvec4
 #define DT uvec2
@@ -100,41 +100,17 @@ float wdot(WT w, DT h, XARG xv, uint ub)
 #define LOADD(S, wo, so, row, k, u) w2_##S[KB4(wo, row, k, u)]
 const int IQ4_KV[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13,
 			       25, 38, 53, 69, 89, 113);
-#if defined(XQ8)
-shared uint iq4_lut[256];
-#else
 shared float iq4_f[16];
-#endif
 void iq4_fill(uint tid)
 {
-#if defined(XQ8)
-	for (uint i = tid; i < 256u; i += WG)
-		iq4_lut[i] = (uint(IQ4_KV[i & 15u]) & 255u) | ((uint(IQ4_KV[i >> 4]) & 255u) << 16);
-#else
 	if (tid < 16u)
 		iq4_f[tid] = float(IQ4_KV[tid]);
-#endif
 }
 float wdot(WT q, DT h, XARG xv, uint ub)
 {
 	// d * (ls - 32), ls: 4 bits of scales_l and 2 of scales_h
 	uint ls = ((h.y >> (4u * ub)) & 15u) | (((h.x >> (16u + 2u * ub)) & 3u) << 4);
 	float sc = unpackHalf2x16(h.x).x * float(int(ls) - 32);
-#if defined(XQ8)
-	int ia = 0, ib = 0;
-	[[unroll]] for (uint c = 0; c < 4u; c++) {
-		uint v = q[c];
-		uint a0 = iq4_lut[v & 255u], a1 = iq4_lut[(v >> 8) & 255u];
-		uint a2 = iq4_lut[(v >> 16) & 255u], a3 = iq4_lut[v >> 24];
-		uint lo = (a0 & 255u) | ((a1 & 255u) << 8) | ((a2 & 255u) << 16) | (a3 << 24);
-		uint hi = (a0 >> 16) | ((a1 >> 8) & 0xff00u) | (a2 & 0xff0000u) |
-			  ((a3 << 8) & 0xff000000u);
-		ia += sdot4x8(lo, xv.lo[c], 0);
-		ib += sdot4x8(hi, xv.hi[c], 0);
-	}
-	vec4 xd = uintBitsToFloat(xv.d);
-	return sc * (xd.x * float(ia) + xd.y * float(ib));
-#else
 	float a = 0.0;
 	[[unroll]] for (uint c = 0; c < 4u; c++) {
 		uint v = q[c];
@@ -144,7 +120,6 @@ float wdot(WT q, DT h, XARG xv, uint ub)
 			      iq4_f[(v >> 20) & 15u], iq4_f[v >> 28]), xv[4u + c]);
 	}
 	return sc * a;
-#endif
 }
 #else
 // Q6_K in the backend's GPU layout (repack.comp): every super-block's 128
@@ -182,10 +157,23 @@ float wdot(WT w, DT s, XARG xv, uint ub)
 	uvec4 h = w.h >> (2u * (a / 2u));
 	uvec4 lo = (w.l & 0x0f0f0f0fu) | ((h & 0x03030303u) << 4);
 	uvec4 hi = ((w.l >> 4) & 0x0f0f0f0fu) | (h & 0x30303030u);
+#if defined(XQ8)
+	// q - 32 as int8, per byte: (q | 0x80) - 32 borrows from no neighbour,
+	// and ^ 0x80 takes the 128 back off
+	lo = ((lo | 0x80808080u) - 0x20202020u) ^ 0x80808080u;
+	hi = ((hi | 0x80808080u) - 0x20202020u) ^ 0x80808080u;
+	int ia = sdot4x8(lo.x, xv.lo.x, 0) + sdot4x8(lo.y, xv.lo.y, 0) +
+		 sdot4x8(lo.z, xv.lo.z, 0) + sdot4x8(lo.w, xv.lo.w, 0);
+	int ib = sdot4x8(hi.x, xv.hi.x, 0) + sdot4x8(hi.y, xv.hi.y, 0) +
+		 sdot4x8(hi.z, xv.hi.z, 0) + sdot4x8(hi.w, xv.hi.w, 0);
+	vec4 xd = uintBitsToFloat(xv.d);
+	return slo * xd.x * float(ia) + shi * xd.y * float(ib);
+#else
 	float x0 = dot(u8f(lo.x, 32.0), xv[0]) + dot(u8f(lo.y, 32.0), xv[1]) +
 		   dot(u8f(lo.z, 32.0), xv[2]) + dot(u8f(lo.w, 32.0), xv[3]);
 	float x1 = dot(u8f(hi.x, 32.0), xv[4]) + dot(u8f(hi.y, 32.0), xv[5]) +
 		   dot(u8f(hi.z, 32.0), xv[6]) + dot(u8f(hi.w, 32.0), xv[7]);
 	return slo * x0 + shi * x1;
+#endif
 }
 #endif

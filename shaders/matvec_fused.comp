@@ -14,11 +14,12 @@
 // Q6_K weights are in the backend's GPU layout (doc/vulkan.md): a tensor's
 // block quants first, 16 or 32 bytes per block (Q6_K: 192), then its block
 // scales; Q4_K and Q5_K in GGUF's, whose super-blocks are whole uvec4s.
-// XQ8 (Q4_0, Q8_0, Q4_K, Q5_K and IQ4_XS; the host builds it for devices
+// XQ8 (Q4_0, Q8_0, Q4_K, Q5_K and Q6_K; the host builds it for devices
 // with shaderIntegerDotProduct and subgroup shuffles): x is staged as int8,
 // a scale per block of 32, as the CPU backend's quantize_x makes it (the
-// K-quants: per 16, stage_xq), and a unit's dot product is 8 (Q4_0, the
-// K-quants) or 4 (Q8_0) packed 4x8 integer dot products (wdot below).
+// K-quants: per 16, stage_xq),
+// and a unit's dot product is 8 (Q4_0, the K-quants) or 4 (Q8_0) packed
+// 4x8 integer dot products (wdot below).
 //
 // bindings: 0 x, 1 rmsnorm weight (flag NORM), 2..4 W of segments 0..2,
 //           5..7 y of segments 0..2
@@ -126,9 +127,10 @@ DECL_W(2, 4)
 #define WDOT(q, d, xv, ub) wdot(q, d, xv)
 #endif
 #if defined(XQ8) && !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0) && !defined(KQ) || \
-	defined(XQ8) && defined(TYPE_Q6_K)
-#error "matvec_fused.comp: XQ8 is for TYPE_Q4_0, TYPE_Q8_0, TYPE_Q4_K, TYPE_Q5_K and TYPE_IQ4_XS"
+	defined(XQ8) && defined(TYPE_IQ4_XS)
+#error "matvec_fused.comp: XQ8 is for TYPE_Q4_0, TYPE_Q8_0, TYPE_Q4_K, TYPE_Q5_K and TYPE_Q6_K"
 #endif
+
 #if defined(XQ8)
 // OpSDot of two uints as four packed int8 each (SPV_KHR_integer_dot_product;
 // fmt 0: PackedVectorFormat4x8Bit); glslc has no GL_EXT_integer_dot_product

@@ -324,8 +324,8 @@ static bool vk_q8x(void)
 	return false;
 }
 
-/* x as matvec_fused's int8 variants for the K-quants stage it (Q4_K,
- * Q5_K, IQ4_XS on a device with int8 dot products): per 16 consecutive
+/* x as matvec_fused's int8 variants of the K-quants stage it (Q4_K,
+ * Q5_K, Q6_K on a device with int8 dot products): per 16 consecutive
  * values, d = amax / 127 and q = round-to-nearest-even(x * 127 / amax),
  * in float; xq[j] = d * q[j]. */
 static void xq16(const float *x, int k, float *xq)
@@ -341,11 +341,11 @@ static void xq16(const float *x, int k, float *xq)
 }
 
 /* Whether a one-row matvec of K-quant type t (aligned) runs with x as
- * int8 on this device: Q4_K, Q5_K and IQ4_XS (Q4_0 and Q8_0 too, per 32:
- * vk_q8x's tests; Q6_K keeps float x). */
+ * int8 on this device: Q4_K, Q5_K and Q6_K (Q4_0 and Q8_0 too, per 32:
+ * vk_q8x's tests; IQ4_XS keeps float x). */
 static bool kq_int8(int t)
 {
-	return (t == BELT_TYPE_Q4_K || t == BELT_TYPE_Q5_K || t == BELT_TYPE_IQ4_XS) && vk_q8x();
+	return (t == BELT_TYPE_Q4_K || t == BELT_TYPE_Q5_K || t == BELT_TYPE_Q6_K) && vk_q8x();
 }
 
 /* x as the CPU backend's quantize_x makes it (block of 32: d = amax / 127

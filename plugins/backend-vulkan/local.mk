@@ -57,7 +57,7 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q4_k_xq.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_q5_k_xq.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_iq4_xs.spv.h \
-	plugins/backend-vulkan/spv/matvec_fused_iq4_xs_xq.spv.h \
+	plugins/backend-vulkan/spv/matvec_fused_q6_k_xq.spv.h \
 	plugins/backend-vulkan/spv/embed_q6_kr.spv.h \
 	plugins/backend-vulkan/spv/repack_q6_k.spv.h \
 	plugins/backend-vulkan/spv/matmul_q6_kr.spv.h \
@@ -223,8 +223,8 @@ plugins/backend-vulkan/spv/matvec_fused_q5_k_xq.spv.h: $(srcdir)/shaders/matvec_
 plugins/backend-vulkan/spv/matvec_fused_iq4_xs.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec_fused.comp
 
-plugins/backend-vulkan/spv/matvec_fused_iq4_xs_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
+plugins/backend-vulkan/spv/matvec_fused_q6_k_xq.spv.h: $(srcdir)/shaders/matvec_fused.comp $(srcdir)/shaders/fused_kquants.glsl $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/tanh.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -DXQ8 -o $@ $(srcdir)/shaders/matvec_fused.comp
 
 plugins/backend-vulkan/spv/embed_q6_kr.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -DREPACK -o $@ $(srcdir)/shaders/embed.comp

@@ -98,8 +98,8 @@ static const uint32_t spv_matvec_fused_q5_k_xq[] =
 static const uint32_t spv_matvec_fused_iq4_xs[] =
 #include "spv/matvec_fused_iq4_xs.spv.h"
 	;
-static const uint32_t spv_matvec_fused_iq4_xs_xq[] =
-#include "spv/matvec_fused_iq4_xs_xq.spv.h"
+static const uint32_t spv_matvec_fused_q6_k_xq[] =
+#include "spv/matvec_fused_q6_k_xq.spv.h"
 	;
 static const uint32_t spv_embed_q8_0r[] =
 #include "spv/embed_q8_0r.spv.h"
@@ -372,7 +372,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_FMV_Q4_K_XQ, spv_matvec_fused_q4_k_xq),
 	ENTRY(VK_SH_FMV_Q5_K_XQ, spv_matvec_fused_q5_k_xq),
 	ENTRY(VK_SH_FMV_IQ4_XS, spv_matvec_fused_iq4_xs),
-	ENTRY(VK_SH_FMV_IQ4_XS_XQ, spv_matvec_fused_iq4_xs_xq),
+	ENTRY(VK_SH_FMV_Q6_K_XQ, spv_matvec_fused_q6_k_xq),
 	ENTRY(VK_SH_EMBED_Q6_KR, spv_embed_q6_kr),
 	ENTRY(VK_SH_REPACK_Q6_K, spv_repack_q6_k),
 	ENTRY(VK_SH_MATMUL_Q6_KR, spv_matmul_q6_kr),

@@ -234,7 +234,7 @@ void vk_tune_matvec(struct vk_ctx *ctx, const VkPhysicalDeviceProperties *p)
 			VK_MVF_TILE_Q4_0, 1, 0, false},
 		[VK_SH_FMV_IQ4_XS - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
 			VK_MVF_TILE_Q4_0, 1, 0, false},
-		[VK_SH_FMV_IQ4_XS_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS, VK_MVF_UNROLL,
+		[VK_SH_FMV_Q6_K_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS_Q4_0_XQ, VK_MVF_UNROLL,
 			VK_MVF_TILE_XQ, 1, 0, true},
 		[VK_SH_FMV_Q4_K_XQ - VK_SH_FMV_F32] = {VK_MVF_WG_Q4_0, VK_MVF_ROWS_Q4_0_XQ, VK_MVF_UNROLL,
 			VK_MVF_TILE_XQ, 1, 0, true},

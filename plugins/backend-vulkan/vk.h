@@ -59,14 +59,14 @@
 /* Which types' matvecs take x as int8 (vk_ctx q8x; the q8x setting) */
 #define VK_Q8X_Q4_0 1u
 #define VK_Q8X_Q8_0 2u
-#define VK_Q8X_K 4u /* Q4_K, Q5_K and IQ4_XS */
+#define VK_Q8X_K 4u /* Q4_K, Q5_K and Q6_K */
 #define VK_Q8X_ALL (VK_Q8X_Q4_0 | VK_Q8X_Q8_0 | VK_Q8X_K)
 #define VK_MVF_UNROLL 2
 #define VK_MVF_UNROLL_Q8_0_XQ 4
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_FPIPE_MAX 128
-/* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_IQ4_XS_XQ. */
+/* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q6_K_XQ. */
 #define VK_FMV_TYPES 14
 
 /* The descriptor binding every shader reads its run's base position (and
@@ -140,7 +140,7 @@ enum vk_shader {
 	VK_SH_FMV_IQ4_XS,
 	VK_SH_FMV_Q4_K_XQ, /* the K-quants with x as int8 (these last) */
 	VK_SH_FMV_Q5_K_XQ,
-	VK_SH_FMV_IQ4_XS_XQ,
+	VK_SH_FMV_Q6_K_XQ,
 	VK_SH_EMBED_Q6_KR,
 	VK_SH_REPACK_Q6_K,
 	VK_SH_MATMUL_Q6_KR,

@@ -38,8 +38,9 @@
  * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
- * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K and Q5_K with x
- * as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2). */
+ * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K
+ * with x as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2; 1B
+ * Q6_K 847.0 and 893.8). */
 #define VK_MVF_ROWS 1
 #define VK_MVF_ROWS_Q4_0_XQ 2
 /* Threads per workgroup of matvec_fused (the mv_wg setting overrides both):

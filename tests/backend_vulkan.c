@@ -1522,6 +1522,9 @@ struct chain_out {
 	float x_last[CM_DIM];
 };
 
+/* the weight type of chain_model's v matrix, or -1 (wt, as the others) */
+static int chain_vt = -1;
+
 static void chain_model(struct be *b, int wt, uint32_t max_run,
 			struct chain_out *out)
 {
@@ -1531,7 +1534,9 @@ static void chain_model(struct be *b, int wt, uint32_t max_run,
 	uint8_t *we = weights_new(wt, D, NV, &rb_e);
 	uint8_t *wq = weights_new(wt, D, D, &rb_q);
 	uint8_t *wk = weights_new(wt, D, KV, &rb_k);
-	uint8_t *wv = weights_new(wt, D, KV, &rb_k);
+	int vt = chain_vt >= 0 ? chain_vt : wt;
+	size_t rb_v;
+	uint8_t *wv = weights_new(vt, D, KV, &rb_v);
 	uint8_t *wo = weights_new(wt, D, D, &rb_o);
 	uint8_t *wg = weights_new(wt, D, H, &rb_g);
 	uint8_t *wu = weights_new(wt, D, H, &rb_g);
@@ -1544,7 +1549,7 @@ static void chain_model(struct be *b, int wt, uint32_t max_run,
 		const uint8_t *w;
 		size_t bytes;
 	} ws[9] = {{we, rb_e * NV}, {wq, rb_q * D}, {wk, rb_k * KV},
-		   {wv, rb_k * KV}, {wo, rb_o * D},  {wg, rb_g * H},
+		   {wv, rb_v * KV}, {wo, rb_o * D},  {wg, rb_g * H},
 		   {wu, rb_g * H},  {wd, rb_d * D},  {wl, rb_l * NV}};
 	/* all weights in one buffer at 32-byte aligned offsets, as GGUF */
 	uint64_t off[10] = {0};
@@ -1581,8 +1586,9 @@ static void chain_model(struct be *b, int wt, uint32_t max_run,
 #define ACT(i) A, ao[i], (uint64_t)act_n[i] * 4, BELT_TYPE_F32
 #define MATVEC(wi, in, outb, k_, m_, lbl)                                  \
 	do {                                                               \
-		c[n] = cmd_new(b, "matvec", wt, lbl);                      \
-		bind(&c[n], W, off[wi], ws[wi].bytes, wt);                 \
+		int mt_ = (wi) == 3 ? vt : wt;                             \
+		c[n] = cmd_new(b, "matvec", mt_, lbl);                     \
+		bind(&c[n], W, off[wi], ws[wi].bytes, mt_);                \
 		bind(&c[n], ACT(in));                                      \
 		bind(&c[n], ACT(outb));                                    \
 		pi(&c[n], k_);                                             \
@@ -1837,6 +1843,43 @@ START_TEST(test_fused)
 				      belt_type_name(wt), i, of.x_last[i],
 				      ou.x_last[i]);
 	}
+	be_close(&vk);
+	unsetenv("BELT_VK_Q8X");
+}
+END_TEST
+
+/* q and k of one weight type, v of another (llama.cpp's mixes: Q4_K_M's
+ * attn_v in Q6_K, IQ4_XS's in Q5_K): attn_norm is fused into both the
+ * q/k dispatch and the v one (fusion.c, norm_next), rope_kv left alone.
+ * In float (BELT_VK_Q8X=0), against the unfused table within test_fused's
+ * bounds. */
+START_TEST(test_fused_mixed)
+{
+	setenv("BELT_VK_Q8X", "0", 1);
+	struct be vk = open_vk();
+	chain_vt = BELT_TYPE_F16;
+	static const uint32_t runs[] = {1, 4};
+	for (int r = 0; r < 2; r++) {
+		struct chain_out of, ou;
+		setenv("BELT_VK_FUSE", "0", 1);
+		chain_model(&vk, BELT_TYPE_Q8_0, runs[r], &ou);
+		unsetenv("BELT_VK_FUSE");
+		chain_model(&vk, BELT_TYPE_Q8_0, runs[r], &of);
+		for (int i = 0; i <= CM_CTX; i++)
+			ck_assert_msg(of.ids[i] == ou.ids[i], "fused mixed: token %d: %d vs %d", i,
+				      of.ids[i], ou.ids[i]);
+		for (int i = 0; i < CM_VOCAB; i++)
+			ck_assert_msg(fabsf(of.logits_prefill[i] - ou.logits_prefill[i]) <=
+					      1e-3f * fmaxf(1.0f, fabsf(ou.logits_prefill[i])),
+				      "fused mixed: logit %d: %.9g vs unfused %.9g", i,
+				      of.logits_prefill[i], ou.logits_prefill[i]);
+		for (int i = 0; i < CM_DIM; i++)
+			ck_assert_msg(fabsf(of.x_last[i] - ou.x_last[i]) <=
+					      1e-3f * fmaxf(1.0f, fabsf(ou.x_last[i])),
+				      "fused mixed: x[%d]: %.9g vs unfused %.9g", i, of.x_last[i],
+				      ou.x_last[i]);
+	}
+	chain_vt = -1;
 	be_close(&vk);
 	unsetenv("BELT_VK_Q8X");
 }
@@ -3203,6 +3246,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_head_last_only);
 	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES + 2);
 	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES + 2);
+	tcase_add_test(tc, test_fused_mixed);
 	tcase_add_test(tc, test_q8x_fused);
 	tcase_add_test(tc, test_staging);
 	tcase_add_test(tc, test_settings);

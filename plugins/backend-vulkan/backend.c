@@ -400,6 +400,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	fuse = fuse && !batched;
 	uint32_t used;
 	uint32_t np = 0;
+	int norm_next = -1; /* an rmsnorm the last group left to the next */
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
 		struct vk_cmd *c = &pl->cmds[np];
@@ -418,7 +419,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			i++;
 			continue;
 		}
-		bool found = fuse && vk_fuse_find(ctx, t, oc, rp, writes, i, &fg);
+		bool found = fuse && vk_fuse_find(ctx, t, oc, rp, writes, i, norm_next, &fg);
+		norm_next = found && fg.norm_next ? fg.norm : -1;
 		if (!found && !batched && vk_is_op(&t->cmds[i], "matvec") &&
 		    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
 			/* alone: matvec_fused is the faster kernel */

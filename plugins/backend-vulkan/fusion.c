@@ -285,7 +285,7 @@ static bool rope_pieces_fusable(const struct belt_table *t, const uint8_t *write
 
 bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc, const bool *rp,
-		      const uint8_t *writes, uint32_t i, struct fgroup *g)
+		      const uint8_t *writes, uint32_t i, int norm, struct fgroup *g)
 {
 	const struct belt_cmd *C = t->cmds;
 	uint32_t n = t->n_cmds, j = i;
@@ -298,19 +298,23 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	 * for one dispatch saved per token (measured on the H100 with int8
 	 * x: 1B Q4_0 1233 -> 1235 tokens/s, 8B Q4_0 359.6 -> 360.2, 1B F16
 	 * 722.6 -> 718.2; not worth it) */
-	if (vk_is_op(&C[i], "rmsnorm") && !head) {
+	if (norm >= 0) {
+		g->norm = norm;
+	} else if (vk_is_op(&C[i], "rmsnorm") && !head) {
 		g->norm = (int)i;
 		j = i + 1;
 	}
+	const struct belt_cmd *nc = g->norm >= 0 ? &C[g->norm] : NULL;
+	/* the group's first command (liveness scans stop there) */
+	uint32_t g0 = nc ? (uint32_t)g->norm : i;
 	const struct belt_cmd *first = NULL;
 	for (; j < n && g->nmv < 3 && vk_is_op(&C[j], "matvec"); j++) {
 		const struct belt_cmd *m = &C[j];
 		if (m->head != head || !vk_fusable_matvec(m, &oc[j], rp[j]))
 			break;
 		if (!first) {
-			if (g->norm >= 0 &&
-			    (!same_bind(&m->bind[1], &C[i].bind[2]) ||
-			     m->param[0].i != C[i].param[0].i))
+			if (nc && (!same_bind(&m->bind[1], &nc->bind[2]) ||
+				   m->param[0].i != nc->param[0].i))
 				break;
 			first = m;
 		} else if (!same_bind(&m->bind[1], &first->bind[1]) ||
@@ -336,19 +340,19 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		    same_bind(&sm->bind[1], &m1->bind[2]) &&
 		    sm->param[0].i == m0->param[1].i &&
 		    sm->param[0].i == m1->param[1].i &&
-		    dead_after(t, writes, i, j, &sm->bind[1], bytes) &&
+		    dead_after(t, writes, g0, j, &sm->bind[1], bytes) &&
 		    (same_bind(&sm->bind[2], &sm->bind[0]) ||
-		     dead_after(t, writes, i, j, &sm->bind[0], bytes))) {
+		     dead_after(t, writes, g0, j, &sm->bind[0], bytes))) {
 			g->tail = (int)j;
 			g->flags |= F_SWIGLU | (gelu ? F_GELU : 0);
 			g->last = j;
 		}
 	} else if (g->nmv == 3 && j < n && vk_is_op(&C[j], "rope_kv") &&
-		   C[j].head == head && rope_fusable(t, writes, i, g, j, rpw)) {
+		   C[j].head == head && rope_fusable(t, writes, g0, g, j, rpw)) {
 		g->tail = (int)j;
 		g->flags |= F_ROPE;
 		g->last = j;
-	} else if (g->nmv == 3 && j < n && rope_pieces_fusable(t, writes, i, g, j, rpw)) {
+	} else if (g->nmv == 3 && j < n && rope_pieces_fusable(t, writes, g0, g, j, rpw)) {
 		g->rope = (int)j;
 		g->tail = (int)j + 2;
 		g->flags |= F_ROPE | (C[j].param[4].i ? F_NEOX : 0);
@@ -363,7 +367,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		if (r >= 0 && same_bind(&a->bind[2], &a->bind[r]) &&
 		    !bind_overlap(&a->bind[r], y) &&
 		    a->param[0].i == m0->param[1].i &&
-		    dead_after(t, writes, i, j, y,
+		    dead_after(t, writes, g0, j, y,
 			       (uint64_t)a->param[0].i * 4)) {
 			g->tail = (int)j;
 			g->flags |= F_ADD;
@@ -377,9 +381,9 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	in[nin++] = &m0->bind[1];
 	for (int s = 0; s < g->nmv; s++)
 		in[nin++] = &C[g->mv[s]].bind[0];
-	if (g->norm >= 0) {
-		in[nin++] = &C[i].bind[0];
-		in[nin++] = &C[i].bind[1];
+	if (nc) {
+		in[nin++] = &nc->bind[0];
+		in[nin++] = &nc->bind[1];
 	}
 	for (int a = 0; a < nout; a++) {
 		for (int b = 0; b < nin; b++)
@@ -389,12 +393,19 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 			if (bind_overlap(out[a], out[b]))
 				return false;
 	}
-	if (g->norm >= 0) {
-		/* its output must be dead after the group; else the caller
+	if (nc) {
+		/* its output must be dead after the group, or read only by
+		 * the next group's matvecs (another weight type: q and k in
+		 * one, v in another), which fuses it too; else the caller
 		 * keeps the rmsnorm and tries again from the matvecs */
-		if (!dead_after(t, writes, i, g->last, &C[i].bind[2],
-				(uint64_t)C[i].param[0].i * 4))
-			return false;
+		if (!dead_after(t, writes, g0, g->last, &nc->bind[2],
+				(uint64_t)nc->param[0].i * 4)) {
+			struct fgroup ng;
+			if (g->last + 1 >= n || !vk_is_op(&C[g->last + 1], "matvec") ||
+			    !vk_fuse_find(ctx, t, oc, rp, writes, g->last + 1, g->norm, &ng))
+				return false;
+			g->norm_next = true;
+		}
 		g->flags |= F_NORM;
 	}
 	return g->flags || g->nmv > 1;

@@ -95,6 +95,9 @@ struct fgroup {
 	uint32_t flags;
 	int res;       /* ADD: the add's binding that is the residual */
 	uint32_t last; /* the last command of the group */
+	bool norm_next; /* the rmsnorm's output is read by the matvec after
+			 * the group too (another weight type): the next
+			 * group fuses the same rmsnorm */
 };
 
 /* Whether c runs op. */
@@ -108,10 +111,12 @@ int vk_group_outputs(const struct belt_table *t, const struct fgroup *g,
 		     const struct belt_binding **out);
 /* A group of t's commands from i that one matvec_fused dispatch computes
  * the same way, into g; false if none (oc: the commands prepared, rp:
- * weights converted, writes: written bindings masks). */
+ * weights converted, writes: written bindings masks; norm: the rmsnorm
+ * the previous group left for this one to fuse too (its norm_next), or
+ * -1). */
 bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		  const struct vk_cmd *oc, const bool *rp,
-		  const uint8_t *writes, uint32_t i, struct fgroup *g);
+		  const uint8_t *writes, uint32_t i, int norm, struct fgroup *g);
 /* The fused command c for group g, and its descriptor infos bi from the
  * originals' (obi). */
 int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,

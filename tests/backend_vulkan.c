@@ -1522,10 +1522,8 @@ struct chain_out {
 	float x_last[CM_DIM];
 };
 
-/* the weight type of chain_model's v matrix, or -1 (wt, as the others) */
-static int chain_vt = -1;
-
-static void chain_model(struct be *b, int wt, uint32_t max_run,
+/* vt: the weight type of the v matrix (wt for all in one type) */
+static void chain_model(struct be *b, int wt, int vt, uint32_t max_run,
 			struct chain_out *out)
 {
 	rng_seed(21 + wt);
@@ -1534,7 +1532,6 @@ static void chain_model(struct be *b, int wt, uint32_t max_run,
 	uint8_t *we = weights_new(wt, D, NV, &rb_e);
 	uint8_t *wq = weights_new(wt, D, D, &rb_q);
 	uint8_t *wk = weights_new(wt, D, KV, &rb_k);
-	int vt = chain_vt >= 0 ? chain_vt : wt;
 	size_t rb_v;
 	uint8_t *wv = weights_new(vt, D, KV, &rb_v);
 	uint8_t *wo = weights_new(wt, D, D, &rb_o);
@@ -1740,10 +1737,10 @@ static void check_chain(struct be *vk, struct be *cpu, int wt,
 		cpu = &c8;
 		setenv("BELT_VK_FUSE", "0", 1);
 	}
-	chain_model(vk, wt, max_run, &ov);
+	chain_model(vk, wt, wt, max_run, &ov);
 	if (q8x)
 		unsetenv("BELT_VK_FUSE");
-	chain_model(cpu, wt, max_run, &oc);
+	chain_model(cpu, wt, wt, max_run, &oc);
 	if (q8x)
 		be_close(&c8);
 	for (int i = 0; i < CM_VOCAB; i++)
@@ -1787,6 +1784,27 @@ START_TEST(test_chained_model)
 }
 END_TEST
 
+/* A fused run of the chained model (of) against the unfused one (ou):
+ * the same token ids, and (unless ids_only) the prefill logits and the
+ * last x within 1e-3 relative. */
+static void check_fused(const struct chain_out *of, const struct chain_out *ou,
+			const char *what, bool ids_only)
+{
+	for (int i = 0; i <= CM_CTX; i++)
+		ck_assert_msg(of->ids[i] == ou->ids[i], "fused %s: token %d: %d vs unfused %d", what,
+			      i, of->ids[i], ou->ids[i]);
+	for (int i = 0; i < CM_VOCAB && !ids_only; i++)
+		ck_assert_msg(fabsf(of->logits_prefill[i] - ou->logits_prefill[i]) <=
+				      1e-3f * fmaxf(1.0f, fabsf(ou->logits_prefill[i])),
+			      "fused %s: logit %d: %.9g vs unfused %.9g", what, i,
+			      of->logits_prefill[i], ou->logits_prefill[i]);
+	for (int i = 0; i < CM_DIM && !ids_only; i++)
+		ck_assert_msg(fabsf(of->x_last[i] - ou->x_last[i]) <=
+				      1e-3f * fmaxf(1.0f, fabsf(ou->x_last[i])),
+			      "fused %s: x[%d]: %.9g vs unfused %.9g", what, i, of->x_last[i],
+			      ou->x_last[i]);
+}
+
 /* Fusion (the default) against BELT_VK_FUSE=0, the table as the core
  * built it: in the chained model the backend fuses attn_norm + q/k/v +
  * rope_kv, wo + res1, ffn_norm + gate/up + silu_mul and down + res2. The
@@ -1809,39 +1827,20 @@ START_TEST(test_fused)
 	for (int r = 0; r < 4; r++) {
 		struct chain_out of, ou;
 		setenv("BELT_VK_FUSE", "0", 1);
-		chain_model(&vk, wt, runs[r], &ou);
+		chain_model(&vk, wt, wt, runs[r], &ou);
 		unsetenv("BELT_VK_FUSE");
 		if (r < 2) {
-			chain_model(&vk, wt, runs[r], &of);
+			chain_model(&vk, wt, wt, runs[r], &of);
 		} else {
 			setenv("BELT_VK_MV_KSPLIT", "2", 1);
 			setenv("BELT_VK_MV_KSPLIT_K", "0", 1);
 			struct be ks = open_vk();
 			unsetenv("BELT_VK_MV_KSPLIT");
 			unsetenv("BELT_VK_MV_KSPLIT_K");
-			chain_model(&ks, wt, runs[r], &of);
+			chain_model(&ks, wt, wt, runs[r], &of);
 			be_close(&ks);
 		}
-		for (int i = 0; i <= CM_CTX; i++)
-			ck_assert_msg(of.ids[i] == ou.ids[i],
-				      "fused %s: token %d: %d vs unfused %d",
-				      belt_type_name(wt), i, of.ids[i],
-				      ou.ids[i]);
-		for (int i = 0; i < CM_VOCAB && !ids_only; i++)
-			ck_assert_msg(fabsf(of.logits_prefill[i] -
-					    ou.logits_prefill[i]) <=
-					      1e-3f * fmaxf(1.0f,
-							    fabsf(ou.logits_prefill[i])),
-				      "fused %s: logit %d: %.9g vs unfused %.9g",
-				      belt_type_name(wt), i,
-				      of.logits_prefill[i], ou.logits_prefill[i]);
-		for (int i = 0; i < CM_DIM && !ids_only; i++)
-			ck_assert_msg(fabsf(of.x_last[i] - ou.x_last[i]) <=
-					      1e-3f * fmaxf(1.0f,
-							    fabsf(ou.x_last[i])),
-				      "fused %s: x[%d]: %.9g vs unfused %.9g",
-				      belt_type_name(wt), i, of.x_last[i],
-				      ou.x_last[i]);
+		check_fused(&of, &ou, belt_type_name(wt), ids_only);
 	}
 	be_close(&vk);
 	unsetenv("BELT_VK_Q8X");
@@ -1857,29 +1856,15 @@ START_TEST(test_fused_mixed)
 {
 	setenv("BELT_VK_Q8X", "0", 1);
 	struct be vk = open_vk();
-	chain_vt = BELT_TYPE_F16;
 	static const uint32_t runs[] = {1, 4};
 	for (int r = 0; r < 2; r++) {
 		struct chain_out of, ou;
 		setenv("BELT_VK_FUSE", "0", 1);
-		chain_model(&vk, BELT_TYPE_Q8_0, runs[r], &ou);
+		chain_model(&vk, BELT_TYPE_Q8_0, BELT_TYPE_F16, runs[r], &ou);
 		unsetenv("BELT_VK_FUSE");
-		chain_model(&vk, BELT_TYPE_Q8_0, runs[r], &of);
-		for (int i = 0; i <= CM_CTX; i++)
-			ck_assert_msg(of.ids[i] == ou.ids[i], "fused mixed: token %d: %d vs %d", i,
-				      of.ids[i], ou.ids[i]);
-		for (int i = 0; i < CM_VOCAB; i++)
-			ck_assert_msg(fabsf(of.logits_prefill[i] - ou.logits_prefill[i]) <=
-					      1e-3f * fmaxf(1.0f, fabsf(ou.logits_prefill[i])),
-				      "fused mixed: logit %d: %.9g vs unfused %.9g", i,
-				      of.logits_prefill[i], ou.logits_prefill[i]);
-		for (int i = 0; i < CM_DIM; i++)
-			ck_assert_msg(fabsf(of.x_last[i] - ou.x_last[i]) <=
-					      1e-3f * fmaxf(1.0f, fabsf(ou.x_last[i])),
-				      "fused mixed: x[%d]: %.9g vs unfused %.9g", i, of.x_last[i],
-				      ou.x_last[i]);
+		chain_model(&vk, BELT_TYPE_Q8_0, BELT_TYPE_F16, runs[r], &of);
+		check_fused(&of, &ou, "q8_0 with v f16", false);
 	}
-	chain_vt = -1;
 	be_close(&vk);
 	unsetenv("BELT_VK_Q8X");
 }
@@ -1912,20 +1897,20 @@ START_TEST(test_settings)
 	int wt = BELT_TYPE_F32;
 	struct chain_out fused, unfused, got;
 	struct be vk = open_vk();
-	chain_model(&vk, wt, 4, &fused);
+	chain_model(&vk, wt, wt, 4, &fused);
 	setenv("BELT_VK_FUSE", "0", 1);
-	chain_model(&vk, wt, 4, &unfused);
+	chain_model(&vk, wt, wt, 4, &unfused);
 	unsetenv("BELT_VK_FUSE");
 	be_close(&vk);
 
 	static const struct belt_setting fuse0[] = {{"fuse", "0"}};
 	struct be vs;
 	ck_assert_msg(open_vk_settings(fuse0, 1, &vs) == 0, "fuse 0: %s", err);
-	chain_model(&vs, wt, 4, &got);
+	chain_model(&vs, wt, wt, 4, &got);
 	ck_assert_msg(same_chain(&got, &unfused),
 		      "fuse: 0 differs from BELT_VK_FUSE=0");
 	setenv("BELT_VK_FUSE", "1", 1);
-	chain_model(&vs, wt, 4, &got);
+	chain_model(&vs, wt, wt, 4, &got);
 	unsetenv("BELT_VK_FUSE");
 	ck_assert_msg(same_chain(&got, &fused),
 		      "BELT_VK_FUSE=1 over fuse: 0 differs from the fused run");

@@ -33,7 +33,7 @@ static const struct {
 } files[] = {
 	{"f32", false, false},	  {"q8_0", false, true},   {"q4_0", false, true},
 	{"q4_1", false, false},	  {"q5_0", false, false},  {"q5_1", false, false},
-	{"iq4_nl", false, false}, {"iq4_xs", true, false},  {"q2_k", true, false},
+	{"iq4_nl", false, false}, {"iq4_xs", true, false}, {"q2_k", true, false},
 	{"q3_k", true, false},	  {"q4_k", true, true},	   {"q5_k", true, true},
 	{"q6_k", true, true},	  {"q4_k_m", true, true},  {"q5_k_m", true, true},
 };

@@ -17,9 +17,8 @@
 // XQ8 (Q4_0, Q8_0, Q4_K, Q5_K and Q6_K; the host builds it for devices
 // with shaderIntegerDotProduct and subgroup shuffles): x is staged as int8,
 // a scale per block of 32, as the CPU backend's quantize_x makes it (the
-// K-quants: per 16, stage_xq),
-// and a unit's dot product is 8 (Q4_0, the K-quants) or 4 (Q8_0) packed
-// 4x8 integer dot products (wdot below).
+// K-quants: per 16, stage_xq), and a unit's dot product is 8 (Q4_0, the
+// K-quants) or 4 (Q8_0) packed 4x8 integer dot products (wdot below).
 //
 // bindings: 0 x, 1 rmsnorm weight (flag NORM), 2..4 W of segments 0..2,
 //           5..7 y of segments 0..2

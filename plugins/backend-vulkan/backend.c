@@ -132,6 +132,8 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	const struct vk_op *op = k->impl;
 	memset(pr, 0, sizeof *pr);
 	pr->rows = rows;
+	pr->coopmat = ctx->coopmat;
+	pr->cm_bn = ctx->tune.mm_bn;
 	pr->shader = (int)op->shader;
 	pr->max_pos = UINT64_MAX;
 	for (int i = 0; i < BELT_MAX_BINDINGS; i++)
@@ -226,7 +228,8 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
  * table's matrix product reads the layout the one-row table's matvecs
  * do, whichever was prepared first. */
 static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
-			   struct vk_cmd *c, bool *rp, char *err, size_t errsz)
+			   const struct vk_prep *pr, struct vk_cmd *c, bool *rp,
+			   char *err, size_t errsz)
 {
 	const struct vk_op *op = cmd->kernel->impl;
 	bool embed = vk_is_op(cmd, "embed");
@@ -257,7 +260,7 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	*rp = true;
 	if (!embed && (c->pc.mode & VK_MODE_BATCHED)) {
 		/* the tiled product, on the converted layout */
-		enum vk_shader sh = vk_matmul_shader(op->wtype, true);
+		enum vk_shader sh = vk_matmul_repacked((enum vk_shader)pr->shader);
 		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
 			return -1;
 		c->pipe = ctx->pipe[sh];
@@ -370,8 +373,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			}
 		}
 		writes[i] = belt_op_writes(belt_op_contract(t->cmds[i].kernel->op));
-		if (convert_weights(ctx, &t->cmds[i], &oc[i], &rp[i], err,
-				    errsz))
+		if (convert_weights(ctx, &t->cmds[i], &preps[i], &oc[i], &rp[i],
+				    err, errsz))
 			goto out;
 		if (vk_is_op(&t->cmds[i], "argmax")) {
 			/* the ids that end a run early (shaders/argmax.comp) */

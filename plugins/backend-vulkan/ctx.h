@@ -27,6 +27,8 @@ struct vk_tuning {
 	uint32_t mv_rows, mv_wg, mv_unroll, mv_tile, mv_ksplit;
 	int64_t mv_ksplit_k;
 	bool mv_swizzle;
+	bool coopmat;	  /* coopmat: matrix units where the device has them */
+	uint32_t mm_bn;	  /* mm_bn: their tiles' rows of the pass (0: by size) */
 };
 
 struct vk_ctx {
@@ -69,6 +71,8 @@ struct vk_ctx {
 	uint32_t mv_ks_k[VK_FMV_TYPES]; /* ... for k at least this */
 	unsigned q8x; /* matvecs with x as int8 (VK_SH_FMV_Q4_0_XQ,
 		       * VK_SH_FMV_Q8_0_XQ): VK_Q8X_* bits */
+	bool coopmat; /* batched products on the matrix units (vk_coopmat
+		       * and the coopmat setting) */
 	bool no_map; /* the staging setting */
 	bool profile; /* BELT_BACKEND_PROFILE (the profile setting: tune) */
 	struct vk_tuning tune;

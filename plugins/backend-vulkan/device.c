@@ -279,27 +279,50 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		.queueCount = 1,
 		.pQueuePriorities = &prio,
 	};
+	/* the features and extensions of the paths the device runs: int8 x
+	 * (q8x), the matrix units (coopmat) */
+	const char *exts[2];
+	uint32_t n_ext = 0;
+	void *chain = NULL;
+	VkPhysicalDeviceCooperativeMatrixFeaturesNV en_cm = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+		.cooperativeMatrix = VK_TRUE,
+	};
+	VkPhysicalDeviceShaderFloat16Int8Features en_f16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+		.pNext = &en_cm,
+		.shaderFloat16 = VK_TRUE,
+	};
+	ctx->coopmat = ctx->tune.coopmat && vk_coopmat(ctx->inst, ctx->phys);
+	if (ctx->coopmat) {
+		chain = &en_f16;
+		exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+	}
 	VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR en_idp = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR,
+		.pNext = chain,
 		.shaderIntegerDotProduct = VK_TRUE,
 	};
+	if (ctx->q8x) {
+		chain = &en_idp;
+		exts[n_ext++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+	}
 	VkPhysicalDevice16BitStorageFeatures en16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
-		.pNext = ctx->q8x ? &en_idp : NULL,
+		.pNext = chain,
 		.storageBuffer16BitAccess = VK_TRUE,
 	};
 	VkPhysicalDeviceFeatures2 en = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
 		.pNext = &en16,
 	};
-	const char *ext_idp = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
 	VkDeviceCreateInfo dci = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
 		.pNext = &en,
 		.queueCreateInfoCount = 1,
 		.pQueueCreateInfos = &qci,
-		.enabledExtensionCount = ctx->q8x ? 1 : 0,
-		.ppEnabledExtensionNames = ctx->q8x ? &ext_idp : NULL,
+		.enabledExtensionCount = n_ext,
+		.ppEnabledExtensionNames = n_ext ? exts : NULL,
 	};
 	VKCHECK(vkCreateDevice(ctx->phys, &dci, NULL, &ctx->dev),
 		"vkCreateDevice");

@@ -119,7 +119,57 @@ bool vk_int8_dot(VkPhysicalDevice d)
 	       (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
-static void describe(VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
+bool vk_coopmat(VkInstance inst, VkPhysicalDevice d)
+{
+	if (!has_device_ext(d, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+		return false;
+	VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+	VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+		.pNext = &cm};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &f16};
+	vkGetPhysicalDeviceFeatures2(d, &f2);
+	VkPhysicalDeviceCooperativeMatrixPropertiesNV cp = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+	VkPhysicalDeviceSubgroupProperties sg = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+		.pNext = &cp};
+	VkPhysicalDeviceProperties2 p2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &sg};
+	vkGetPhysicalDeviceProperties2(d, &p2);
+	if (!cm.cooperativeMatrix || !f16.shaderFloat16 || sg.subgroupSize != 32 ||
+	    !(cp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
+		return false;
+	PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
+		(PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
+			inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+	uint32_t n = 0;
+	if (!get || get(d, &n, NULL) != VK_SUCCESS || !n)
+		return false;
+	VkCooperativeMatrixPropertiesNV *p = calloc(n, sizeof *p);
+	bool found = false;
+	if (p) {
+		for (uint32_t i = 0; i < n; i++)
+			p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+		if (get(d, &n, p) == VK_SUCCESS)
+			for (uint32_t i = 0; i < n && !found; i++)
+				found = p[i].MSize == 16 && p[i].NSize == 16 &&
+					p[i].KSize == 16 &&
+					p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+					p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+					p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+					p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+					p[i].scope == VK_SCOPE_SUBGROUP_NV;
+	}
+	free(p);
+	return found;
+}
+
+static void describe(VkInstance inst, VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
 		     char *buf, size_t bufsz, size_t *len)
 {
 	VkPhysicalDeviceSubgroupProperties sg = {
@@ -151,6 +201,8 @@ static void describe(VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
 		put(buf, bufsz, len, ", unusable: belt needs Vulkan 1.2");
 	else if (has_p2 && vk_int8_dot(d))
 		put(buf, bufsz, len, ", int8 dot products");
+	if (p->apiVersion >= VK_API_VERSION_1_2 && has_p2 && vk_coopmat(inst, d))
+		put(buf, bufsz, len, ", cooperative matrices");
 	put(buf, bufsz, len, "%s\n", dflt ? " (default)" : "");
 }
 
@@ -197,7 +249,7 @@ int vk_list_devices(char *buf, size_t bufsz, char *err, size_t errsz)
 	}
 	int dflt = default_device(devs, n);
 	for (uint32_t i = 0; i < n; i++)
-		describe(devs[i], i, (int)i == dflt,
+		describe(inst, devs[i], i, (int)i == dflt,
 			 app.apiVersion >= VK_API_VERSION_1_1, buf, bufsz, &len);
 	vkDestroyInstance(inst, NULL);
 	return (int)n;

@@ -232,7 +232,7 @@ plugins/backend-vulkan/spv/embed_q6_kr.spv.h: $(srcdir)/shaders/embed.comp $(src
 plugins/backend-vulkan/spv/repack_q6_k.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/repack.comp
 
-plugins/backend-vulkan/spv/matmul_q6_kr.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q6_kr.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
 
 plugins/backend-vulkan/spv/repack_q8_0.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
@@ -259,25 +259,25 @@ plugins/backend-vulkan/spv/argmax_gumbel.spv.h: $(srcdir)/shaders/argmax.comp $(
 plugins/backend-vulkan/spv/sample_tga.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/gumbel.glsl $(srcdir)/shaders/wg_argmax.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DARGMAX -o $@ $(srcdir)/shaders/sample_threshold.comp
 
-plugins/backend-vulkan/spv/matmul_f32.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_f32.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F32 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_f16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_f16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_F16 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_bf16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_bf16.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_BF16 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q8_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q8_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q4_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q4_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q8_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q8_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q8_0 -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q4_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q4_0r.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -DREPACK -o $@ $(srcdir)/shaders/matmul.comp
 
 plugins/backend-vulkan/spv/embed_q4_k.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
@@ -292,10 +292,10 @@ plugins/backend-vulkan/spv/matvec_q4_k.spv.h: $(srcdir)/shaders/matvec.comp $(sr
 plugins/backend-vulkan/spv/matvec_q6_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matmul_q4_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q4_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q6_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q6_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matmul.comp
 
 plugins/backend-vulkan/spv/embed_q4_1.spv.h: $(srcdir)/shaders/embed.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
@@ -346,28 +346,28 @@ plugins/backend-vulkan/spv/matvec_q5_k.spv.h: $(srcdir)/shaders/matvec.comp $(sr
 plugins/backend-vulkan/spv/matvec_iq4_xs.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec.comp
 
-plugins/backend-vulkan/spv/matmul_q4_1.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q4_1.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_1 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q5_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q5_0.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_0 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q5_1.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q5_1.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_1 -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_iq4_nl.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_iq4_nl.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_NL -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q2_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q2_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q2_K -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q3_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q3_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q3_K -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_q5_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_q5_k.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q5_K -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/matmul_iq4_xs.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matmul_iq4_xs.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matmul.comp
 
 plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
@@ -464,6 +464,24 @@ plugins/backend-vulkan/spv/matvec_moe_q5_k.spv.h: $(srcdir)/shaders/matvec.comp 
 plugins/backend-vulkan/spv/matvec_moe_iq4_xs.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec.comp
 EXTRA_DIST += shaders/moe_route.comp shaders/moe_combine.comp
+
+# matmul_cm.comp (the batched product on matrix units), one per weight type
+# it takes; a trailing r: Q8_0/Q4_0/Q6_K in the GPU layout (-DREPACK)
+VK_CM_TYPES = f16 bf16 q8_0 q8_0r q4_0 q4_0r q4_1 q5_0 q5_1 iq4_nl \
+	q2_k q3_k q4_k q5_k q6_k q6_kr iq4_xs
+# (matmul_cm_: 64 rows of the pass per workgroup; matmul_cmw_: 128)
+VK_SPV += $(VK_CM_TYPES:%=plugins/backend-vulkan/spv/matmul_cm_%.spv.h) \
+	$(VK_CM_TYPES:%=plugins/backend-vulkan/spv/matmul_cmw_%.spv.h)
+VK_CM_DEPS = $(srcdir)/shaders/matmul_cm.comp $(srcdir)/shaders/matmul_load.glsl \
+	$(srcdir)/shaders/common.glsl $(VK_QUANTS)
+VK_CM_GLSLC = $(MKDIR_P) plugins/backend-vulkan/spv && \
+	r=; case $$t in *r) r=-DREPACK; t=$${t%r};; esac; \
+	$(VK_GLSLC) -DTYPE_`echo $$t | tr a-z A-Z` $$r
+plugins/backend-vulkan/spv/matmul_cm_%.spv.h: $(VK_CM_DEPS)
+	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matmul_cm.comp
+plugins/backend-vulkan/spv/matmul_cmw_%.spv.h: $(VK_CM_DEPS)
+	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -DBN=128 -o $@ $(srcdir)/shaders/matmul_cm.comp
+EXTRA_DIST += shaders/matmul_cm.comp shaders/matmul_load.glsl
 
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan

@@ -17,7 +17,7 @@
 static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
-	"mv_ksplit_k", "mv_swizzle", NULL};
+	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_bn", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -94,7 +94,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	*t = (struct vk_tuning){.fuse = true,
 				.q8x = VK_Q8X_ALL,
 				.mv_ksplit_k = -1,
-				.mv_swizzle = true};
+				.mv_swizzle = true,
+				.coopmat = true};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
 		return -1;
 	/* fuse and profile: the file's value here, the variable's at each
@@ -109,7 +110,9 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_bool("staging", value_of(opt, "staging"), &t->staging, err,
 		     errsz) ||
 	    get_bool("mv_swizzle", value_of(opt, "mv_swizzle"),
-		     &t->mv_swizzle, err, errsz))
+		     &t->mv_swizzle, err, errsz) ||
+	    get_bool("coopmat", value_of(opt, "coopmat"), &t->coopmat, err,
+		     errsz))
 		return -1;
 	const char *v = value_of(opt, "validation");
 	if (v) {
@@ -137,7 +140,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		else
 			return bad("q8x", v, "0, 1, q4_0, q8_0 or k", err, errsz);
 	}
-	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1;
+	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1, bn = 0;
 	if (get_int("mv_rows", value_of(opt, "mv_rows"), 1, 8, "1 to 8",
 		    &rows, err, errsz) ||
 	    get_int("mv_wg", value_of(opt, "mv_wg"), 64, 1024,
@@ -149,8 +152,14 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_int("mv_ksplit", value_of(opt, "mv_ksplit"), 1, 4,
 		    "1, 2 or 4", &ks, err, errsz) ||
 	    get_int("mv_ksplit_k", value_of(opt, "mv_ksplit_k"), 0,
-		    (long)UINT32_MAX, "an integer >= 0", &ks_k, err, errsz))
+		    (long)UINT32_MAX, "an integer >= 0", &ks_k, err, errsz) ||
+	    get_int("mm_bn", value_of(opt, "mm_bn"), 0, 128, "0, 64 or 128",
+		    &bn, err, errsz))
 		return -1;
+	if (bn != 0 && bn != 64 && bn != 128)
+		return bad("mm_bn", value_of(opt, "mm_bn"), "0, 64 or 128", err,
+			   errsz);
+	t->mm_bn = (uint32_t)bn;
 	if (wg & (wg - 1))
 		return bad("mv_wg", value_of(opt, "mv_wg"),
 			   "a power of two from 64 to 1024", err, errsz);

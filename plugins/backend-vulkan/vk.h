@@ -230,6 +230,42 @@ enum vk_shader {
 	VK_SH_MOE_IQ4_XS,
 	VK_SH_RMSNORM_ADD, /* rmsnorm.comp -DADD: fusion.c's rmsnorm + add */
 	VK_SH_QKV_ROPE,	   /* fusion.c's biases or head norms, rope, kv_store */
+	/* matmul_cm.comp by weight type (R: the GPU layout) */
+	VK_SH_MATMUL_CM_F16,
+	VK_SH_MATMUL_CM_BF16,
+	VK_SH_MATMUL_CM_Q8_0,
+	VK_SH_MATMUL_CM_Q8_0R,
+	VK_SH_MATMUL_CM_Q4_0,
+	VK_SH_MATMUL_CM_Q4_0R,
+	VK_SH_MATMUL_CM_Q4_1,
+	VK_SH_MATMUL_CM_Q5_0,
+	VK_SH_MATMUL_CM_Q5_1,
+	VK_SH_MATMUL_CM_IQ4_NL,
+	VK_SH_MATMUL_CM_Q2_K,
+	VK_SH_MATMUL_CM_Q3_K,
+	VK_SH_MATMUL_CM_Q4_K,
+	VK_SH_MATMUL_CM_Q5_K,
+	VK_SH_MATMUL_CM_Q6_K,
+	VK_SH_MATMUL_CM_Q6_KR,
+	VK_SH_MATMUL_CM_IQ4_XS,
+	/* the same, -DBN=128 */
+	VK_SH_MATMUL_CMW_F16,
+	VK_SH_MATMUL_CMW_BF16,
+	VK_SH_MATMUL_CMW_Q8_0,
+	VK_SH_MATMUL_CMW_Q8_0R,
+	VK_SH_MATMUL_CMW_Q4_0,
+	VK_SH_MATMUL_CMW_Q4_0R,
+	VK_SH_MATMUL_CMW_Q4_1,
+	VK_SH_MATMUL_CMW_Q5_0,
+	VK_SH_MATMUL_CMW_Q5_1,
+	VK_SH_MATMUL_CMW_IQ4_NL,
+	VK_SH_MATMUL_CMW_Q2_K,
+	VK_SH_MATMUL_CMW_Q3_K,
+	VK_SH_MATMUL_CMW_Q4_K,
+	VK_SH_MATMUL_CMW_Q5_K,
+	VK_SH_MATMUL_CMW_Q6_K,
+	VK_SH_MATMUL_CMW_Q6_KR,
+	VK_SH_MATMUL_CMW_IQ4_XS,
 	VK_SH_COUNT
 };
 
@@ -249,6 +285,10 @@ enum vk_rows_dim {
 /* What a kernel's prepare tells the backend about a command. */
 struct vk_prep {
 	uint32_t rows;	   /* in: the table's rows (1: a one-row table) */
+	bool coopmat;	   /* in: batched products on matrix units
+			    * (matmul_cm.comp) where the type has one */
+	uint32_t cm_bn;	   /* in: their rows of the pass per workgroup
+			    * (64, 128; 0: by size) */
 	uint64_t max_pos;  /* positions pos < max_pos are in range */
 	uint32_t groups;   /* workgroups to dispatch (per row, VK_ROWS_Z) */
 	uint32_t aux[3];   /* into the push constants */
@@ -281,12 +321,18 @@ uint32_t vk_loader_version(void);
  * subgroups of 4 or more (four lanes quantize a block); devices.c. Needs
  * an instance of Vulkan 1.1 or later. */
 bool vk_int8_dot(VkPhysicalDevice d);
+/* Whether device d can run matmul_cm.comp: VK_NV_cooperative_matrix with
+ * 16 x 16 x 16 float16 products into float32 on a subgroup of 32 in
+ * compute shaders, and shaderFloat16; devices.c. Instance of 1.1 or later. */
+bool vk_coopmat(VkInstance inst, VkPhysicalDevice d);
 
 /* A batched table's matvec (matmul.c): pr's shader, grid and rows for
- * the tiled product of cmd (checked by prep_matvec); the shader for
- * weights of type wtype, Q8_0/Q4_0 in the GPU layout when repacked. */
+ * the tiled product of cmd (checked by prep_matvec), on the matrix units
+ * where pr->coopmat and the weight type allow (tiles of pr->cm_bn rows,
+ * or chosen by size). vk_matmul_repacked: the variant of product shader
+ * sh that reads Q8_0/Q4_0/Q6_K in the GPU layout (sh itself for others). */
 void vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr);
-enum vk_shader vk_matmul_shader(int wtype, bool repacked);
+enum vk_shader vk_matmul_repacked(enum vk_shader sh);
 
 extern const struct belt_kernel vk_kernels[];
 extern const size_t vk_n_kernels;

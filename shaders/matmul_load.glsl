@@ -37,7 +37,7 @@ WR load_w(WS s, uint row, uint k0)
 #if defined(TYPE_F32)
 	[[unroll]] for (uint i = 0; i < 4u; i++)
 		w.v[i] = vec4(0.0);
-	if (row >= s.m)
+	if (row >= s.m || k0 >= s.k)
 		return w;
 	uint i = s.wo + row * s.k + k0;
 	if (s.al && k0 + BK <= s.k) {
@@ -51,7 +51,7 @@ WR load_w(WS s, uint row, uint k0)
 	// dequantized here: a step (BK = 16) is one run of a block
 	[[unroll]] for (uint i = 0; i < 4u; i++)
 		w.v[i] = vec4(0.0);
-	if (row >= s.m)
+	if (row >= s.m || k0 >= s.k)
 		return w;
 	float v[16];
 	kq_group16(s.wo + (row * (s.k / KQ_BLOCK) + k0 / KQ_BLOCK) * KQ_WORDS, (k0 % KQ_BLOCK) / 16u, v);
@@ -60,7 +60,7 @@ WR load_w(WS s, uint row, uint k0)
 #elif defined(TYPE_F16) || defined(TYPE_BF16)
 	w.q[0] = uvec4(0u);
 	w.q[1] = uvec4(0u);
-	if (row >= s.m)
+	if (row >= s.m || k0 >= s.k)
 		return w;
 	uint i = s.wo + row * s.k + k0;
 	if (s.al && k0 + BK <= s.k) {
@@ -76,7 +76,7 @@ WR load_w(WS s, uint row, uint k0)
 #else
 	w.q = uvec4(0u);
 	w.d = 0u;
-	if (row >= s.m)
+	if (row >= s.m || k0 >= s.k)
 		return w;
 	uint blk = row * (s.k / 32u) + k0 / 32u, h = (k0 / 16u) % 2u;
 #if defined(REPACK) && defined(TYPE_Q8_0)

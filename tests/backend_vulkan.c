@@ -652,8 +652,8 @@ static void kquant_matvec_cases(struct be *vkp, int t, double rel_batched)
 
 /* Run cases(vk, t, rel) on the path the device takes (the matrix units
  * where it has them: rel 1e-3 for batched products, whose x and weights
- * are rounded to float16) and, on such a device, on their wide tiles
- * (BELT_VK_MM_BN=128) and on the plain shaders (BELT_VK_COOPMAT=0, rel
+ * are rounded to float16) and, on such a device, on their other tiles
+ * (BELT_VK_MM_TILE) and on the plain shaders (BELT_VK_COOPMAT=0, rel
  * 2e-5) too. */
 static void on_both_paths(void (*cases)(struct be *, int, double), int t)
 {
@@ -671,13 +671,17 @@ static void on_both_paths(void (*cases)(struct be *, int, double), int t)
 		said = true;
 		return;
 	}
-	/* the wide tiles (128 rows of the pass), which the sizes here do
-	 * not choose */
-	setenv("BELT_VK_MM_BN", "128", 1);
-	vk = open_vk();
-	unsetenv("BELT_VK_MM_BN");
-	cases(&vk, t, 1e-3);
-	be_close(&vk);
+	/* the other tiles, which the sizes here do not choose */
+	static const char *const tiles[] = {"128x128x64x32", "128x64x32x32",
+					    "128x128x32x32", "64x64x32x16",
+					    "256x32x64x32"};
+	for (int i = 0; i < 5; i++) {
+		setenv("BELT_VK_MM_TILE", tiles[i], 1);
+		vk = open_vk();
+		unsetenv("BELT_VK_MM_TILE");
+		cases(&vk, t, 1e-3);
+		be_close(&vk);
+	}
 	setenv("BELT_VK_COOPMAT", "0", 1);
 	vk = open_vk();
 	unsetenv("BELT_VK_COOPMAT");
@@ -2003,7 +2007,9 @@ START_TEST(test_settings)
 		{"mv_ksplit", "3", "1, 2 or 4"},
 		{"mv_ksplit_k", "-1", ">= 0"},
 		{"coopmat", "on", "0 or 1"},
-		{"mm_bn", "96", "0, 64 or 128"},
+		{"mm_tile", "128x128x48x32", "BMxBNxWMxWN"},
+		{"mm_tile", "128x128", "BMxBNxWMxWN"},
+		{"mm_tile", "128x128x16x16", "at most 16 subgroups"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct belt_setting one = {bad[i].key, bad[i].value};
@@ -2488,6 +2494,34 @@ START_TEST(test_batched_matvec)
 {
 	rng_seed(50 + _i);
 	on_both_paths(batched_matvec_cases, wtypes[_i]);
+	if (_i || !vk_coopmat_on())
+		return;
+	/* a tile that needs more shared memory than the device has: an
+	 * error at prepare naming the setting */
+	setenv("BELT_VK_MM_TILE", "256x128x64x64", 1);
+	struct be vk = open_vk();
+	unsetenv("BELT_VK_MM_TILE");
+	size_t rb;
+	uint8_t *w = weights_new(BELT_TYPE_Q4_0, 64, 256, &rb);
+	struct belt_buffer *bw = buf_from(&vk, w, rb * 256);
+	struct belt_buffer *bx = buf_new(&vk, 64 * 4 * 8), *by = buf_new(&vk, 256 * 4 * 8);
+	struct belt_cmd c = cmd_new(&vk, "matvec", BELT_TYPE_Q4_0, "blk.0.ffn_up");
+	bind(&c, bw, 0, rb * 256, BELT_TYPE_Q4_0);
+	c.bind[0].ne[0] = 64;
+	c.bind[0].ne[1] = 256;
+	bind_rows(&c, bx, 0, 64, 8);
+	bind_rows(&c, by, 0, 256, 8);
+	pi(&c, 64);
+	pi(&c, 256);
+	struct belt_table tab;
+	table_rows(&tab, &c, 1, 256, NULL, 8, NULL);
+	ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "shared memory") && strstr(err, "mm_tile"), "%s", err);
+	buf_free(&vk, bw);
+	buf_free(&vk, bx);
+	buf_free(&vk, by);
+	free(w);
+	be_close(&vk);
 }
 END_TEST
 

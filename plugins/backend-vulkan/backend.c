@@ -88,6 +88,21 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 
 /* Check one command, resolve its bindings to descriptor ranges, and fill
  * its push constants. */
+/* The pipeline of shader sh for a command of n_bind bindings, with the
+ * specialization pr asks for (matmul_cm's tile) or plain. */
+static int pipe_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+		    const struct vk_prep *pr, VkPipeline *out, char *err,
+		    size_t errsz)
+{
+	if (pr->n_spec)
+		return vk_spec_pipeline(ctx, sh, n_bind, pr->spec, pr->n_spec,
+					out, err, errsz);
+	if (vk_pipeline_for(ctx, sh, n_bind, err, errsz))
+		return -1;
+	*out = ctx->pipe[sh];
+	return 0;
+}
+
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		       uint32_t idx, uint32_t rows, struct vk_cmd *c,
 		       struct vk_prep *pr, VkDescriptorBufferInfo *bi,
@@ -133,7 +148,8 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	memset(pr, 0, sizeof *pr);
 	pr->rows = rows;
 	pr->coopmat = ctx->coopmat;
-	pr->cm_bn = ctx->tune.mm_bn;
+	memcpy(pr->cm_tile, ctx->tune.mm_tile, sizeof pr->cm_tile);
+	pr->max_shared = ctx->props.limits.maxComputeSharedMemorySize;
 	pr->shader = (int)op->shader;
 	pr->max_pos = UINT64_MAX;
 	for (int i = 0; i < BELT_MAX_BINDINGS; i++)
@@ -214,10 +230,9 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	else
 		snprintf(c->kind, sizeof c->kind, "%s%s", k->op,
 			 c->head ? " head" : "");
-	if (vk_pipeline_for(ctx, (enum vk_shader)pr->shader, cmd->n_bind, err,
-			    errsz))
+	if (pipe_for(ctx, (enum vk_shader)pr->shader, cmd->n_bind, pr, &c->pipe,
+		     err, errsz))
 		return -1;
-	c->pipe = ctx->pipe[pr->shader];
 	c->layout = ctx->pl[cmd->n_bind];
 	return 0;
 }
@@ -261,9 +276,8 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	if (!embed && (c->pc.mode & VK_MODE_BATCHED)) {
 		/* the tiled product, on the converted layout */
 		enum vk_shader sh = vk_matmul_repacked((enum vk_shader)pr->shader);
-		if (vk_pipeline_for(ctx, sh, cmd->n_bind, err, errsz))
+		if (pipe_for(ctx, sh, cmd->n_bind, pr, &c->pipe, err, errsz))
 			return -1;
-		c->pipe = ctx->pipe[sh];
 		c->pc.aux[1] = vk_repacked_scales(op->wtype, w->size);
 	} else if (embed) {
 		enum vk_shader sh = op->wtype == BELT_TYPE_Q8_0 ? VK_SH_EMBED_Q8_0R

@@ -28,7 +28,7 @@ struct vk_tuning {
 	int64_t mv_ksplit_k;
 	bool mv_swizzle;
 	bool coopmat;	  /* coopmat: matrix units where the device has them */
-	uint32_t mm_bn;	  /* mm_bn: their tiles' rows of the pass (0: by size) */
+	uint32_t mm_tile[4]; /* mm_tile: their tile, BM BN WM WN (0s: by size) */
 };
 
 struct vk_ctx {
@@ -52,6 +52,12 @@ struct vk_ctx {
 		VkPipeline pipe;
 	} fpipe[VK_FPIPE_MAX];
 	uint32_t n_fpipe;
+	/* pipelines of other specialized shaders (matmul_cm's tiles) */
+	struct vk_spipe {
+		uint32_t sh, n_bind, spec[VK_SPEC_MAX];
+		VkPipeline pipe;
+	} spipe[VK_SPIPE_MAX];
+	uint32_t n_spipe;
 	VkPhysicalDeviceProperties props;
 	VkPhysicalDeviceMemoryProperties mem;
 	uint64_t max_alloc;
@@ -158,6 +164,11 @@ int vk_xfer_end(struct vk_ctx *ctx, char *err, size_t errsz);
 /* Create (once) the plain pipeline of shader sh with n_bind bindings. */
 int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 		    char *err, size_t errsz);
+/* The pipeline of shader sh with n_bind bindings and its specialization
+ * constants 0 .. n - 1 set to spec (made once; pipelines.c). */
+int vk_spec_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+		     const uint32_t *spec, uint32_t n, VkPipeline *out,
+		     char *err, size_t errsz);
 /* The matvec_fused pipeline of shader sh (VK_SH_FMV_*) specialized for
  * flags, nseg segments and ks subgroups per row (made once; pipelines.c). */
 int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh, uint32_t flags,

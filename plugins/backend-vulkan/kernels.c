@@ -165,7 +165,7 @@ static int prep_matvec(const struct belt_cmd *cmd, struct vk_prep *pr,
 		return -1;
 	pr->groups = ceil_div((uint64_t)m, MATVEC_ROWS);
 	if (pr->rows > 1)
-		vk_matmul_prep(cmd, pr);
+		return vk_matmul_prep(cmd, pr, err, errsz);
 	return 0;
 }
 

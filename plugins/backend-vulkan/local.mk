@@ -469,9 +469,7 @@ EXTRA_DIST += shaders/moe_route.comp shaders/moe_combine.comp
 # it takes; a trailing r: Q8_0/Q4_0/Q6_K in the GPU layout (-DREPACK)
 VK_CM_TYPES = f16 bf16 q8_0 q8_0r q4_0 q4_0r q4_1 q5_0 q5_1 iq4_nl \
 	q2_k q3_k q4_k q5_k q6_k q6_kr iq4_xs
-# (matmul_cm_: 64 rows of the pass per workgroup; matmul_cmw_: 128)
-VK_SPV += $(VK_CM_TYPES:%=plugins/backend-vulkan/spv/matmul_cm_%.spv.h) \
-	$(VK_CM_TYPES:%=plugins/backend-vulkan/spv/matmul_cmw_%.spv.h)
+VK_SPV += $(VK_CM_TYPES:%=plugins/backend-vulkan/spv/matmul_cm_%.spv.h)
 VK_CM_DEPS = $(srcdir)/shaders/matmul_cm.comp $(srcdir)/shaders/matmul_load.glsl \
 	$(srcdir)/shaders/common.glsl $(VK_QUANTS)
 VK_CM_GLSLC = $(MKDIR_P) plugins/backend-vulkan/spv && \
@@ -479,8 +477,6 @@ VK_CM_GLSLC = $(MKDIR_P) plugins/backend-vulkan/spv && \
 	$(VK_GLSLC) -DTYPE_`echo $$t | tr a-z A-Z` $$r
 plugins/backend-vulkan/spv/matmul_cm_%.spv.h: $(VK_CM_DEPS)
 	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matmul_cm.comp
-plugins/backend-vulkan/spv/matmul_cmw_%.spv.h: $(VK_CM_DEPS)
-	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -DBN=128 -o $@ $(srcdir)/shaders/matmul_cm.comp
 EXTRA_DIST += shaders/matmul_cm.comp shaders/matmul_load.glsl
 
 # Against the CPU backend, both loaded through the registry.

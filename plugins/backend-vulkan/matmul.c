@@ -8,18 +8,18 @@
  * weights are read in whichever layout their range is in: the GPU layout
  * where table_prepare converted it (repack.c; backend.c's convert_weights
  * then swaps in the R variant), else GGUF's. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "belt/error.h"
 #include "belt/types.h"
 #include "vk.h"
 
-/* Must match shaders/matmul.comp BM and BN, matmul_cm.comp's. */
+/* Must match shaders/matmul.comp BM and BN. */
 #define MATMUL_BM 64
 #define MATMUL_BN 64
-#define MATMUL_CM_BM 128
-#define MATMUL_CM_BN 64
-#define MATMUL_CM_BN_WIDE 128
-/* matmul_cm: the wide tiles from this many weight rows (a tuning switch
- * overrides) */
-#define MATMUL_CM_WIDE_M 4096
+/* matmul_cm.comp's columns per step */
+#define MATMUL_CM_SK 32
 
 static enum vk_shader plain_shader(int wtype, bool repacked)
 {
@@ -78,14 +78,35 @@ enum vk_shader vk_matmul_repacked(enum vk_shader sh)
 	case VK_SH_MATMUL_CM_Q8_0: return VK_SH_MATMUL_CM_Q8_0R;
 	case VK_SH_MATMUL_CM_Q4_0: return VK_SH_MATMUL_CM_Q4_0R;
 	case VK_SH_MATMUL_CM_Q6_K: return VK_SH_MATMUL_CM_Q6_KR;
-	case VK_SH_MATMUL_CMW_Q8_0: return VK_SH_MATMUL_CMW_Q8_0R;
-	case VK_SH_MATMUL_CMW_Q4_0: return VK_SH_MATMUL_CMW_Q4_0R;
-	case VK_SH_MATMUL_CMW_Q6_K: return VK_SH_MATMUL_CMW_Q6_KR;
 	default: return sh;
 	}
 }
 
-void vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr)
+bool vk_matmul_tile_ok(uint32_t bm, uint32_t bn, uint32_t wm, uint32_t wn)
+{
+	bool p2 = !(bm & (bm - 1)) && !(bn & (bn - 1)) && !(wm & (wm - 1)) &&
+		  !(wn & (wn - 1));
+	if (!p2 || bm < 64 || bm > 256 || bn < 32 || bn > 128 || wm < 16 ||
+	    wm > 64 || wn < 16 || wn > 64 || wm > bm || wn > bn)
+		return false;
+	/* at most 16 subgroups, whose result tiles (64 uvec4s each) fit in
+	 * the two weight buffers (2 BM rows of 5 uvec4s) */
+	uint32_t sg = bm / wm * (bn / wn);
+	return sg <= 16 && sg * 64 <= 10 * bm;
+}
+
+/* matmul_cm's tile for m weight rows: BM, BN, subgroup tile WM x WN */
+static void cm_tile(uint32_t m, uint32_t rows, uint32_t tile[4])
+{
+	(void)rows;
+	tile[0] = 128;
+	tile[1] = m >= 4096 ? 128 : 64;
+	tile[2] = 64;
+	tile[3] = 32;
+}
+
+int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+		   size_t errsz)
 {
 	const struct vk_op *op = cmd->kernel->impl;
 	uint32_t m = (uint32_t)cmd->param[1].i;
@@ -95,12 +116,34 @@ void vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr)
 		pr->shader = (int)plain_shader(op->wtype, false);
 		pr->groups = (m + MATMUL_BM - 1) / MATMUL_BM;
 		pr->rows_tile = MATMUL_BN;
-		return;
+		return 0;
 	}
-	bool wide = pr->cm_bn ? pr->cm_bn == MATMUL_CM_BN_WIDE
-			      : m >= MATMUL_CM_WIDE_M;
-	pr->shader = (int)(wide ? cm + (VK_SH_MATMUL_CMW_F16 - VK_SH_MATMUL_CM_F16)
-				: cm);
-	pr->groups = (m + MATMUL_CM_BM - 1) / MATMUL_CM_BM;
-	pr->rows_tile = wide ? MATMUL_CM_BN_WIDE : MATMUL_CM_BN;
+	uint32_t t[4];
+	if (pr->cm_tile[0])
+		memcpy(t, pr->cm_tile, sizeof t);
+	else
+		cm_tile(m, pr->rows, t);
+	/* matmul_cm.comp's shared arrays: two buffers of BM + BN rows of SK
+	 * + 8 halves, the IQ4 table */
+	uint32_t wg = t[0] / t[2] * (t[1] / t[3]) * 32;
+	uint64_t shared = 2 * (uint64_t)(t[0] + t[1]) * (MATMUL_CM_SK + 8) * 2 + 64;
+	if (shared > pr->max_shared)
+		return belt_errf(err, errsz,
+				 "%s: matmul tile %ux%ux%ux%u needs %" PRIu64
+				 " bytes of shared memory, this device has %u "
+				 "(mm_tile)",
+				 cmd->label ? cmd->label : "?", t[0], t[1], t[2],
+				 t[3], shared, pr->max_shared);
+	pr->shader = (int)cm;
+	/* matmul_cm.comp's constants: local size, BM, BN, FM, FN, SK */
+	pr->spec[0] = wg;
+	pr->spec[1] = t[0];
+	pr->spec[2] = t[1];
+	pr->spec[3] = t[2] / 16;
+	pr->spec[4] = t[3] / 16;
+	pr->spec[5] = MATMUL_CM_SK;
+	pr->n_spec = 6;
+	pr->groups = (m + t[0] - 1) / t[0];
+	pr->rows_tile = t[1];
+	return 0;
 }

@@ -1,7 +1,9 @@
 /* plugins/backend-vulkan/pipelines.c: descriptor set and pipeline layouts
- * by binding count, shader modules, the plain pipeline of each shader and
+ * by binding count, shader modules, the plain pipeline of each shader,
  * the fused matvec pipelines specialized by flags, segments and k-split
- * (tuned by the context's matvec_fused parameters, tuning.c). */
+ * (tuned by the context's matvec_fused parameters, tuning.c) and other
+ * shaders' specialized pipelines (matmul_cm's tiles). */
+#include <string.h>
 
 #include "belt/error.h"
 #include "ctx.h"
@@ -122,6 +124,48 @@ int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 		return -1;
 	ctx->fpipe[ctx->n_fpipe++] = (struct vk_fpipe){
 		.sh = sh, .flags = flags, .nseg = nseg, .ks = ks, .pipe = p};
+	*out = p;
+	return 0;
+}
+
+int vk_spec_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
+		     const uint32_t *spec, uint32_t n, VkPipeline *out,
+		     char *err, size_t errsz)
+{
+	uint32_t key[VK_SPEC_MAX] = {0};
+	for (uint32_t i = 0; i < n && i < VK_SPEC_MAX; i++)
+		key[i] = spec[i];
+	for (uint32_t i = 0; i < ctx->n_spipe; i++) {
+		const struct vk_spipe *f = &ctx->spipe[i];
+		if (f->sh == (uint32_t)sh && f->n_bind == (uint32_t)n_bind &&
+		    !memcmp(f->spec, key, sizeof key)) {
+			*out = f->pipe;
+			return 0;
+		}
+	}
+	if (n > VK_SPEC_MAX || ctx->n_spipe == VK_SPIPE_MAX)
+		return belt_errf(err, errsz,
+				 "vulkan: more than %d specialized pipelines "
+				 "(or %u constants)",
+				 VK_SPIPE_MAX, n);
+	if (module_for(ctx, sh, n_bind, err, errsz))
+		return -1;
+	VkSpecializationMapEntry me[VK_SPEC_MAX];
+	for (uint32_t i = 0; i < n; i++)
+		me[i] = (VkSpecializationMapEntry){
+			.constantID = i, .offset = 4 * i, .size = 4};
+	VkSpecializationInfo spi = {.mapEntryCount = n,
+				    .pMapEntries = me,
+				    .dataSize = 4 * n,
+				    .pData = key};
+	VkPipeline p;
+	if (make_pipeline(ctx, sh, n_bind, &spi, &p, err, errsz))
+		return -1;
+	struct vk_spipe *f = &ctx->spipe[ctx->n_spipe++];
+	f->sh = (uint32_t)sh;
+	f->n_bind = (uint32_t)n_bind;
+	memcpy(f->spec, key, sizeof key);
+	f->pipe = p;
 	*out = p;
 	return 0;
 }

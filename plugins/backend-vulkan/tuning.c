@@ -17,7 +17,7 @@
 static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
-	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_bn", NULL};
+	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -140,7 +140,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		else
 			return bad("q8x", v, "0, 1, q4_0, q8_0 or k", err, errsz);
 	}
-	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1, bn = 0;
+	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1;
 	if (get_int("mv_rows", value_of(opt, "mv_rows"), 1, 8, "1 to 8",
 		    &rows, err, errsz) ||
 	    get_int("mv_wg", value_of(opt, "mv_wg"), 64, 1024,
@@ -152,14 +152,24 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_int("mv_ksplit", value_of(opt, "mv_ksplit"), 1, 4,
 		    "1, 2 or 4", &ks, err, errsz) ||
 	    get_int("mv_ksplit_k", value_of(opt, "mv_ksplit_k"), 0,
-		    (long)UINT32_MAX, "an integer >= 0", &ks_k, err, errsz) ||
-	    get_int("mm_bn", value_of(opt, "mm_bn"), 0, 128, "0, 64 or 128",
-		    &bn, err, errsz))
+		    (long)UINT32_MAX, "an integer >= 0", &ks_k, err, errsz))
 		return -1;
-	if (bn != 0 && bn != 64 && bn != 128)
-		return bad("mm_bn", value_of(opt, "mm_bn"), "0, 64 or 128", err,
-			   errsz);
-	t->mm_bn = (uint32_t)bn;
+	v = value_of(opt, "mm_tile");
+	if (v && strcmp(v, "0")) {
+		unsigned bm, bn, wm, wn;
+		char end;
+		if (sscanf(v, "%ux%ux%ux%u%c", &bm, &bn, &wm, &wn, &end) != 4 ||
+		    !vk_matmul_tile_ok(bm, bn, wm, wn))
+			return bad("mm_tile", v,
+				   "BMxBNxWMxWN, powers of two: BM 64 to 256, "
+				   "BN 32 to 128, subgroup tile WM x WN of 16 "
+				   "to 64 each, at most 16 subgroups (or 0)",
+				   err, errsz);
+		t->mm_tile[0] = bm;
+		t->mm_tile[1] = bn;
+		t->mm_tile[2] = wm;
+		t->mm_tile[3] = wn;
+	}
 	if (wg & (wg - 1))
 		return bad("mv_wg", value_of(opt, "mv_wg"),
 			   "a power of two from 64 to 1024", err, errsz);

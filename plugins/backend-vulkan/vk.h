@@ -67,6 +67,8 @@
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_FPIPE_MAX 128
+#define VK_SPIPE_MAX 64
+#define VK_SPEC_MAX 8 /* specialization constants of a vk_spec_pipeline */
 /* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q6_K_XQ. */
 #define VK_FMV_TYPES 14
 
@@ -248,24 +250,6 @@ enum vk_shader {
 	VK_SH_MATMUL_CM_Q6_K,
 	VK_SH_MATMUL_CM_Q6_KR,
 	VK_SH_MATMUL_CM_IQ4_XS,
-	/* the same, -DBN=128 */
-	VK_SH_MATMUL_CMW_F16,
-	VK_SH_MATMUL_CMW_BF16,
-	VK_SH_MATMUL_CMW_Q8_0,
-	VK_SH_MATMUL_CMW_Q8_0R,
-	VK_SH_MATMUL_CMW_Q4_0,
-	VK_SH_MATMUL_CMW_Q4_0R,
-	VK_SH_MATMUL_CMW_Q4_1,
-	VK_SH_MATMUL_CMW_Q5_0,
-	VK_SH_MATMUL_CMW_Q5_1,
-	VK_SH_MATMUL_CMW_IQ4_NL,
-	VK_SH_MATMUL_CMW_Q2_K,
-	VK_SH_MATMUL_CMW_Q3_K,
-	VK_SH_MATMUL_CMW_Q4_K,
-	VK_SH_MATMUL_CMW_Q5_K,
-	VK_SH_MATMUL_CMW_Q6_K,
-	VK_SH_MATMUL_CMW_Q6_KR,
-	VK_SH_MATMUL_CMW_IQ4_XS,
 	VK_SH_COUNT
 };
 
@@ -287,8 +271,10 @@ struct vk_prep {
 	uint32_t rows;	   /* in: the table's rows (1: a one-row table) */
 	bool coopmat;	   /* in: batched products on matrix units
 			    * (matmul_cm.comp) where the type has one */
-	uint32_t cm_bn;	   /* in: their rows of the pass per workgroup
-			    * (64, 128; 0: by size) */
+	uint32_t cm_tile[4]; /* in: their tile (BM, BN, WM, WN; 0s: by size) */
+	uint32_t max_shared; /* in: the device's shared memory per workgroup */
+	uint32_t spec[VK_SPEC_MAX]; /* the shader's specialization constants */
+	uint32_t n_spec;   /* how many (0: none) */
 	uint64_t max_pos;  /* positions pos < max_pos are in range */
 	uint32_t groups;   /* workgroups to dispatch (per row, VK_ROWS_Z) */
 	uint32_t aux[3];   /* into the push constants */
@@ -326,13 +312,19 @@ bool vk_int8_dot(VkPhysicalDevice d);
  * compute shaders, and shaderFloat16; devices.c. Instance of 1.1 or later. */
 bool vk_coopmat(VkInstance inst, VkPhysicalDevice d);
 
-/* A batched table's matvec (matmul.c): pr's shader, grid and rows for
- * the tiled product of cmd (checked by prep_matvec), on the matrix units
- * where pr->coopmat and the weight type allow (tiles of pr->cm_bn rows,
- * or chosen by size). vk_matmul_repacked: the variant of product shader
- * sh that reads Q8_0/Q4_0/Q6_K in the GPU layout (sh itself for others). */
-void vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr);
+/* A batched table's matvec (matmul.c): pr's shader, specialization, grid
+ * and rows for the tiled product of cmd (checked by prep_matvec), on the
+ * matrix units where pr->coopmat and the weight type allow (the tile
+ * pr->cm_tile, or chosen by size; an error if it needs more shared memory
+ * than pr->max_shared). vk_matmul_repacked: the variant of
+ * product shader sh that reads Q8_0/Q4_0/Q6_K in the GPU layout (sh
+ * itself for other types). vk_matmul_tile_ok: whether BM x BN weight rows
+ * by rows of the pass, WM x WN per subgroup, is a tile matmul_cm.comp
+ * takes. */
+int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+		   size_t errsz);
 enum vk_shader vk_matmul_repacked(enum vk_shader sh);
+bool vk_matmul_tile_ok(uint32_t bm, uint32_t bn, uint32_t wm, uint32_t wn);
 
 extern const struct belt_kernel vk_kernels[];
 extern const size_t vk_n_kernels;

@@ -14,22 +14,25 @@
 // shared memory. At short contexts the cost is the chain of dependent
 // loads, so each step keeps as many in flight as it can.
 //
-// -DSPLIT (variant split_kv, for long contexts): n_head * ceil(n_ctx / CH)
-// workgroups; workgroup (h, c) does positions [c CH, c CH + CH) as above
-// and leaves (max, sum, unnormalized out) in the work buffer; the last
-// workgroup of a head to finish (a counter per head, reset by it) merges
-// the chunks' results. Workgroups past the token's last position return.
+// -DSPLIT (variant split_kv): n_head * G workgroups (aux1: G chunks per
+// head at most); the token's n_kv positions are cut into chunks of L =
+// max(aux0, n_kv / G rounded up to 32) positions, so that a short context
+// runs as one chunk per head and a long one spreads over G. Workgroup (h,
+// c) does positions [c L, c L + L) as above; with one chunk it writes the
+// output as the default variant does, else it leaves (max, sum,
+// unnormalized out) in the work buffer and the last workgroup of a head
+// to finish (a counter per head, reset by it) merges the chunks' results.
+// Workgroups past the token's last position return.
 //
 // bindings: 0 q, 1 k_cache, 2 v_cache, 3 out, 4 att (n_head * n_ctx)
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= 512), n_ctx,
 // scale; aux2: the command's words of the work buffer
-// aux0 1 (default variant only): the op is attention_ext, whose params go
+// aux0 1 (default variant): the op is attention_ext, whose params go
 // on with softcap (p5: s = cap * tanh(s / cap) where cap > 0) and window
 // (p6: positions within window of the query, where window > 0)
 #define WG 256
 #define MAX_HD 512
 #define ATT_SH 2048 // positions whose scores stay in shared memory
-#define CH 128 // positions per chunk (split): ATT_SPLIT_CHUNK in kernels.c
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
 layout(binding = 1) readonly buffer KC4 { vec4 kc4[]; };
@@ -63,7 +66,10 @@ void main()
 		return;
 	}
 #ifdef SPLIT
-	uint t0 = c * CH, t1 = min(n_kv, t0 + CH);
+	uint nch = pc.aux[1];
+	uint len = max(pc.aux[0], (n_kv + nch - 1u) / nch + 31u & ~31u);
+	uint nact = (n_kv + len - 1u) / len; // chunks with positions
+	uint t0 = c * len, t1 = min(n_kv, t0 + len);
 	if (t0 >= n_kv)
 		return;
 #else
@@ -163,13 +169,16 @@ void main()
 	if (tid < hd4)
 		for (uint gg = 0; gg < groups; gg++)
 			out4 += acc_sh[gg * hd4 + tid];
-#ifndef SPLIT
-	if (tid < hd4)
-		o4[pc.o[3] + h * hd4 + tid] = out4 / sum;
-#else
+#ifdef SPLIT
+	if (nact == 1u) {
+#endif
+		if (tid < hd4)
+			o4[pc.o[3] + h * hd4 + tid] = out4 / sum;
+#ifdef SPLIT
+		return;
+	}
 	// this chunk's result: [max, sum, out (head_dim)] per (head, chunk);
 	// after them one counter per head
-	uint nch = (n_ctx + CH - 1) / CH;
 	uint rec = 4 + head_dim;
 	uint wb = pc.aux[2] + (h * nch + c) * rec;
 	if (tid < hd4)
@@ -178,7 +187,6 @@ void main()
 		workf[wb] = mx;
 		workf[wb + 1] = sum;
 	}
-	uint nact = (n_kv + CH - 1) / CH;
 	uint cnt = pc.aux[2] + n_head * nch * rec + h;
 	if (!last_workgroup(cnt, nact))
 		return;

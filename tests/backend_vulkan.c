@@ -1323,11 +1323,22 @@ static void attention_ref(const float *q, const float *kc, const float *vc,
 	free(s);
 }
 
-/* Both variants (_i: default, split_kv, whose chunks are 128 positions). */
+/* Both variants (_i: default; split_kv as configured by default: chunks
+ * of 128 positions or more, at most 32 per head; split_kv in at most 3
+ * chunks of 32 or more; split_kv in one chunk, whose scores past 2048
+ * positions go to the att buffer). */
 START_TEST(test_attention_gqa)
 {
+	static const char *const variants[] = {"default", "split_kv", "split_kv",
+					       "split_kv"};
+	static const char *const splits[] = {NULL, NULL, "3", "1"};
+	if (splits[_i]) {
+		setenv("BELT_VK_ATT_SPLITS", splits[_i], 1);
+		setenv("BELT_VK_ATT_CHUNK", "32", 1);
+	}
 	struct be vk = open_vk();
-	static const char *const variants[] = {"default", "split_kv"};
+	unsetenv("BELT_VK_ATT_SPLITS");
+	unsetenv("BELT_VK_ATT_CHUNK");
 	const char *variant = variants[_i];
 	rng_seed(10);
 	const int n_head = 8;
@@ -2010,6 +2021,8 @@ START_TEST(test_settings)
 		{"mm_tile", "128x128x48x32", "BMxBNxWMxWN"},
 		{"mm_tile", "128x128", "BMxBNxWMxWN"},
 		{"mm_tile", "128x128x16x16", "at most 16 subgroups"},
+		{"att_chunk", "16", "32 to"},
+		{"att_splits", "0", "1 to 1024"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct belt_setting one = {bad[i].key, bad[i].value};
@@ -3386,7 +3399,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_embed);
 	tcase_add_test(tc, test_elementwise);
 	tcase_add_test(tc, test_rope_kv);
-	tcase_add_loop_test(tc, test_attention_gqa, 0, 2);
+	tcase_add_loop_test(tc, test_attention_gqa, 0, 4);
 	tcase_add_test(tc, test_stop_at_eog);
 	tcase_add_loop_test(tc, test_kquant_matvec, 0, 2);
 	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);

@@ -150,6 +150,8 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	pr->coopmat = ctx->coopmat;
 	memcpy(pr->cm_tile, ctx->tune.mm_tile, sizeof pr->cm_tile);
 	pr->max_shared = ctx->props.limits.maxComputeSharedMemorySize;
+	pr->att_chunk = ctx->tune.att_chunk;
+	pr->att_splits = ctx->tune.att_splits;
 	pr->shader = (int)op->shader;
 	pr->max_pos = UINT64_MAX;
 	for (int i = 0; i < BELT_MAX_BINDINGS; i++)

@@ -19,7 +19,8 @@
 #define MATVEC_ROWS VK_MATVEC_ROWS
 #define ROPE_MAX_PAIRS 512
 #define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
-#define ATT_SPLIT_CHUNK 128  /* shaders/attention.comp CH */
+#define ATT_SPLIT_CHUNK 256 /* split_kv: positions per chunk at least */
+#define ATT_SPLITS 8	    /* and chunks per head at most */
 /* shaders/attention_rows.comp: query rows per workgroup (BQ) by the
  * largest head_dim of its variant */
 #define ATT_ROWS_HD 128
@@ -447,8 +448,10 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 	return 0;
 }
 
-/* split_kv: a workgroup per head and chunk of positions; per (head, chunk)
- * a record of 4 + head_dim words, then a counter per head. */
+/* split_kv: a workgroup per head and chunk of positions, at most
+ * pr->att_splits chunks per head of at least pr->att_chunk positions (the
+ * shader sizes them from the token's positions); per (head, chunk) a
+ * record of 4 + head_dim words, then a counter per head. */
 static int prep_attention_split(const struct belt_cmd *cmd,
 				struct vk_prep *pr, char *err, size_t errsz)
 {
@@ -457,7 +460,13 @@ static int prep_attention_split(const struct belt_cmd *cmd,
 	if (pr->rows > 1)
 		return 0;
 	uint64_t n_head = (uint64_t)cmd->param[0].i;
-	uint64_t chunks = ceil_div((uint64_t)cmd->param[3].i, ATT_SPLIT_CHUNK);
+	uint64_t chunk = pr->att_chunk ? pr->att_chunk : ATT_SPLIT_CHUNK;
+	uint64_t splits = pr->att_splits ? pr->att_splits : ATT_SPLITS;
+	uint64_t chunks = ceil_div((uint64_t)cmd->param[3].i, chunk);
+	if (chunks > splits)
+		chunks = splits;
+	if (!chunks)
+		chunks = 1;
 	uint64_t words = n_head * chunks * (4 + (uint64_t)cmd->param[2].i) +
 			 n_head;
 	if (n_head * chunks > UINT32_MAX || words > UINT32_MAX / 8)
@@ -467,6 +476,8 @@ static int prep_attention_split(const struct belt_cmd *cmd,
 				 label(cmd), cmd->param[3].i);
 	pr->groups = (uint32_t)(n_head * chunks);
 	pr->work_words = (uint32_t)words;
+	pr->aux[0] = (uint32_t)chunk;
+	pr->aux[1] = (uint32_t)chunks;
 	return 0;
 }
 

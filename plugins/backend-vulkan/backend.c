@@ -86,8 +86,6 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	free(pl);
 }
 
-/* Check one command, resolve its bindings to descriptor ranges, and fill
- * its push constants. */
 /* The pipeline of shader sh for a command of n_bind bindings, with the
  * specialization pr asks for (matmul_cm's tile) or plain. */
 static int pipe_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
@@ -103,6 +101,8 @@ static int pipe_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	return 0;
 }
 
+/* Check one command, resolve its bindings to descriptor ranges, and fill
+ * its push constants. */
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		       uint32_t idx, uint32_t rows, struct vk_cmd *c,
 		       struct vk_prep *pr, VkDescriptorBufferInfo *bi,

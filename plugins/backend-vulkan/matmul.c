@@ -3,8 +3,8 @@
  * (x) by BM weight rows (y), so that each weight is read from memory once
  * per BN rows. On a device with cooperative matrices (ctx->coopmat,
  * device.c) every weight type but F32 runs shaders/matmul_cm.comp on the
- * matrix units (128 x 64 tiles); otherwise, and for F32,
- * shaders/matmul.comp (64 x 64 tiles of float FMAs). Q8_0/Q4_0/Q6_K
+ * matrix units (tiles of mm_tile, 128 x 128 by default); otherwise, and
+ * for F32, shaders/matmul.comp (64 x 64 tiles of float FMAs). Q8_0/Q4_0/Q6_K
  * weights are read in whichever layout their range is in: the GPU layout
  * where table_prepare converted it (repack.c; backend.c's convert_weights
  * then swaps in the R variant), else GGUF's. */

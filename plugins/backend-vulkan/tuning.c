@@ -17,7 +17,8 @@
 static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
-	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk", "att_splits", NULL};
+	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
+	"att_splits", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)

@@ -1324,7 +1324,7 @@ static void attention_ref(const float *q, const float *kc, const float *vc,
 }
 
 /* Both variants (_i: default; split_kv as configured by default: chunks
- * of 128 positions or more, at most 32 per head; split_kv in at most 3
+ * of 256 positions or more, at most 8 per head; split_kv in at most 3
  * chunks of 32 or more; split_kv in one chunk, whose scores past 2048
  * positions go to the att buffer). */
 START_TEST(test_attention_gqa)

@@ -6,7 +6,8 @@
 // rows, y: heads; kv head h / (n_head / n_head_kv)). The cache positions
 // are taken BKV at a time: their k into shared memory, the block's scores
 // s = scale q . k_t, an online softmax (each row's running maximum and sum;
-// its output rescaled when the maximum grows), then their v, added into
+// its output rescaled when the maximum grows) by the TPQ threads that
+// hold the row's outputs, then their v, added into
 // the rows' outputs, which stay in registers. So no scores are kept: the
 // att binding is not used.
 //
@@ -42,7 +43,8 @@ layout(binding = 3) writeonly buffer O4 { vec4 o4[]; };
 shared vec4 qs[BQ][HD4];
 shared vec4 kvs[BKV][HD4 + 1]; // k, then v, of the step's positions
 shared float ps[BQ][BKV + 1];  // scores, then their weights
-shared float m_sh[BQ], l_sh[BQ], a_sh[BQ];
+shared float m_sh[BQ], l_sh[BQ];
+shared float red_m[BQ][TPQ], red_l[BQ][TPQ]; // the softmax's partials
 shared uint tmask[BQ]; // tree: the step's positions each row sees
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
@@ -113,29 +115,39 @@ void main()
 			ps[q][t] = sc;
 		}
 		barrier();
-		if (tid < BQ) {
-			float mo = m_sh[tid], cm = NEG_INF;
-			for (uint t = 0; t < ns; t++)
-				cm = max(cm, ps[tid][t]);
-			float mn = max(mo, cm), sum = 0.0;
-			bool none = mn == NEG_INF; // nothing seen yet
-			for (uint t = 0; t < ns; t++) {
-				float p = none ? 0.0 : exp(ps[tid][t] - mn);
-				ps[tid][t] = p;
-				sum += p;
-			}
-			float a = none ? 1.0 : exp(mo - mn);
-			a_sh[tid] = a;
-			l_sh[tid] = l_sh[tid] * a + sum;
-			m_sh[tid] = mn;
-		}
+		// the online softmax, TPQ threads per row (each every TPQ-th
+		// position of the step): partial maxima, then the weights
+		// against the row's new maximum and their partial sums
+		float mo = m_sh[oq], cm = NEG_INF;
+		for (uint t = ol; t < ns; t += TPQ)
+			cm = max(cm, ps[oq][t]);
+		red_m[oq][ol] = cm;
 		// the k are used up: the step's v in their place
 		for (uint i = tid; i < BKV * hd4; i += WG) {
 			uint t = i / hd4, d = i % hd4;
 			kvs[t][d] = t < ns ? vc4[vo + (s0 + t) * kv4 + d] : vec4(0.0);
 		}
 		barrier();
-		float a = a_sh[oq];
+		float mn = mo;
+		[[unroll]] for (uint j = 0; j < TPQ; j++)
+			mn = max(mn, red_m[oq][j]);
+		bool none = mn == NEG_INF; // nothing seen yet
+		float sum = 0.0;
+		for (uint t = ol; t < ns; t += TPQ) {
+			float p = none ? 0.0 : exp(ps[oq][t] - mn);
+			ps[oq][t] = p;
+			sum += p;
+		}
+		red_l[oq][ol] = sum;
+		barrier();
+		float a = none ? 1.0 : exp(mo - mn);
+		if (ol == 0u) {
+			float l = 0.0;
+			[[unroll]] for (uint j = 0; j < TPQ; j++)
+				l += red_l[oq][j];
+			l_sh[oq] = l_sh[oq] * a + l;
+			m_sh[oq] = mn;
+		}
 		[[unroll]] for (uint i = 0; i < NO; i++) {
 			uint d = ol + i * TPQ;
 			if (d >= hd4)

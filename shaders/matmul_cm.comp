@@ -17,10 +17,10 @@
 // then multiplies its tiles, adding up in float32. Two buffers: a step's
 // loads are issued before the products of the step two before, staged
 // after the products of the step before into the buffer those did not
-// read, one barrier per step. Each result
-// tile goes through a subgroup's own 16 x 16 floats of shared memory (the
-// weight buffers, free by then) to y, so that rows past row_end() and
-// weight rows past m are never written.
+// read, one barrier per step. Each result tile goes through a subgroup's
+// own 16 x 16 floats of shared memory (the weight buffers, free by then)
+// to y, so that rows past row_end() and weight rows past m are never
+// written.
 // Rounding to float16: x and BF16 weights beyond its range (65504) are
 // clamped; x after a norm lies far inside it.
 // The tile is specialized (matmul.c): BM, BN, FM, FN; the workgroup has

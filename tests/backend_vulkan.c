@@ -312,35 +312,33 @@ static double weight_at(int t, const uint8_t *row, int j)
 
 static double worst_matvec[N_WTYPES];
 
+/* Whether the Vulkan backend's default device lists feature (as `belt
+ * info` prints its devices), unless variable env is 0. */
+static bool vk_default_has(const char *env, const char *feature)
+{
+	const char *e = getenv(env);
+	if (e && !strcmp(e, "0"))
+		return false;
+	char buf[8192];
+	ck_assert_int_gt(V->list_devices(buf, sizeof buf, err, sizeof err), 0);
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		if (strstr(line, "(default)"))
+			return strstr(line, feature) != NULL;
+	return false;
+}
+
 /* Whether the Vulkan backend runs Q4_0 and Q8_0 matvecs with x as int8:
  * its default device has int8 dot products and BELT_VK_Q8X is not 0. */
 static bool vk_q8x(void)
 {
-	const char *e = getenv("BELT_VK_Q8X");
-	if (e && !strcmp(e, "0"))
-		return false;
-	char buf[8192];
-	ck_assert_int_gt(V->list_devices(buf, sizeof buf, err, sizeof err), 0);
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-		if (strstr(line, "(default)"))
-			return strstr(line, "int8 dot products") != NULL;
-	return false;
+	return vk_default_has("BELT_VK_Q8X", "int8 dot products");
 }
 
 /* Whether the default device runs batched products on matrix units
- * (matmul_cm.comp: `belt devices` says "cooperative matrices"), unless
- * BELT_VK_COOPMAT is 0. */
+ * (matmul_cm.comp), unless BELT_VK_COOPMAT is 0. */
 static bool vk_coopmat_on(void)
 {
-	const char *e = getenv("BELT_VK_COOPMAT");
-	if (e && !strcmp(e, "0"))
-		return false;
-	char buf[8192];
-	ck_assert_int_gt(V->list_devices(buf, sizeof buf, err, sizeof err), 0);
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-		if (strstr(line, "(default)"))
-			return strstr(line, "cooperative matrices") != NULL;
-	return false;
+	return vk_default_has("BELT_VK_COOPMAT", "cooperative matrices");
 }
 
 /* x as matvec_fused's int8 variants of the K-quants stage it (Q4_K,

@@ -9,7 +9,6 @@
  * where table_prepare converted it (repack.c; backend.c's convert_weights
  * then swaps in the R variant), else GGUF's. */
 #include <inttypes.h>
-#include <string.h>
 
 #include "belt/error.h"
 #include "belt/types.h"
@@ -95,19 +94,11 @@ bool vk_matmul_tile_ok(uint32_t bm, uint32_t bn, uint32_t wm, uint32_t wn)
 	return sg <= 16 && sg * 64 <= 10 * bm;
 }
 
-/* matmul_cm's tile for m weight rows: BM, BN, subgroup tile WM x WN.
- * One for every size: on the H200, pp512 of the 1B and 8B shapes moved by
- * less than 10% across the tiles that fit (doc/vulkan.md), 128 x 128 by
- * 16 subgroups of 64 x 16 being the best of both. */
-static void cm_tile(uint32_t m, uint32_t rows, uint32_t tile[4])
-{
-	(void)m;
-	(void)rows;
-	tile[0] = 128;
-	tile[1] = 128;
-	tile[2] = 64;
-	tile[3] = 16;
-}
+/* matmul_cm's tile where mm_tile does not set one: BM, BN, subgroup tile
+ * WM x WN. One for every size: on the H200, pp512 of the 1B and 8B shapes
+ * moved by less than 10% across the tiles that fit (doc/vulkan.md), 128 x
+ * 128 by 16 subgroups of 64 x 16 being the best of both. */
+static const uint32_t cm_tile_default[4] = {128, 128, 64, 16};
 
 int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		   size_t errsz)
@@ -122,11 +113,7 @@ int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		pr->rows_tile = MATMUL_BN;
 		return 0;
 	}
-	uint32_t t[4];
-	if (pr->cm_tile[0])
-		memcpy(t, pr->cm_tile, sizeof t);
-	else
-		cm_tile(m, pr->rows, t);
+	const uint32_t *t = pr->cm_tile[0] ? pr->cm_tile : cm_tile_default;
 	/* matmul_cm.comp's shared arrays: two buffers of BM + BN rows of SK
 	 * + 8 halves, the IQ4 table */
 	uint32_t wg = t[0] / t[2] * (t[1] / t[3]) * 32;

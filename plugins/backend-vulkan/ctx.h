@@ -47,13 +47,8 @@ struct vk_ctx {
 	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
 	VkShaderModule module[VK_SH_COUNT];
 	VkPipeline pipe[VK_SH_COUNT];
-	/* fused matvec pipelines made so far, by their specialization */
-	struct vk_fpipe {
-		uint32_t sh, flags, nseg, ks;
-		VkPipeline pipe;
-	} fpipe[VK_FPIPE_MAX];
-	uint32_t n_fpipe;
-	/* pipelines of other specialized shaders (matmul_cm's tiles) */
+	/* specialized pipelines made so far (fused matvecs, matmul_cm's
+	 * tiles), by shader, bindings and constants */
 	struct vk_spipe {
 		uint32_t sh, n_bind, spec[VK_SPEC_MAX];
 		VkPipeline pipe;

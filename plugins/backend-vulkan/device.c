@@ -398,8 +398,6 @@ void vk_destroy(void *vctx)
 				vkDestroyShaderModule(ctx->dev, ctx->module[i],
 						      NULL);
 		}
-		for (uint32_t i = 0; i < ctx->n_fpipe; i++)
-			vkDestroyPipeline(ctx->dev, ctx->fpipe[i].pipe, NULL);
 		for (uint32_t i = 0; i < ctx->n_spipe; i++)
 			vkDestroyPipeline(ctx->dev, ctx->spipe[i].pipe, NULL);
 		for (int i = 0; i <= BELT_MAX_BINDINGS; i++) {

@@ -1,8 +1,9 @@
 /* plugins/backend-vulkan/pipelines.c: descriptor set and pipeline layouts
  * by binding count, shader modules, the plain pipeline of each shader,
  * the fused matvec pipelines specialized by flags, segments and k-split
- * (tuned by the context's matvec_fused parameters, tuning.c) and other
- * shaders' specialized pipelines (matmul_cm's tiles). */
+ * (tuned by the context's matvec_fused parameters, tuning.c), and
+ * matmul_cm's tiles: every specialized pipeline made once, then found in
+ * one cache (ctx->spipe). */
 #include <string.h>
 
 #include "belt/error.h"
@@ -87,47 +88,6 @@ static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	return 0;
 }
 
-/* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags,
- * segments and k-split (made once, then found in ctx->fpipe). */
-int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
-			  uint32_t flags, uint32_t nseg, uint32_t ks,
-			  VkPipeline *out, char *err, size_t errsz)
-{
-	for (uint32_t i = 0; i < ctx->n_fpipe; i++) {
-		const struct vk_fpipe *f = &ctx->fpipe[i];
-		if (f->sh == (uint32_t)sh && f->flags == flags &&
-		    f->nseg == nseg && f->ks == ks) {
-			*out = f->pipe;
-			return 0;
-		}
-	}
-	if (ctx->n_fpipe == VK_FPIPE_MAX)
-		return belt_errf(err, errsz,
-				 "vulkan: more than %d fused matvec pipelines",
-				 VK_FPIPE_MAX);
-	if (module_for(ctx, sh, BELT_MAX_BINDINGS, err, errsz))
-		return -1;
-	uint32_t data[8] = {flags, nseg, ctx->mv_nr[sh - VK_SH_FMV_F32], ctx->mv_swz,
-			    ctx->mv_wg[sh - VK_SH_FMV_F32],
-			    ctx->mv_tile[sh - VK_SH_FMV_F32],
-			    ctx->mv_unr[sh - VK_SH_FMV_F32], ks};
-	VkSpecializationMapEntry me[8];
-	for (uint32_t i = 0; i < 8; i++)
-		me[i] = (VkSpecializationMapEntry){
-			.constantID = i, .offset = 4 * i, .size = 4};
-	VkSpecializationInfo spi = {.mapEntryCount = 8,
-				    .pMapEntries = me,
-				    .dataSize = sizeof data,
-				    .pData = data};
-	VkPipeline p;
-	if (make_pipeline(ctx, sh, BELT_MAX_BINDINGS, &spi, &p, err, errsz))
-		return -1;
-	ctx->fpipe[ctx->n_fpipe++] = (struct vk_fpipe){
-		.sh = sh, .flags = flags, .nseg = nseg, .ks = ks, .pipe = p};
-	*out = p;
-	return 0;
-}
-
 int vk_spec_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 		     const uint32_t *spec, uint32_t n, VkPipeline *out,
 		     char *err, size_t errsz)
@@ -168,6 +128,20 @@ int vk_spec_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	f->pipe = p;
 	*out = p;
 	return 0;
+}
+
+/* A fused matvec pipeline: shader sh (VK_SH_FMV_*) specialized for flags,
+ * segments and k-split, with the context's parameters for its type. */
+int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
+			  uint32_t flags, uint32_t nseg, uint32_t ks,
+			  VkPipeline *out, char *err, size_t errsz)
+{
+	uint32_t t = sh - VK_SH_FMV_F32;
+	uint32_t data[8] = {flags,	   nseg,	      ctx->mv_nr[t],
+			    ctx->mv_swz,   ctx->mv_wg[t],     ctx->mv_tile[t],
+			    ctx->mv_unr[t], ks};
+	return vk_spec_pipeline(ctx, sh, BELT_MAX_BINDINGS, data, 8, out, err,
+				errsz);
 }
 
 int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,

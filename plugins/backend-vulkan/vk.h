@@ -66,8 +66,7 @@
 #define VK_MVF_UNROLL_Q8_0_XQ 4
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
-#define VK_FPIPE_MAX 128
-#define VK_SPIPE_MAX 64
+#define VK_SPIPE_MAX 192 /* specialized pipelines: fused matvecs and matmul_cm's */
 #define VK_SPEC_MAX 8 /* specialization constants of a vk_spec_pipeline */
 /* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q6_K_XQ. */
 #define VK_FMV_TYPES 14

@@ -24,7 +24,7 @@
 // to finish (a counter per head, reset by it) merges the chunks' results.
 // Workgroups past the token's last position return.
 //
-// bindings: 0 q, 1 k_cache, 2 v_cache, 3 out, 4 att (n_head * n_ctx)
+// bindings: 0 q, 1 k_cache, 2 v_cache (kv.glsl), 3 out, 4 att (n_head * n_ctx)
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= 512), n_ctx,
 // scale; aux2: the command's words of the work buffer
 // aux0 1 (default variant): the op is attention_ext, whose params go
@@ -34,9 +34,16 @@
 #define MAX_HD 512
 #define ATT_SH 2048 // positions whose scores stay in shared memory
 layout(local_size_x = WG) in;
+// loads in flight: vec4s of a position's k per thread (KLOADS at a
+// time while head_dim / 4 has them, then 16, 8, 1), and positions of v
+// per step of a group (VLOADS, then 8, then 1); kernels.c's ATT_KLOADS,
+// ATT_VLOADS unless the att_kloads and att_vloads settings say
+layout(constant_id = 2) const uint KLOADS = 32u;
+layout(constant_id = 3) const uint VLOADS = 32u;
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
-layout(binding = 1) readonly buffer KC4 { vec4 kc4[]; };
-layout(binding = 2) readonly buffer VC4 { vec4 vc4[]; };
+#define KV_K_BINDING 1
+#define KV_V_BINDING 2
+#include "kv.glsl"
 layout(binding = 3) writeonly buffer O4 { vec4 o4[]; };
 layout(binding = 4) coherent buffer Att { float att[]; };
 
@@ -78,10 +85,13 @@ void main()
 	uint window = ext ? pc.p[6] : 0u;
 	uint t0 = window > 0u && n_kv > window ? n_kv - window : 0u, t1 = n_kv;
 #endif
-	uint kv4 = n_head_kv * hd4;
+	uint kv_dim = n_head_kv * head_dim;
 	uint kh = h / (n_head / n_head_kv);
-	// bindings 0..3 are bound in vec4s (the host checks their offsets)
-	uint ko = pc.o[1] + kh * hd4, vo = pc.o[2] + kh * hd4;
+	// q and out are bound in vec4s, the caches in 16-bit words (the host
+	// checks their offsets); ko: the head's first element in a cache row
+	uint ko = kh * head_dim, kb0 = pc.o[1], vb0 = pc.o[2];
+#define KL(e) k_load4(kb0, e)
+#define VL(e) v_load4(vb0, e)
 	uint ao = pc.o[4] + h * n_ctx;
 
 	for (uint i = tid; i < hd4; i += WG)
@@ -100,30 +110,38 @@ void main()
 #define ATT_R(t) (sh ? att_sh[(t) - t0] : att[ao + (t)])
 	float mx = -1.0 / 0.0;
 	for (uint t = t0 + tid; t < t1; t += WG) {
-		uint kb = ko + t * kv4;
-		// sixteen loads in flight (head_dim a multiple of 64), then the
-		// rest eight or one at a time
+		uint kb = ko + t * kv_dim;
+		// KLOADS loads in flight, then sixteen, then the rest eight or
+		// one at a time
 		vec4 d4 = vec4(0.0), e4 = vec4(0.0);
 		uint i = 0;
+		for (; i + KLOADS <= hd4 && KLOADS > 16u; i += KLOADS) {
+			vec4 k[KLOADS];
+			[[unroll]] for (uint u = 0; u < KLOADS; u++)
+				k[u] = KL(kb + 4u * (i + u));
+			[[unroll]] for (uint u = 0; u < KLOADS; u++)
+				d4 += qs[i + u] * k[u];
+		}
 		for (; i + 16 <= hd4; i += 16) {
 			vec4 k[16];
 			[[unroll]] for (uint u = 0; u < 16; u++)
-				k[u] = kc4[kb + i + u];
+				k[u] = KL(kb + 4u * (i + u));
 			[[unroll]] for (uint u = 0; u < 16; u += 2) {
 				d4 += qs[i + u] * k[u];
 				e4 += qs[i + u + 1] * k[u + 1];
 			}
 		}
 		for (; i + 8 <= hd4; i += 8) {
-			vec4 k0 = kc4[kb + i], k1 = kc4[kb + i + 1];
-			vec4 k2 = kc4[kb + i + 2], k3 = kc4[kb + i + 3];
-			vec4 k4 = kc4[kb + i + 4], k5 = kc4[kb + i + 5];
-			vec4 k6 = kc4[kb + i + 6], k7 = kc4[kb + i + 7];
+			uint e = kb + 4u * i;
+			vec4 k0 = KL(e), k1 = KL(e + 4u);
+			vec4 k2 = KL(e + 8u), k3 = KL(e + 12u);
+			vec4 k4 = KL(e + 16u), k5 = KL(e + 20u);
+			vec4 k6 = KL(e + 24u), k7 = KL(e + 28u);
 			d4 += qs[i] * k0 + qs[i + 1] * k1 + qs[i + 2] * k2 + qs[i + 3] * k3;
 			e4 += qs[i + 4] * k4 + qs[i + 5] * k5 + qs[i + 6] * k6 + qs[i + 7] * k7;
 		}
 		for (; i < hd4; i++)
-			d4 += qs[i] * kc4[kb + i];
+			d4 += qs[i] * KL(kb + 4u * i);
 		d4 += e4;
 		float s = (d4.x + d4.y) + (d4.z + d4.w);
 #ifndef SPLIT
@@ -149,19 +167,26 @@ void main()
 	uint g = tid / hd4, i = tid % hd4;
 	vec4 a = vec4(0.0), b = vec4(0.0);
 	if (g < groups) {
-		// eight positions per step, their loads first
+		// VLOADS positions per step, their loads first, then eight
 		uint t = t0 + g;
+		for (; t + (VLOADS - 1u) * groups < t1 && VLOADS > 8u; t += VLOADS * groups) {
+			vec4 v[VLOADS];
+			[[unroll]] for (uint u = 0; u < VLOADS; u++)
+				v[u] = VL(ko + (t + u * groups) * kv_dim + 4u * i);
+			[[unroll]] for (uint u = 0; u < VLOADS; u++)
+				a += ATT_R(t + u * groups) * v[u];
+		}
 		for (; t + 7 * groups < t1; t += 8 * groups) {
 			vec4 v[8];
 			[[unroll]] for (uint u = 0; u < 8; u++)
-				v[u] = vc4[vo + (t + u * groups) * kv4 + i];
+				v[u] = VL(ko + (t + u * groups) * kv_dim + 4u * i);
 			[[unroll]] for (uint u = 0; u < 8; u += 2) {
 				a += ATT_R(t + u * groups) * v[u];
 				b += ATT_R(t + (u + 1) * groups) * v[u + 1];
 			}
 		}
 		for (; t < t1; t += groups)
-			a += ATT_R(t) * vc4[vo + t * kv4 + i];
+			a += ATT_R(t) * VL(ko + t * kv_dim + 4u * i);
 	}
 	acc_sh[tid] = a + b;
 	barrier();

@@ -11,8 +11,9 @@
 #define HDMAX 256
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer Q { float q[]; };
-layout(binding = 1) readonly buffer KC { float kc[]; };
-layout(binding = 2) readonly buffer VC { float vc[]; };
+#define KV_K_BINDING 1 // the caches: kv.glsl
+#define KV_V_BINDING 2
+#include "kv.glsl"
 layout(binding = 3) writeonly buffer O { float o[]; };
 
 #include "tanh.glsl"
@@ -61,10 +62,10 @@ void main()
 			seen = false;
 		float s = -1.0 / 0.0;
 		if (seen) {
-			uint ko = pc.o[1] + t * kv_dim + kvo;
+			uint ko = t * kv_dim + kvo;
 			float dot = 0.0;
 			for (uint d = 0; d < hd; d++)
-				dot += q_sh[d] * kc[ko + d];
+				dot += q_sh[d] * k_at(pc.o[1], ko + d);
 			s = dot * scale;
 			if (cap > 0.0)
 				s = tanh_f(s / cap) * cap;
@@ -86,7 +87,7 @@ void main()
 			float a = acc[i] * resc;
 			for (uint j = 0; j < nt; j++)
 				if (p_sh[j] != 0.0)
-					a += p_sh[j] * vc[pc.o[2] + (t0 + j) * kv_dim + kvo + d];
+					a += p_sh[j] * v_at(pc.o[2], (t0 + j) * kv_dim + kvo + d);
 			acc[i] = a;
 		}
 		barrier();

@@ -17,7 +17,7 @@
 // in meta). A patch that names no kv length gives no positions: zeros,
 // as the CPU backend's.
 //
-// bindings: 0 q, 1 k_cache, 2 v_cache, 3 out (0..3 in vec4s), 4 att
+// bindings: 0 q, 3 out (in vec4s), 1 k_cache, 2 v_cache (kv.glsl), 4 att
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= HD), n_ctx,
 // scale. Built for HD 128 and (-DHD=256) 256.
 #ifndef HD
@@ -36,8 +36,9 @@
 #define NO ((HD4 + TPQ - 1) / TPQ) // vec4s of output each
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
-layout(binding = 1) readonly buffer KC4 { vec4 kc4[]; };
-layout(binding = 2) readonly buffer VC4 { vec4 vc4[]; };
+#define KV_K_BINDING 1
+#define KV_V_BINDING 2
+#include "kv.glsl"
 layout(binding = 3) writeonly buffer O4 { vec4 o4[]; };
 
 shared vec4 qs[BQ][HD4];
@@ -59,14 +60,13 @@ void main()
 	if (r0 >= rend)
 		return;
 	uint nq = min(uint(BQ), rend - r0), tid = gl_LocalInvocationID.x;
-	uint q4row = n_head * hd4, kv4 = n_head_kv * hd4;
+	uint q4row = n_head * hd4, kv_dim = n_head_kv * hd4 * 4u;
 	uint pos = pass_pos(), pt = patch_of(0u);
 	bool kv_on = pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV;
 	bool tree = meta.tree != 0u;
 	// positions the block needs: its last row sees up to pos + r
 	uint n_kv = kv_on ? pos + r0 + nq : 0u;
-	uint qo = pc.o[0] + h * hd4, ko = pc.o[1] + kh * hd4;
-	uint vo = pc.o[2] + kh * hd4;
+	uint qo = pc.o[0] + h * hd4, kvo = kh * hd4 * 4u;
 
 	for (uint i = tid; i < BQ * hd4; i += WG) {
 		uint q = i / hd4, d = i % hd4;
@@ -86,7 +86,8 @@ void main()
 		uint ns = min(uint(BKV), n_kv - s0);
 		for (uint i = tid; i < BKV * hd4; i += WG) {
 			uint t = i / hd4, d = i % hd4;
-			kvs[t][d] = t < ns ? kc4[ko + (s0 + t) * kv4 + d] : vec4(0.0);
+			kvs[t][d] = t < ns ? k_load4(pc.o[1], (s0 + t) * kv_dim + kvo + 4u * d)
+					   : vec4(0.0);
 		}
 		if (tree && tid < BQ && s0 + BKV > pos) {
 			// ancestors from the row down, while in or above the step
@@ -125,7 +126,8 @@ void main()
 		// the k are used up: the step's v in their place
 		for (uint i = tid; i < BKV * hd4; i += WG) {
 			uint t = i / hd4, d = i % hd4;
-			kvs[t][d] = t < ns ? vc4[vo + (s0 + t) * kv4 + d] : vec4(0.0);
+			kvs[t][d] = t < ns ? v_load4(pc.o[2], (s0 + t) * kv_dim + kvo + 4u * d)
+					   : vec4(0.0);
 		}
 		barrier();
 		float mn = mo;

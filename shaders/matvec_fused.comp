@@ -49,7 +49,9 @@
 //                     rope_kv rotates them (pairs of rows, at the token's
 //                     position), q into y0, k and v into row pos of the
 //                     caches y1 and y2 (p10 head_dim, p11 rope_dim, p12
-//                     kv_dim, p13 the freqs' offset in meta)
+//                     kv_dim, p13 the freqs' offset in meta; the caches'
+//                     offsets in 16-bit words, as kv.glsl's)
+//          64 KVH     with ROPE: the caches are F16 (else F32)
 // Otherwise segment s's rows go to y_s, the workgroups of segment 0 first.
 //
 // Work split: each subgroup owns NR rows and strides over them in units of
@@ -63,6 +65,7 @@
 #define F_ROPE 8u
 #define F_GELU 16u
 #define F_NEOX 32u
+#define F_KVH 64u
 layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
@@ -78,6 +81,8 @@ layout(binding = 1) readonly buffer NW4 { vec4 nw4[]; };
 layout(binding = 5) buffer Y0 { float y0[]; };
 layout(binding = 6) writeonly buffer Y1 { float y1[]; };
 layout(binding = 7) writeonly buffer Y2 { float y2[]; };
+layout(binding = 6) writeonly buffer Y1H { float16_t y1h[]; };
+layout(binding = 7) writeonly buffer Y2H { float16_t y2h[]; };
 
 #define DECL_W(S, B)                                                          \
 	layout(binding = B) readonly buffer WF4_##S { vec4 wf4_##S[]; };      \
@@ -645,12 +650,17 @@ void main()
 				float o = ys[lr ^ 1u];
 				v = (lr & 1u) == 0u ? v * sc.y - o * sc.x : o * sc.x + v * sc.y;
 			}
+			uint e = slot * kvd + (seg == 1u ? wrow(1u, row) : row);
 			if (seg == 0u)
 				y0[pc.o[5] + wrow(0u, row)] = v;
+			else if ((FLAGS & F_KVH) != 0u && seg == 1u)
+				y1h[pc.o[6] + e] = float16_t(v);
+			else if ((FLAGS & F_KVH) != 0u)
+				y2h[pc.o[7] + e] = float16_t(v);
 			else if (seg == 1u)
-				y1[pc.o[6] + slot * kvd + wrow(1u, row)] = v;
+				y1[(pc.o[6] >> 1) + e] = v;
 			else
-				y2[pc.o[7] + slot * kvd + row] = v;
+				y2[(pc.o[7] >> 1) + e] = v;
 		}
 	}
 }

@@ -10,7 +10,7 @@
 // One workgroup per head: q's n_head, then k's and v's n_head_kv.
 // bindings: 0 q (rotated in place), 1 k, 2 v, 3..5 the biases of q, k, v
 //           (BIAS) or the head-norm weights of q and k (HNORM), 6 k cache,
-//           7 v cache (row at_slot)
+//           7 v cache (row at_slot; F32 or F16 as kv.glsl's KV_K, KV_V)
 // params:   p0 n_head, p1 n_head_kv, p2 head_dim (at most HD_MAX), p3
 //           rope_dim, p4 flags, p5 eps (float)
 // aux0:     the rope's frequencies in meta; patch: the rope's
@@ -26,8 +26,10 @@ layout(binding = 2) readonly buffer V { float v[]; };
 layout(binding = 3) readonly buffer AQ { float aq[]; };
 layout(binding = 4) readonly buffer AK { float ak[]; };
 layout(binding = 5) readonly buffer AV { float av[]; };
-layout(binding = 6) writeonly buffer KC { float kc[]; };
-layout(binding = 7) writeonly buffer VC { float vc[]; };
+#define KV_K_BINDING 6
+#define KV_V_BINDING 7
+#define KV_WRITE
+#include "kv.glsl"
 
 #include "rope.glsl"
 
@@ -90,8 +92,8 @@ void main()
 		if (seg == 0u)
 			q[pc.o[0] + base + i] = h[i];
 		else if (seg == 1u)
-			kc[pc.o[6] + row + i] = h[i];
+			k_store(pc.o[6], row + i, h[i]);
 		else
-			vc[pc.o[7] + row + i] = h[i];
+			v_store(pc.o[7], row + i, h[i]);
 	}
 }

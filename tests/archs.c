@@ -155,6 +155,7 @@ static void synth_logits(const char *scaling, float factor, float *out, size_t n
 	ck_assert_uint_eq((size_t)belt_model_n_vocab(m), n_vocab);
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
+	sp.type_k = sp.type_v = BELT_TYPE_F32; /* a scaling's effect, not the cache's */
 	struct belt_session *s;
 	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
 	for (uint32_t p = 0; p < 12; p++) {
@@ -212,6 +213,8 @@ static void tf_logits(const char *path, const char *backend, const int32_t *ids,
 	size_t n_vocab = (size_t)belt_model_n_vocab(m);
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
+	/* llama.cpp's references ran with an F32 K/V cache (arch/README.md) */
+	sp.type_k = sp.type_v = BELT_TYPE_F32;
 	struct belt_session *s;
 	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
 	if (decode)

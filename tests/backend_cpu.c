@@ -1561,6 +1561,8 @@ static bool quant_base_diff(const char *type, const char *isa, bool batched,
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
 	sp.n_ctx = 128;
+	/* the references' K/V cache (models/quant/README.md) */
+	sp.type_k = sp.type_v = BELT_TYPE_F32;
 	struct belt_session *s;
 	ck_assert_msg(belt_session_create(m, &sp, &s, e, sizeof e) == 0, "%s", e);
 	float *lg = malloc(sizeof(float) * QB_POS * QB_VOCAB);

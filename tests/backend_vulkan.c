@@ -58,6 +58,7 @@
 #include "belt/belt.h"
 #include "belt/error.h"
 #include "belt/plugin.h"
+#include "belt/quant.h"
 #include "belt/types.h"
 #include "cmd.h"
 #include "kquant_ref.h"
@@ -3336,6 +3337,306 @@ END_TEST
 
 /* With the validation layer: no message at all (the backend fails a run
  * on any, and aborts in destroy when it saw one). */
+/* ---- typed KV caches (F16, Q8_0) ---- */
+
+/* The K and V cache types of the typed-cache tests. */
+static const int kv_types[][2] = {{BELT_TYPE_F16, BELT_TYPE_F16},
+				  {BELT_TYPE_Q8_0, BELT_TYPE_Q8_0},
+				  {BELT_TYPE_Q8_0, BELT_TYPE_F16},
+				  {BELT_TYPE_F32, BELT_TYPE_Q8_0}};
+#define N_KV_TYPES 4
+
+/* A row of n values as a cache of type t holds it (llama.cpp's encoding:
+ * ggml's fp16 conversion, quantize_row_q8_0_ref). */
+static void kv_encode(int t, const float *x, size_t n, uint8_t *out)
+{
+	if (t == BELT_TYPE_F32) {
+		memcpy(out, x, n * 4);
+	} else if (t == BELT_TYPE_F16) {
+		for (size_t i = 0; i < n; i++) {
+			uint16_t h = belt_f32_to_fp16(x[i]);
+			memcpy(out + 2 * i, &h, 2);
+		}
+	} else {
+		ck_assert_int_eq(belt_quantize_row(t, x, out, (int64_t)n), 0);
+	}
+}
+
+static void kv_decode(int t, const uint8_t *in, size_t n, float *out)
+{
+	if (t == BELT_TYPE_F32) {
+		memcpy(out, in, n * 4);
+	} else if (t == BELT_TYPE_F16) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = belt_fp16_to_f32(rd16(in + 2 * i));
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *blk = in + i / 32 * 34;
+			out[i] = belt_fp16_to_f32(rd16(blk)) * (float)(int8_t)blk[2 + i % 32];
+		}
+	}
+}
+
+/* Cache row got (type t, n values) holds x: exactly kv_encode's bytes
+ * (exact), else (the GPU, whose fp16 conversion and division may round
+ * otherwise) F16 within one fp16 step of x, Q8_0 with each block's scale
+ * within one fp16 step of amax / 127 and each value within 0.57 of a
+ * step (half a step, plus the scale's rounding times 127 steps). */
+static void kv_row_check(int t, const uint8_t *got, const float *x, size_t n, bool exact,
+			 const char *what)
+{
+	size_t rb = belt_type_row_bytes(t, n);
+	uint8_t *want = malloc(rb);
+	float *dec = malloc(n * sizeof *dec);
+	kv_encode(t, x, n, want);
+	kv_decode(t, got, n, dec);
+	if (exact || t == BELT_TYPE_F32)
+		ck_assert_msg(!memcmp(got, want, rb), "%s: the %s cache row is not kv_encode's",
+			      what, belt_type_name(t));
+	for (size_t i = 0; i < n && t == BELT_TYPE_F16; i++)
+		ck_assert_msg(fabsf(dec[i] - x[i]) <= fabsf(x[i]) * 0x1p-10f + 0x1p-24f,
+			      "%s: f16 cache [%zu] %.9g, stored %.9g", what, i, dec[i], x[i]);
+	for (size_t b = 0; b < n / 32 && t == BELT_TYPE_Q8_0; b++) {
+		float amax = 0.0f;
+		for (int i = 0; i < 32; i++)
+			amax = fmaxf(amax, fabsf(x[b * 32 + i]));
+		float d = amax / 127.0f, dg = belt_fp16_to_f32(rd16(got + 34 * b));
+		ck_assert_msg(fabsf(dg - d) <= d * 0x1p-10f, "%s: q8_0 block %zu scale %.9g, amax/127 %.9g",
+			      what, b, dg, d);
+		for (int i = 0; i < 32; i++)
+			ck_assert_msg(fabsf(dec[b * 32 + i] - x[b * 32 + i]) <= 0.57f * d,
+				      "%s: q8_0 cache [%zu] %.9g, stored %.9g (step %.9g)", what,
+				      b * 32 + i, dec[b * 32 + i], x[b * 32 + i], d);
+	}
+	free(want);
+	free(dec);
+}
+
+/* rope_kv and kv_store into caches of the types of kv_types[_i], on both
+ * backends: each slot written holds the rotated k and the v (checked by
+ * kv_row_check; a block of zeros gets scale 0). */
+START_TEST(test_kv_write)
+{
+	int kt = kv_types[_i][0], vt = kv_types[_i][1];
+	enum { NH = 4, NKV = 2, HD = 32, CTX = 40, QN = NH * HD, KVN = NKV * HD };
+	static const int positions[] = {0, 1, 17, 39};
+	struct be be2[2] = {open_vk(), open_cpu()};
+	uint64_t krow = belt_type_row_bytes(kt, KVN), vrow = belt_type_row_bytes(vt, KVN);
+	uint64_t voff = (krow * CTX + 255) / 256 * 256;
+	for (int bi = 0; bi < 2; bi++) {
+		struct be *b = &be2[bi];
+		for (int op = 0; op < 2; op++) {
+			rng_seed(40 + (uint64_t)op);
+			struct belt_buffer *bq = buf_new(b, QN * 4), *bk = buf_new(b, KVN * 4);
+			struct belt_buffer *bv = buf_new(b, KVN * 4);
+			struct belt_buffer *kv = buf_new(b, voff + vrow * CTX);
+			struct belt_cmd c = cmd_new(b, op ? "kv_store" : "rope_kv", BELT_TYPE_ANY,
+						    "blk.0.kv");
+			c.patch = BELT_PATCH_POSITION;
+			if (!op)
+				bind(&c, bq, 0, QN * 4, BELT_TYPE_F32);
+			bind(&c, bk, 0, KVN * 4, BELT_TYPE_F32);
+			bind(&c, bv, 0, KVN * 4, BELT_TYPE_F32);
+			bind(&c, kv, 0, krow * CTX, kt);
+			bind(&c, kv, voff, vrow * CTX, vt);
+			if (op) {
+				pi(&c, KVN);
+			} else {
+				pi(&c, NH);
+				pi(&c, NKV);
+				pi(&c, HD);
+				pi(&c, HD);
+				pf(&c, 10000.0f);
+			}
+			struct belt_table tab;
+			table_init(&tab, &c, 1, CTX, NULL, 1);
+			prepare(b, &tab);
+			for (int p = 0; p < 4; p++) {
+				float q[QN], k[KVN], v[KVN];
+				uint8_t kr[KVN * 4], vr[KVN * 4];
+				fill(q, QN);
+				fill(k, KVN);
+				fill(v, KVN);
+				if (p == 1)
+					memset(v + 32, 0, 32 * sizeof *v);
+				buf_put(b, bq, 0, q, sizeof q);
+				buf_put(b, bk, 0, k, sizeof k);
+				buf_put(b, bv, 0, v, sizeof v);
+				run(b, &tab, (uint32_t)positions[p], 1, 0);
+				buf_get(b, bk, 0, k, sizeof k); /* rotated in place */
+				buf_get(b, kv, krow * (uint64_t)positions[p], kr, krow);
+				buf_get(b, kv, voff + vrow * (uint64_t)positions[p], vr, vrow);
+				char what[96];
+				snprintf(what, sizeof what, "%s %s k %s v %s pos %d", b->B->name,
+					 c.kernel->op, belt_type_name(kt), belt_type_name(vt),
+					 positions[p]);
+				kv_row_check(kt, kr, k, KVN, bi == 1, what);
+				kv_row_check(vt, vr, v, KVN, bi == 1, what);
+			}
+			b->B->table_release(b->ctx, &tab);
+			buf_free(b, bq);
+			buf_free(b, bk);
+			buf_free(b, bv);
+			buf_free(b, kv);
+		}
+	}
+	be_close(&be2[0]);
+	be_close(&be2[1]);
+}
+END_TEST
+
+/* One attention command over typed caches kc, vc (bytes of CTX rows) on b:
+ * op (attention or attention_ext), variant, rows rows at pos, out
+ * [rows][n_head * hd]. */
+static void kv_attend(struct be *b, const char *op, const char *variant, const int *types,
+		      const uint8_t *kc, const uint8_t *vc, const float *q, int n_head,
+		      int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos, float *out)
+{
+	int qn = n_head * hd, kvn = n_kv * hd;
+	uint64_t kb = belt_type_row_bytes(types[0], (uint64_t)kvn) * ctx;
+	uint64_t vb = belt_type_row_bytes(types[1], (uint64_t)kvn) * ctx;
+	struct belt_buffer *bq = buf_from(b, q, (uint64_t)qn * 4 * rows);
+	struct belt_buffer *bk = buf_from(b, kc, kb), *bv = buf_from(b, vc, vb);
+	struct belt_buffer *bo = buf_new(b, (uint64_t)qn * 4 * rows);
+	struct belt_buffer *ba = buf_new(b, (uint64_t)n_head * ctx * 4);
+	struct belt_cmd c = cmd_variant(b, op, variant, BELT_TYPE_ANY, "attn");
+	c.patch = BELT_PATCH_KV_LEN;
+	bind_rows(&c, bq, 0, qn, rows);
+	bind(&c, bk, 0, kb, types[0]);
+	bind(&c, bv, 0, vb, types[1]);
+	bind_rows(&c, bo, 0, qn, rows);
+	bind(&c, ba, 0, (uint64_t)n_head * ctx * 4, BELT_TYPE_F32);
+	pi(&c, n_head);
+	pi(&c, n_kv);
+	pi(&c, hd);
+	pi(&c, ctx);
+	pf(&c, 1.0f / sqrtf((float)hd));
+	if (!strcmp(op, "attention_ext")) {
+		pf(&c, 0.0f); /* no soft-capping */
+		pi(&c, 0);    /* no window */
+	}
+	struct belt_table tab;
+	table_rows(&tab, &c, 1, (uint32_t)ctx, NULL, rows, NULL);
+	prepare(b, &tab);
+	run(b, &tab, pos, rows, 0);
+	buf_get(b, bo, 0, out, (uint64_t)qn * 4 * rows);
+	b->B->table_release(b->ctx, &tab);
+	buf_free(b, bq);
+	buf_free(b, bk);
+	buf_free(b, bv);
+	buf_free(b, bo);
+	buf_free(b, ba);
+}
+
+/* Attention (default, split_kv, attention_ext; one row and a batched pass
+ * of 3) reading caches of the types of kv_types[_i], on both backends:
+ * within 1e-5 relative (+1e-6) of the double reference over the values
+ * the caches hold (kv_decode's). */
+START_TEST(test_kv_attention)
+{
+	enum { NH = 8, NKV = 2, HD = 64, CTX = 300, QN = NH * HD, KVN = NKV * HD, R = 3 };
+	const int *types = kv_types[_i];
+	struct be be2[2] = {open_vk(), open_cpu()};
+	rng_seed(50);
+	float *kf = malloc(sizeof(float) * CTX * KVN), *vf = malloc(sizeof(float) * CTX * KVN);
+	uint8_t *kc = malloc((size_t)CTX * KVN * 4), *vc = malloc((size_t)CTX * KVN * 4);
+	fill(kf, (size_t)CTX * KVN);
+	fill(vf, (size_t)CTX * KVN);
+	kv_encode(types[0], kf, (size_t)CTX * KVN, kc);
+	kv_encode(types[1], vf, (size_t)CTX * KVN, vc);
+	kv_decode(types[0], kc, (size_t)CTX * KVN, kf);
+	kv_decode(types[1], vc, (size_t)CTX * KVN, vf);
+	float q[R * QN], out[R * QN];
+	double ref[QN];
+	fill(q, R * QN);
+	for (int i = 0; i < R * QN; i++)
+		q[i] *= 3.0f;
+	static const char *const ops[][2] = {{"attention", "default"},
+					     {"attention", "split_kv"},
+					     {"attention_ext", "default"}};
+	static const uint32_t poss[] = {5, CTX - R};
+	for (int bi = 0; bi < 2; bi++)
+		for (int o = 0; o < 3; o++)
+			for (uint32_t rows = 1; rows <= R; rows += R - 1)
+				for (int pp = 0; pp < 2; pp++) {
+					uint32_t pos = poss[pp];
+					kv_attend(&be2[bi], ops[o][0], ops[o][1], types, kc, vc, q, NH,
+						  NKV, HD, CTX, rows, pos, out);
+					for (uint32_t r = 0; r < rows; r++) {
+						attention_ref(q + r * QN, kf, vf, NH, NKV, HD,
+							      (int)(pos + r + 1), 1.0 / sqrt(HD), ref);
+						for (int i = 0; i < QN; i++)
+							ck_assert_msg(fabs(out[r * QN + i] - ref[i]) <=
+									      1e-5 * fabs(ref[i]) + 1e-6,
+								      "%s %s/%s k %s v %s rows %u pos %u row %u [%d]: %.9g vs %.9g",
+								      be2[bi].B->name, ops[o][0], ops[o][1],
+								      belt_type_name(types[0]),
+								      belt_type_name(types[1]), rows, pos, r,
+								      i, out[r * QN + i], ref[i]);
+					}
+				}
+	free(kf);
+	free(vf);
+	free(kc);
+	free(vc);
+	be_close(&be2[0]);
+	be_close(&be2[1]);
+}
+END_TEST
+
+/* A cache of a type caches do not hold, and a Q8_0 cache whose heads are
+ * not whole blocks, are refused by both backends, named. */
+START_TEST(test_kv_errors)
+{
+	struct be be2[2] = {open_vk(), open_cpu()};
+	static const struct {
+		int type, hd;
+		const char *says;
+	} cases[] = {{BELT_TYPE_Q4_0, 32, "caches hold f32, f16 or q8_0"},
+		     {BELT_TYPE_Q8_0, 16, "a multiple of 32"}};
+	for (int bi = 0; bi < 2; bi++)
+		for (int i = 0; i < 2; i++) {
+			struct be *b = &be2[bi];
+			int hd = cases[i].hd, n = 3 * hd; /* 3 kv heads */
+			struct belt_buffer *bq = buf_new(b, (uint64_t)n * 4);
+			struct belt_buffer *kv = buf_new(b, (uint64_t)n * 64);
+			struct belt_cmd c = cmd_new(b, "kv_store", BELT_TYPE_ANY, "blk.0.kv");
+			c.patch = BELT_PATCH_POSITION;
+			bind(&c, bq, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+			bind(&c, bq, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+			bind(&c, kv, 0, (uint64_t)n * 32, cases[i].type);
+			bind(&c, kv, (uint64_t)n * 32, (uint64_t)n * 32, cases[i].type);
+			pi(&c, n);
+			struct belt_cmd a = cmd_new(b, "attention", BELT_TYPE_ANY, "blk.0.attn");
+			a.patch = BELT_PATCH_KV_LEN;
+			bind(&a, bq, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+			bind(&a, kv, 0, (uint64_t)n * 32, cases[i].type);
+			bind(&a, kv, (uint64_t)n * 32, (uint64_t)n * 32, cases[i].type);
+			bind(&a, bq, 0, (uint64_t)n * 4, BELT_TYPE_F32);
+			bind(&a, kv, 0, (uint64_t)n * 64, BELT_TYPE_F32);
+			pi(&a, 3);
+			pi(&a, 3);
+			pi(&a, hd);
+			pi(&a, 4);
+			pf(&a, 1.0f);
+			struct belt_cmd *cs[2] = {&c, &a};
+			for (int j = 0; j < 2; j++) {
+				struct belt_table tab;
+				table_init(&tab, cs[j], 1, 4, NULL, 1);
+				ck_assert_msg(b->B->table_prepare(b->ctx, &tab, err, sizeof err) != 0,
+					      "%s %s: a %s cache was taken", b->B->name,
+					      cs[j]->kernel->op, belt_type_name(cases[i].type));
+				ck_assert_msg(strstr(err, cases[i].says) && strstr(err, "k_cache"),
+					      "%s: %s", b->B->name, err);
+			}
+			buf_free(b, bq);
+			buf_free(b, kv);
+		}
+	be_close(&be2[0]);
+	be_close(&be2[1]);
+}
+END_TEST
+
 START_TEST(test_validation)
 {
 	setenv("BELT_VK_VALIDATION", "fatal", 1);
@@ -3424,6 +3725,12 @@ static Suite *suite(void)
 	tcase_add_test(tb, test_patch_none);
 	tcase_add_test(tb, test_batched_split);
 	suite_add_tcase(s, tb);
+	TCase *tk = tcase_create("kv");
+	tcase_set_timeout(tk, 0); /* no limit: CI bounds the run */
+	tcase_add_loop_test(tk, test_kv_write, 0, N_KV_TYPES);
+	tcase_add_loop_test(tk, test_kv_attention, 0, N_KV_TYPES);
+	tcase_add_test(tk, test_kv_errors);
+	suite_add_tcase(s, tk);
 	TCase *te = tcase_create("contract");
 	tcase_add_test(te, test_kernel_find);
 	tcase_add_test(te, test_errors);

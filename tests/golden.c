@@ -50,11 +50,15 @@ static struct belt_model *load(const char *file)
 	return m;
 }
 
-static struct belt_session *session(struct belt_model *m, uint32_t chunk)
+/* A session with K and V caches of type kv (the default, F16, for the
+ * run.c and llama.cpp greedy rows, which hold with it; F32 for logits
+ * against references computed with F32 caches). */
+static struct belt_session *session(struct belt_model *m, uint32_t chunk, int kv)
 {
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
 	sp.chunk = chunk;
+	sp.type_k = sp.type_v = kv;
 	struct belt_session *s;
 	char err[BELT_ERR_SIZE];
 	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
@@ -97,16 +101,58 @@ static void generate(struct belt_session *s, const int32_t *prompt, size_t n_pro
 		      "%s", err);
 }
 
+/* A near-tie: llama.cpp's own batched and one-token paths differ by up to
+ * 0.13 (Q4_0) and 0.41 (Q4_K, Q6_K) in a logit on the 8-bit activation
+ * types (../shared/models/quant/README.md), so where our top two logits
+ * are closer than that either token is llama.cpp's choice on some path;
+ * 0.1 is inside the smaller of them. */
+#define NEAR_TIE 0.1
+
+/* Our top-1 minus top-2 logit before generated token d of c (the prompt
+ * and c's first d tokens evaluated afresh). */
+static double margin_at(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
+			const struct collect *c, size_t d, int32_t n_vocab)
+{
+	int32_t *ids = malloc((n_prompt + d) * sizeof *ids);
+	float *lg = malloc((size_t)n_vocab * sizeof *lg);
+	ck_assert(ids && lg);
+	memcpy(ids, prompt, n_prompt * sizeof *ids);
+	memcpy(ids + n_prompt, c->ids, d * sizeof *ids);
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_session_eval(s, ids, n_prompt + d, 0, lg, err, sizeof err) == 0, "%s",
+		      err);
+	float t1 = -INFINITY, t2 = -INFINITY;
+	for (int32_t v = 0; v < n_vocab; v++)
+		if (lg[v] > t1) {
+			t2 = t1;
+			t1 = lg[v];
+		} else if (lg[v] > t2) {
+			t2 = lg[v];
+		}
+	free(ids);
+	free(lg);
+	return (double)t1 - t2;
+}
+
+/* A Q8_0 K/V cache rounds each cached value to within 0.57 of a step of
+ * its block (amax / 127), which moves a logit by more than the margins
+ * run.c's stable prefixes allow for (0.01): a greedy row under it may
+ * leave run.c's where our own top two logits are closer than this. On
+ * pycoder29M (2026-11-26) 3 of 16 rows leave early, at margins 0.0085,
+ * 0.0085 and 0.023; llama.cpp's perplexity text scores 8.5899 with it
+ * against 8.5898 with F32 or F16 caches (llama.cpp: 8.5898). */
+#define Q8_KV_TIE 0.05
+
 /* Generate every reference.tsv row of `model` with `file` and compare the
  * ids over at least each row's stable prefix. */
-static void check_reference(const char *model, const char *file, uint32_t chunk)
+static void check_reference(const char *model, const char *file, uint32_t chunk, int kv)
 {
 	if (!selected(file))
 		return;
 	struct tsv *t = tsv_load(shared_path("models/reference.tsv"));
 	ck_assert(t);
 	struct belt_model *m = load(file);
-	struct belt_session *s = session(m, chunk);
+	struct belt_session *s = session(m, chunk, kv);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
 	unsigned rows = 0, full = 0;
 	bool shortened = short_rows(file);
@@ -140,7 +186,15 @@ static void check_reference(const char *model, const char *file, uint32_t chunk)
 			size_t same = 0;
 			while (same < n_gen && c.ids[same] == gen[same])
 				same++;
-			ck_assert_msg(same >= (stable < n_gen ? stable : n_gen),
+			/* a Q8_0 cache moves logits by more than the reference's
+			 * margins: a row may leave it early at a near-tie of ours */
+			double mg = -1;
+			if (kv == BELT_TYPE_Q8_0 && same < stable && same < n_gen) {
+				mg = margin_at(s, prompt, n_prompt, &c, same, belt_model_n_vocab(m));
+				printf("golden %s kv q8_0: prompt %zu leaves the reference at generated token %zu of a stable prefix of %zu, at our margin %.4f\n",
+				       file, r, same, stable, mg);
+			}
+			ck_assert_msg(same >= (stable < n_gen ? stable : n_gen) || (mg >= 0 && mg < Q8_KV_TIE),
 				      "%s: prompt '%s' -n %s: ids differ at generated token %zu (ours %d, reference %d), stable prefix %zu",
 				      file, text, tsv_get(t, r, "n_steps"), same, c.ids[same], gen[same], stable);
 			full += same == n_gen;
@@ -151,34 +205,37 @@ static void check_reference(const char *model, const char *file, uint32_t chunk)
 		free(gen);
 	}
 	ck_assert_uint_gt(rows, 0);
-	printf("golden %-28s %s chunk %2u: %u/%u rows identical to the reference over their whole length%s\n",
-	       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", chunk, full, rows,
+	printf("golden %-28s %s kv %s chunk %2u: %u/%u rows identical to the reference over their whole length%s\n",
+	       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu",
+	       belt_type_name(kv), chunk, full, rows,
 	       shortened ? " (BELT_GOLDEN_SHORT: first " "24" " tokens, one row per prompt)" : "");
 	belt_session_free(s);
 	belt_model_free(m);
 	tsv_free(t);
 }
 
-START_TEST(stories_f32) { check_reference("stories260K", "stories260K.f32.gguf", 16); }
+START_TEST(stories_f32) { check_reference("stories260K", "stories260K.f32.gguf", 16, BELT_TYPE_F16); }
 END_TEST
-START_TEST(stories_f16) { check_reference("stories260K", "stories260K.f16.gguf", 16); }
+START_TEST(stories_f16) { check_reference("stories260K", "stories260K.f16.gguf", 16, BELT_TYPE_F16); }
 END_TEST
-START_TEST(stories_ggml_org) { check_reference("stories260K", "stories260K.ggml-org.gguf", 7); }
+START_TEST(stories_ggml_org) { check_reference("stories260K", "stories260K.ggml-org.gguf", 7, BELT_TYPE_F16); }
 END_TEST
-START_TEST(aidreams_f32) { check_reference("aidreams260K", "aidreams260K.f32.gguf", 1); }
+START_TEST(aidreams_f32) { check_reference("aidreams260K", "aidreams260K.f32.gguf", 1, BELT_TYPE_F16); }
 END_TEST
-START_TEST(aidreams_f16) { check_reference("aidreams260K", "aidreams260K.f16.gguf", 16); }
+START_TEST(aidreams_f16) { check_reference("aidreams260K", "aidreams260K.f16.gguf", 16, BELT_TYPE_F16); }
 END_TEST
-START_TEST(pycoder_f16) { check_reference("pycoder29M", "pycoder29M.f16.gguf", 16); }
+START_TEST(pycoder_f16) { check_reference("pycoder29M", "pycoder29M.f16.gguf", 16, BELT_TYPE_F16); }
 END_TEST
 
 /* stories260K re-emitted as Qwen2 (NEOX-reordered q/k, zero biases, tied
  * output) and as Phi-3 (fused qkv and gate+up): the same function, so
  * run.c's stories260K rows (models/arch/README.md) */
-START_TEST(same_qwen2) { check_reference("stories260K", "arch/qwen2-same.gguf", 16); }
+START_TEST(pycoder_kv_q8_0) { check_reference("pycoder29M", "pycoder29M.f16.gguf", 16, BELT_TYPE_Q8_0); }
+END_TEST
+START_TEST(same_qwen2) { check_reference("stories260K", "arch/qwen2-same.gguf", 16, BELT_TYPE_F16); }
 END_TEST
 
-START_TEST(same_phi3) { check_reference("stories260K", "arch/phi3-same.gguf", 16); }
+START_TEST(same_phi3) { check_reference("stories260K", "arch/phi3-same.gguf", 16, BELT_TYPE_F16); }
 END_TEST
 
 /* Read the next number after *p in a JSON text. */
@@ -192,15 +249,16 @@ static double next_number(const char **p)
 	return v;
 }
 
-/* F32 logits at each of 16 positions against run.c's (reference_logits.jsonl). */
-static void check_logits(const char *file, const char *model, double tol)
+/* Logits at each of 16 positions against run.c's F32 ones
+ * (reference_logits.jsonl), with K/V caches of type kv. */
+static void check_logits(const char *file, const char *model, int kv, double tol)
 {
 	if (!selected(file))
 		return;
 	FILE *fp = fopen(shared_path("models/reference_logits.jsonl"), "rb");
 	ck_assert(fp);
 	struct belt_model *m = load(file);
-	struct belt_session *s = session(m, 16);
+	struct belt_session *s = session(m, 16, kv);
 	int32_t n_vocab = belt_model_n_vocab(m);
 	float *logits = malloc((size_t)n_vocab * sizeof *logits);
 	char *line = NULL;
@@ -240,8 +298,8 @@ static void check_logits(const char *file, const char *model, double tol)
 		seqs++;
 	}
 	ck_assert_uint_eq(seqs, 2);
-	printf("logits %-28s max |difference| %.3g over 2 x 16 positions (tolerance %g)\n", file,
-	       worst, tol);
+	printf("logits %-28s kv %s max |difference| %.3g over 2 x 16 positions (tolerance %g)\n",
+	       file, belt_type_name(kv), worst, tol);
 	free(line);
 	fclose(fp);
 	free(logits);
@@ -249,60 +307,35 @@ static void check_logits(const char *file, const char *model, double tol)
 	belt_model_free(m);
 }
 
-START_TEST(logits_stories_f32) { check_logits("stories260K.f32.gguf", "stories260K", 1e-4); }
+START_TEST(logits_stories_f32) { check_logits("stories260K.f32.gguf", "stories260K", BELT_TYPE_F32, 1e-4); }
 END_TEST
-START_TEST(logits_stories_ggml_org) { check_logits("stories260K.ggml-org.gguf", "stories260K", 1e-4); }
+START_TEST(logits_stories_ggml_org) { check_logits("stories260K.ggml-org.gguf", "stories260K", BELT_TYPE_F32, 1e-4); }
 END_TEST
-START_TEST(logits_aidreams_f32) { check_logits("aidreams260K.f32.gguf", "aidreams260K", 1e-4); }
+START_TEST(logits_aidreams_f32) { check_logits("aidreams260K.f32.gguf", "aidreams260K", BELT_TYPE_F32, 1e-4); }
 END_TEST
-START_TEST(logits_stories_f16) { check_logits("stories260K.f16.gguf", "stories260K", 0.05); }
+/* F16 caches (the default): run.c's F32 logits within the tolerance
+ * REFERENCE.md gives F16 weights (measured 2026-11-26: 0.0127 on
+ * stories260K, 0.0019 on aidreams260K; F16 weights 0.0113). Q8_0 caches
+ * need head_dim a multiple of 32, which these models' 8 and 16 are not. */
+START_TEST(logits_stories_kv_f16) { check_logits("stories260K.f32.gguf", "stories260K", BELT_TYPE_F16, 0.05); }
 END_TEST
-
-/* A near-tie: llama.cpp's own batched and one-token paths differ by up to
- * 0.13 (Q4_0) and 0.41 (Q4_K, Q6_K) in a logit on the 8-bit activation
- * types (../shared/models/quant/README.md), so where our top two logits
- * are closer than that either token is llama.cpp's choice on some path;
- * 0.1 is inside the smaller of them. */
-#define NEAR_TIE 0.1
-
-/* Our top-1 minus top-2 logit before generated token d of c (the prompt
- * and c's first d tokens evaluated afresh). */
-static double margin_at(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
-			const struct collect *c, size_t d, int32_t n_vocab)
-{
-	int32_t *ids = malloc((n_prompt + d) * sizeof *ids);
-	float *lg = malloc((size_t)n_vocab * sizeof *lg);
-	ck_assert(ids && lg);
-	memcpy(ids, prompt, n_prompt * sizeof *ids);
-	memcpy(ids + n_prompt, c->ids, d * sizeof *ids);
-	char err[BELT_ERR_SIZE];
-	ck_assert_msg(belt_session_eval(s, ids, n_prompt + d, 0, lg, err, sizeof err) == 0, "%s",
-		      err);
-	float t1 = -INFINITY, t2 = -INFINITY;
-	for (int32_t v = 0; v < n_vocab; v++)
-		if (lg[v] > t1) {
-			t2 = t1;
-			t1 = lg[v];
-		} else if (lg[v] > t2) {
-			t2 = lg[v];
-		}
-	free(ids);
-	free(lg);
-	return (double)t1 - t2;
-}
+START_TEST(logits_aidreams_kv_f16) { check_logits("aidreams260K.f32.gguf", "aidreams260K", BELT_TYPE_F16, 0.05); }
+END_TEST
+START_TEST(logits_stories_f16) { check_logits("stories260K.f16.gguf", "stories260K", BELT_TYPE_F32, 0.05); }
+END_TEST
 
 /* llama.cpp's greedy text for a file: our first `n` tokens' text must be a
  * prefix of it on at least `need` of its prompts, a prompt whose text
  * leaves llama.cpp's at a token we chose by less than NEAR_TIE counting as
  * agreeing (a soft reference: REFERENCE.md). */
-static void check_llamacpp(const char *file, uint32_t n, unsigned need)
+static void check_llamacpp(const char *file, uint32_t n, unsigned need, int kv)
 {
 	if (!selected(file))
 		return;
 	struct tsv *t = tsv_load(shared_path("models/reference_llamacpp.tsv"));
 	ck_assert(t);
 	struct belt_model *m = load(file);
-	struct belt_session *s = session(m, 16);
+	struct belt_session *s = session(m, 16, kv);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
 	unsigned rows = 0, same = 0, ties = 0;
 	if (short_rows(file) && n > SHORT_TOKENS)
@@ -335,9 +368,9 @@ static void check_llamacpp(const char *file, uint32_t n, unsigned need)
 		same += ok;
 		rows++;
 	}
-	printf("llama.cpp %-28s first %u tokens identical on %u of %u prompts, left at a near-tie on "
-	       "%u\n",
-	       file, n, same, rows, ties);
+	printf("llama.cpp %-28s kv %s first %u tokens identical on %u of %u prompts, left at a "
+	       "near-tie on %u\n",
+	       file, belt_type_name(kv), n, same, rows, ties);
 	same += ties;
 	ck_assert_uint_eq(rows, 7);
 	ck_assert_uint_ge(same, need);
@@ -346,18 +379,22 @@ static void check_llamacpp(const char *file, uint32_t n, unsigned need)
 	tsv_free(t);
 }
 
-START_TEST(llamacpp_q8_0) { check_llamacpp("pycoder29M.q8_0.gguf", 16, 6); }
+START_TEST(llamacpp_q8_0) { check_llamacpp("pycoder29M.q8_0.gguf", 16, 6, BELT_TYPE_F16); }
 END_TEST
-START_TEST(llamacpp_f16) { check_llamacpp("pycoder29M.f16.gguf", 64, 7); }
+START_TEST(llamacpp_f16) { check_llamacpp("pycoder29M.f16.gguf", 64, 7, BELT_TYPE_F16); }
 END_TEST
 /* Q4_0 with a Q6_K token embedding, and Q4_K_M (Q4_K and Q6_K): both
  * backends run every tensor type of these files. A soft reference for
  * quantized files (../shared/models/REFERENCE.md): rounding activations
  * to int8 flips a near-tie; Q4_0 leaves llama.cpp's text on one prompt of
  * seven within 16 tokens, as Q8_0 may. */
-START_TEST(llamacpp_q4_0) { check_llamacpp("pycoder29M.q4_0.gguf", 16, 6); }
+/* llama.cpp ran with its default F16 cache: with a Q8_0 one our text
+ * leaves its on one prompt of seven, at a near-tie (0.009) */
+START_TEST(llamacpp_f16_kv_q8_0) { check_llamacpp("pycoder29M.f16.gguf", 64, 7, BELT_TYPE_Q8_0); }
 END_TEST
-START_TEST(llamacpp_q4_k_m) { check_llamacpp("pycoder29M.q4_k_m.gguf", 16, 7); }
+START_TEST(llamacpp_q4_0) { check_llamacpp("pycoder29M.q4_0.gguf", 16, 6, BELT_TYPE_F16); }
+END_TEST
+START_TEST(llamacpp_q4_k_m) { check_llamacpp("pycoder29M.q4_k_m.gguf", 16, 7, BELT_TYPE_F16); }
 END_TEST
 
 static Suite *suite(void)
@@ -371,6 +408,7 @@ static Suite *suite(void)
 	tcase_add_test(gen, aidreams_f32);
 	tcase_add_test(gen, aidreams_f16);
 	tcase_add_test(gen, pycoder_f16);
+	tcase_add_test(gen, pycoder_kv_q8_0);
 	tcase_add_test(gen, same_qwen2);
 	tcase_add_test(gen, same_phi3);
 	suite_add_tcase(s, gen);
@@ -380,11 +418,14 @@ static Suite *suite(void)
 	tcase_add_test(lg, logits_stories_ggml_org);
 	tcase_add_test(lg, logits_aidreams_f32);
 	tcase_add_test(lg, logits_stories_f16);
+	tcase_add_test(lg, logits_stories_kv_f16);
+	tcase_add_test(lg, logits_aidreams_kv_f16);
 	suite_add_tcase(s, lg);
 	TCase *lc = tcase_create("llamacpp");
 	tcase_set_timeout(lc, 0); /* no limit: CI bounds the run */
 	tcase_add_test(lc, llamacpp_q8_0);
 	tcase_add_test(lc, llamacpp_f16);
+	tcase_add_test(lc, llamacpp_f16_kv_q8_0);
 	tcase_add_test(lc, llamacpp_q4_0);
 	tcase_add_test(lc, llamacpp_q4_k_m);
 	suite_add_tcase(s, lc);

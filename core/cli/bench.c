@@ -23,6 +23,8 @@ static const char help[] =
 	"  -r, --repetitions N  runs of each test (default 3)\n"
 	"  -b, --batch-size N   logical batch of the prompt (default 2048)\n"
 	"  -ub, --ubatch-size N rows per batched pass over the prompt (default 512; 1: token by token)\n"
+	"  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0 or f32\n"
+	"  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0 or f32\n"
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
 	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
@@ -37,6 +39,7 @@ static const char help[] =
 struct bench_opts {
 	const char *model, *backend, *kernels;
 	long n_prompt, n_gen, depth, reps, n_batch, n_ubatch, threads, chunk, device;
+	int type_k, type_v;
 	bool profile;
 	struct belt_sampling samp; /* temp 0: greedy only */
 };
@@ -44,16 +47,18 @@ struct bench_opts {
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P,
-	       O_MIN_P };
+	       O_MIN_P, O_CTK, O_CTV };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
 		{"n-depth", 1, 0, 'd'}, {"batch-size", 1, 0, 'b'}, {"ubatch-size", 1, 0, 'u'},
 		{"repetitions", 1, 0, 'r'}, {"threads", 1, 0, 't'}, {"backend", 1, 0, O_BACKEND},
 		{"chunk", 1, 0, O_CHUNK}, {"kernel", 1, 0, O_KERNEL}, {"device", 1, 0, O_DEVICE},
 		{"profile", 0, 0, O_PROFILE}, {"temp", 1, 0, O_TEMP}, {"top-k", 1, 0, O_TOP_K},
-		{"top-p", 1, 0, O_TOP_P}, {"min-p", 1, 0, O_MIN_P}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"top-p", 1, 0, O_TOP_P}, {"min-p", 1, 0, O_MIN_P}, {"cache-type-k", 1, 0, O_CTK},
+		{"cache-type-v", 1, 0, O_CTV}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct bench_opts){.backend = "cpu", .n_prompt = 512, .n_gen = 128, .reps = 3,
-				 .n_batch = 2048, .n_ubatch = 512, .chunk = 16, .device = -1};
+				 .n_batch = 2048, .n_ubatch = 512, .chunk = 16, .device = -1,
+				 .type_k = BELT_TYPE_F16, .type_v = BELT_TYPE_F16};
 	belt_sampling_default(&o->samp);
 	o->samp.temp = 0;
 	o->samp.seed = 1;
@@ -62,7 +67,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	int c, li = -1;
 	long lv;
 	const char *v;
-	while ((c = getopt_long(argc, argv, ":m:p:n:d:r:b:u:t:h", opts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":m:p:n:d:r:b:u:t:c:h", opts, &li)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'p': if (!cli_int("bench", "-p", optarg, 0, 1L << 20, &o->n_prompt)) return CLI_USAGE; break;
@@ -74,6 +79,16 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			    !cli_int("bench", "-ub", v, 1, CLI_MAX_BATCH, &o->n_ubatch))
 				return CLI_USAGE;
 			break;
+		case 'c':
+			/* -ctk, -ctv: bench has no -c of its own */
+			lv = cli_cache_type_short("bench", argc, argv, li >= 0, &o->type_k, &o->type_v);
+			if (lv < 0)
+				return CLI_USAGE;
+			if (!lv)
+				return cli_usage_error("bench", "unknown option '-c'");
+			break;
+		case O_CTK: if (!cli_cache_type("bench", "--cache-type-k", optarg, &o->type_k)) return CLI_USAGE; break;
+		case O_CTV: if (!cli_cache_type("bench", "--cache-type-v", optarg, &o->type_v)) return CLI_USAGE; break;
 		case 'r': if (!cli_int("bench", "-r", optarg, 1, 1000, &o->reps)) return CLI_USAGE; break;
 		case 't': if (!cli_int("bench", "-t", optarg, 1, 1024, &o->threads)) return CLI_USAGE; break;
 		case O_CHUNK: if (!cli_int("bench", "--chunk", optarg, 1, 4096, &o->chunk)) return CLI_USAGE; break;
@@ -190,6 +205,8 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	sp.chunk = (uint32_t)o->chunk;
 	sp.n_batch = (uint32_t)o->n_batch;
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
+	sp.type_k = o->type_k;
+	sp.type_v = o->type_v;
 	struct belt_session *s;
 	if (belt_session_create(m, &sp, &s, err, CLI_ERR_SIZE))
 		return -1;
@@ -265,6 +282,9 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 			       (double)o->samp.temp, (int)o->samp.top_k, (double)o->samp.top_p,
 			       (double)o->samp.min_p, tgs.sum / tgs.n / tps);
 	}
+	if (rc == 0)
+		printf("%sKV cache: K %s, V %s\n", tg.n ? "" : "\n", belt_type_name(o->type_k),
+		       belt_type_name(o->type_v));
 	free(ids);
 	belt_session_free(s);
 	return rc;

@@ -46,6 +46,14 @@ bool cli_float(const char *cmd, const char *opt, const char *s, float *out);
  * 'u'; long_form: it matched the long name. NULL after the usage message
  * for anything else ("-u N", "-ubN", a missing value). */
 const char *cli_ubatch_value(const char *cmd, int argc, char **argv, bool long_form);
+/* Parse a KV cache type (f32, f16, q8_0) for option opt into *out. */
+bool cli_cache_type(const char *cmd, const char *opt, const char *s, int *out);
+/* llama.cpp's -ctk T and -ctv T, right after getopt_long returned 'c'
+ * (it reads "-ctk" as -c with the value "tk"): 1 when it was one of them,
+ * its type parsed into *type_k or *type_v; 0 when it was not (-c itself,
+ * optarg its value); -1 after the usage message. */
+int cli_cache_type_short(const char *cmd, int argc, char **argv, bool long_form, int *type_k,
+			 int *type_v);
 /* Read a whole file into a NUL-terminated buffer (caller frees); NULL
  * with errno set if it cannot. */
 char *cli_read_file(const char *path, size_t *len);

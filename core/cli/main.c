@@ -74,6 +74,31 @@ const char *cli_ubatch_value(const char *cmd, int argc, char **argv, bool long_f
 	return argv[optind++];
 }
 
+bool cli_cache_type(const char *cmd, const char *opt, const char *s, int *out)
+{
+	static const int types[] = {BELT_TYPE_F32, BELT_TYPE_F16, BELT_TYPE_Q8_0};
+	for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+		if (!strcmp(s, belt_type_name(types[i]))) {
+			*out = types[i];
+			return true;
+		}
+	cli_usage_error(cmd, "%s: expected f32, f16 or q8_0, got '%s'", opt, s);
+	return false;
+}
+
+int cli_cache_type_short(const char *cmd, int argc, char **argv, bool long_form, int *type_k,
+			 int *type_v)
+{
+	const char *arg = argv[optind - 1];
+	if (long_form || (strcmp(arg, "-ctk") && strcmp(arg, "-ctv")))
+		return 0;
+	if (optind >= argc) {
+		cli_usage_error(cmd, "option '%s' needs a value", arg);
+		return -1;
+	}
+	return cli_cache_type(cmd, arg, argv[optind++], arg[3] == 'k' ? type_k : type_v) ? 1 : -1;
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

@@ -25,6 +25,8 @@ static const char help[] =
 	"  -c, --ctx-size N       tokens per chunk, the session's context (default 512)\n"
 	"  -b, --batch-size N     logical batch (default 2048)\n"
 	"  -ub, --ubatch-size N   rows per batched pass (default 512; 1: token by token)\n"
+	"  -ctk, --cache-type-k T K cache type: f16 (default), q8_0 or f32\n"
+	"  -ctv, --cache-type-v T V cache type: f16 (default), q8_0 or f32\n"
 	"  -t, --threads N        CPU threads (default: one per core)\n"
 	"      --backend NAME     backend plugin (default cpu)\n"
 	"      --device N         the backend's device N (default: its choice; belt info lists them)\n"
@@ -33,19 +35,22 @@ static const char help[] =
 struct ppl_opts {
 	const char *model, *file, *backend;
 	long n_ctx, n_batch, n_ubatch, threads, device;
+	int type_k, type_v;
 };
 
 static int parse(int argc, char **argv, struct ppl_opts *o)
 {
-	enum { O_BACKEND = 256, O_DEVICE };
+	enum { O_BACKEND = 256, O_DEVICE, O_CTK, O_CTV };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"file", required_argument, 0, 'f'},
 		{"ctx-size", required_argument, 0, 'c'}, {"batch-size", required_argument, 0, 'b'},
 		{"ubatch-size", required_argument, 0, 'u'}, {"threads", required_argument, 0, 't'},
 		{"backend", required_argument, 0, O_BACKEND}, {"device", required_argument, 0, O_DEVICE},
+		{"cache-type-k", required_argument, 0, O_CTK},
+		{"cache-type-v", required_argument, 0, O_CTV},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ppl_opts){.backend = "cpu", .n_ctx = 512, .n_batch = 2048, .n_ubatch = 512,
-			       .device = -1};
+			       .device = -1, .type_k = BELT_TYPE_F16, .type_v = BELT_TYPE_F16};
 	opterr = 0;
 	optind = 0; /* glibc: restart the scan from argv[1], forgetting any earlier one */
 	int c, li = -1;
@@ -55,7 +60,17 @@ static int parse(int argc, char **argv, struct ppl_opts *o)
 		case 'm': o->model = optarg; break;
 		case 'f': o->file = optarg; break;
 		/* at least one token scored per chunk: c - 1 - c/2 > 0 */
-		case 'c': if (!cli_int("perplexity", "-c", optarg, 3, 1L << 24, &o->n_ctx)) return CLI_USAGE; break;
+		case 'c': {
+			int r = cli_cache_type_short("perplexity", argc, argv, li >= 0, &o->type_k,
+						     &o->type_v);
+			if (r < 0)
+				return CLI_USAGE;
+			if (!r && !cli_int("perplexity", "-c", optarg, 3, 1L << 24, &o->n_ctx))
+				return CLI_USAGE;
+			break;
+		}
+		case O_CTK: if (!cli_cache_type("perplexity", "--cache-type-k", optarg, &o->type_k)) return CLI_USAGE; break;
+		case O_CTV: if (!cli_cache_type("perplexity", "--cache-type-v", optarg, &o->type_v)) return CLI_USAGE; break;
 		case 'b': if (!cli_int("perplexity", "-b", optarg, 1, CLI_MAX_BATCH, &o->n_batch)) return CLI_USAGE; break;
 		case 'u':
 			if (!(v = cli_ubatch_value("perplexity", argc, argv, li >= 0)) ||
@@ -145,6 +160,8 @@ static int perplexity(struct belt_model *m, const struct ppl_opts *o, const char
 	sp.n_ctx = n_ctx;
 	sp.n_batch = (uint32_t)o->n_batch;
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
+	sp.type_k = o->type_k;
+	sp.type_v = o->type_v;
 	struct belt_session *s = NULL;
 	int32_t n_vocab = belt_model_n_vocab(m);
 	int32_t *chunk = malloc(n_ctx * sizeof *chunk);

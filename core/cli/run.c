@@ -26,6 +26,8 @@ static const char help[] =
 	"  -c, --ctx-size N     context length (default: the model's)\n"
 	"  -b, --batch-size N   logical batch of the prompt (default 2048)\n"
 	"  -ub, --ubatch-size N rows per batched pass over the prompt (default 512; 1: token by token)\n"
+	"  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0 or f32\n"
+	"  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0 or f32\n"
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
 	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
@@ -104,6 +106,7 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 struct run_opts {
 	const char *model, *prompt, *prompt_file, *backend, *kernels;
 	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device;
+	int type_k, type_v;
 	bool ids, no_bos, ignore_eos, profile;
 	bool seed_given; /* every uint64 is a seed, BELT_SEED_RANDOM too */
 	struct belt_sampling samp;
@@ -114,7 +117,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
 	       O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P, O_MIN_P, O_REPEAT, O_LAST_N, O_PRESENCE,
-	       O_FREQUENCY, O_SEED };
+	       O_FREQUENCY, O_SEED, O_CTK, O_CTV };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
@@ -131,10 +134,13 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"presence-penalty", required_argument, 0, O_PRESENCE},
 		{"frequency-penalty", required_argument, 0, O_FREQUENCY},
 		{"seed", required_argument, 0, O_SEED},
+		{"cache-type-k", required_argument, 0, O_CTK},
+		{"cache-type-v", required_argument, 0, O_CTV},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .n_batch = 2048, .n_ubatch = 512,
-			       .chunk = 16, .device = -1};
+			       .chunk = 16, .device = -1, .type_k = BELT_TYPE_F16,
+			       .type_v = BELT_TYPE_F16};
 	belt_sampling_default(&o->samp);
 	o->samp.temp = 0.0f; /* greedy unless --temp is given */
 	long lv;
@@ -150,6 +156,11 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case 'f': o->prompt_file = optarg; break;
 		case 'n': if (!cli_int("run", "-n", optarg, -1, 1L << 24, &o->n_predict)) return CLI_USAGE; break;
 		case 'c':
+			lv = cli_cache_type_short("run", argc, argv, li >= 0, &o->type_k, &o->type_v);
+			if (lv < 0)
+				return CLI_USAGE;
+			if (lv)
+				break;
 			if (!cli_int("run", "-c", optarg, 0, 1L << 24, &o->n_ctx)) return CLI_USAGE;
 			if (o->n_ctx == 1)
 				return cli_usage_error("run", "-c: expected 0 (the model's context) or 2..%ld, got '%s'",
@@ -167,6 +178,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_PROFILE: o->profile = true; break;
 		case O_BACKEND: o->backend = optarg; break;
 		case O_KERNEL: o->kernels = optarg; break;
+		case O_CTK: if (!cli_cache_type("run", "--cache-type-k", optarg, &o->type_k)) return CLI_USAGE; break;
+		case O_CTV: if (!cli_cache_type("run", "--cache-type-v", optarg, &o->type_v)) return CLI_USAGE; break;
 		case O_IDS: o->ids = true; break;
 		case O_NO_BOS: o->no_bos = true; break;
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
@@ -242,6 +255,8 @@ static int generate(struct belt_model *m, const struct run_opts *o, const char *
 	sp.chunk = (uint32_t)o->chunk;
 	sp.n_batch = (uint32_t)o->n_batch;
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
+	sp.type_k = o->type_k;
+	sp.type_v = o->type_v;
 	struct belt_session *s;
 	if (belt_session_create(m, &sp, &s, err, sizeof err))
 		return cli_fail(err);

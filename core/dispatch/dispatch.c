@@ -51,6 +51,21 @@ bool belt_dispatch_buffer_per_row(const struct belt_arch *a, const char *name)
 	return false;
 }
 
+int belt_dispatch_cache_role(const struct belt_arch *a, const char *name)
+{
+	int role = 0;
+	for (unsigned i = 0; i < a->n_ops; i++) {
+		const struct belt_op_contract *oc = belt_op_contract(a->ops[i].op);
+		for (unsigned j = 0; oc && j < a->ops[i].n_bind && j < oc->n_bind; j++) {
+			if (oc->bind[j].kind != BELT_BIND_CACHE || strcmp(a->ops[i].bind[j], name))
+				continue;
+			int r = oc->bind[j].name[0] == 'k' ? 'k' : 'v';
+			role = role && role != r ? '?' : r;
+		}
+	}
+	return role;
+}
+
 /* The rows "start, count]" of a view of tensor name (rows of it), each an
  * expression, into r[0] and r[1]. */
 static int view_rows(struct build *b, struct arch_pos pos, const char *name, const char *spec,
@@ -129,9 +144,14 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 		if (sb->kv && layer < 0)
 			return at(b, op->bind_pos[i],
 				  "KV cache '%s' bound outside the layer loop", name);
-		uint64_t off = sb->kv ? (uint64_t)layer * sb->elems * 4 : 0;
+		if (sb->kv) {
+			*out = (struct belt_binding){sb->buf, (uint64_t)layer * sb->layer_bytes,
+						     sb->layer_bytes, sb->type,
+						     {(int64_t)sb->elems, 1}};
+			return 0;
+		}
 		uint32_t rows = sb->per_row ? map->rows : 1;
-		*out = (struct belt_binding){sb->buf, off, sb->elems * 4 * rows, BELT_TYPE_F32,
+		*out = (struct belt_binding){sb->buf, 0, sb->elems * 4 * rows, BELT_TYPE_F32,
 					     {(int64_t)sb->elems, rows}};
 		return 0;
 	}

@@ -12,7 +12,9 @@
 struct dispatch_buffer {
 	const char *name;
 	struct belt_buffer *buf;
-	uint64_t elems; /* F32 elements per row (per layer for the KV cache) */
+	uint64_t elems; /* elements per row (per layer for the KV cache) */
+	int type;	/* element type: F32, or the KV cache's (belt_type) */
+	uint64_t layer_bytes; /* KV cache: bytes of a layer's slice */
 	bool kv;
 	bool per_row; /* holds a row per token of a batched pass */
 };
@@ -32,6 +34,11 @@ struct dispatch_map {
  * token) anywhere, by the op contracts; work areas (attention's scores)
  * are not. */
 bool belt_dispatch_buffer_per_row(const struct belt_arch *a, const char *name);
+
+/* Which cache the architecture binds KV cache array `name` as: 'k' (a
+ * k_cache binding of the op contracts), 'v', 0 for neither, or '?' for
+ * both. */
+int belt_dispatch_cache_role(const struct belt_arch *a, const char *name);
 
 /* Build t (cmds, n_cmds, n_ctx, token_ids, rows, row_ids) and its labels
  * (*labels, one per command, freed by the caller with t->cmds). Errors

@@ -230,6 +230,38 @@ static int count_params(const char *schema)
 	return n;
 }
 
+bool belt_cache_type_ok(int t)
+{
+	return t == BELT_TYPE_F32 || t == BELT_TYPE_F16 || t == BELT_TYPE_Q8_0;
+}
+
+/* A cache binding: a type caches hold, rows (and heads, where the op reads
+ * them head by head) whole blocks of it, the binding whole rows. */
+static int cache_check(const struct belt_cmd *c, const struct belt_op_contract *oc, unsigned i,
+		       char *err, size_t errsz)
+{
+	const char *name = c->label ? c->label : "?";
+	const struct belt_binding *b = &c->bind[i];
+	if (!belt_cache_type_ok(b->type))
+		return belt_errf(err, errsz, "%s: %s binding %u (%s) has type %s: caches hold f32, f16 or q8_0",
+				 name, oc->op, i, oc->bind[i].name, belt_type_name(b->type));
+	int64_t e = belt_op_row_elems(oc, i, c->param);
+	if (e < 0)
+		return 0; /* the kernel checks its params */
+	int hd = param_index(oc->params, "head_dim", 8);
+	int64_t unit = hd >= 0 && c->param[hd].i > 0 ? c->param[hd].i : e;
+	size_t blk = belt_type_block(b->type);
+	if (unit % (int64_t)blk)
+		return belt_errf(err, errsz,
+				 "%s: %s binding %u (%s): a %s cache needs %s a multiple of %zu, it is %" PRId64,
+				 name, oc->op, i, oc->bind[i].name, belt_type_name(b->type),
+				 hd >= 0 ? "head_dim" : "rows of", blk, unit);
+	if (b->size < belt_type_row_bytes(b->type, (uint64_t)e))
+		return belt_errf(err, errsz, "%s: %s binding %u (%s) holds %" PRIu64 " bytes, less than a row",
+				 name, oc->op, i, oc->bind[i].name, b->size);
+	return 0;
+}
+
 int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz)
 {
 	const char *name = c->label ? c->label : "?";
@@ -254,6 +286,8 @@ int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz)
 				 (int)c->patch);
 	uint32_t rows = belt_cmd_rows(c);
 	for (unsigned i = 0; i < oc->n_bind; i++) {
+		if (oc->bind[i].kind == BELT_BIND_CACHE && cache_check(c, oc, i, err, errsz))
+			return -1;
 		if (oc->bind[i].kind != BELT_BIND_ROWS)
 			continue;
 		int64_t e = belt_op_row_elems(oc, i, c->param);

@@ -10,7 +10,8 @@
 void belt_session_params_default(struct belt_session_params *p)
 {
 	*p = (struct belt_session_params){.n_ctx = 0, .chunk = 16, .n_batch = 2048,
-					  .n_ubatch = 512};
+					  .n_ubatch = 512, .type_k = BELT_TYPE_F16,
+					  .type_v = BELT_TYPE_F16};
 }
 
 /* Evaluate a buffer size expression to a whole, positive element count. */
@@ -29,6 +30,26 @@ static int buffer_elems(struct belt_session *s, const struct arch_named_expr *e,
 	return 0;
 }
 
+/* A KV cache array's element type (the K or V cache's, by how the
+ * architecture binds it) and the bytes of a layer's slice. */
+static int cache_layout(struct belt_session *s, const struct arch_named_expr *e, uint64_t elems,
+			int *type, uint64_t *layer_bytes, char *err, size_t errsz)
+{
+	const struct belt_arch *a = s->m->arch;
+	int role = belt_dispatch_cache_role(a, e->name);
+	if (role == '?')
+		return belt_errf(err, errsz, "%s:%u:%u: KV cache '%s' is bound both as a k_cache and as a v_cache",
+				 a->path, e->pos.line, e->pos.col, e->name);
+	*type = role == 'v' ? s->type_v : role == 'k' ? s->type_k : BELT_TYPE_F32;
+	*layer_bytes = belt_type_row_bytes(*type, elems);
+	if (!*layer_bytes)
+		return belt_errf(err, errsz, "%s:%u:%u: KV cache '%s' of %llu elements per layer is not whole %s blocks (cache type %s)",
+				 a->path, e->pos.line, e->pos.col, e->name,
+				 (unsigned long long)elems, belt_type_name(*type),
+				 role == 'v' ? "-ctv" : "-ctk");
+	return 0;
+}
+
 static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 		       bool kv, char *err, size_t errsz)
 {
@@ -38,9 +59,13 @@ static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 		return -1;
 	sb->name = e->name;
 	sb->kv = kv;
+	sb->type = BELT_TYPE_F32;
 	sb->per_row = !kv && belt_dispatch_buffer_per_row(m->arch, e->name);
 	bool is_logits = !kv && !strcmp(e->name, m->arch->logits);
-	uint64_t bytes = sb->elems * 4 * (kv ? m->n_layer : sb->per_row ? s->n_ubatch : 1);
+	if (kv && cache_layout(s, e, sb->elems, &sb->type, &sb->layer_bytes, err, errsz))
+		return -1;
+	uint64_t bytes = kv ? sb->layer_bytes * m->n_layer
+			    : sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
 	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
 	if (m->be->buffer_create(m->be_ctx, usage, bytes, &sb->buf, err, errsz)) {
 		char what[128];
@@ -73,8 +98,12 @@ static int check_memory(struct belt_session *s, char *err, size_t errsz)
 		uint64_t elems;
 		if (buffer_elems(s, e, &elems, err, errsz))
 			return -1;
+		int type;
+		uint64_t layer_bytes;
+		if (is_kv && cache_layout(s, e, elems, &type, &layer_bytes, err, errsz))
+			return -1;
 		if (is_kv)
-			kv += elems * 4 * m->n_layer;
+			kv += layer_bytes * m->n_layer;
 		else
 			scratch += elems * 4 *
 				   (belt_dispatch_buffer_per_row(a, e->name) ? s->n_ubatch : 1);
@@ -170,11 +199,18 @@ int belt_session_create(struct belt_model *m, const struct belt_session_params *
 	uint32_t n_ctx = p->n_ctx ? p->n_ctx : train;
 	if (n_ctx < 2 || n_ctx > (1u << 24))
 		return belt_errf(err, errsz, "context length %u: expected 2 .. %u", n_ctx, 1u << 24);
+	int types[2] = {p->type_k, p->type_v};
+	for (int i = 0; i < 2; i++)
+		if (!belt_cache_type_ok(types[i]))
+			return belt_errf(err, errsz, "%s cache type %s: expected f32, f16 or q8_0",
+					 i ? "V" : "K", belt_type_name(types[i]));
 	struct belt_session *s = calloc(1, sizeof *s);
 	if (!s)
 		return belt_errf(err, errsz, "session: out of memory");
 	s->m = m;
 	s->n_ctx = n_ctx;
+	s->type_k = p->type_k;
+	s->type_v = p->type_v;
 	s->chunk = p->chunk ? p->chunk : 16;
 	s->n_batch = p->n_batch ? p->n_batch : 2048;
 	s->n_ubatch = p->n_ubatch ? p->n_ubatch : 512;

@@ -11,6 +11,7 @@ struct belt_session {
 	struct belt_model *m;
 	uint32_t n_ctx, chunk;
 	uint32_t n_batch, n_ubatch; /* prompt tokens per batch; rows of the batched table */
+	int type_k, type_v;	    /* the caches' element types */
 	struct belt_vars vars; /* the model's, plus n_ctx */
 	struct dispatch_buffer *bufs; /* activations hold n_ubatch rows */
 	unsigned n_bufs;

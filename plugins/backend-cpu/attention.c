@@ -48,7 +48,8 @@ static size_t scratch_floats(const struct attn_dims *d)
 	       + (size_t)KB * hd     /* keys: [KB/16][head_dim][16] */
 	       + (size_t)KB * hd     /* values: [head_dim/16][KB][16] */
 	       + (size_t)d->nq * hd  /* output */
-	       + 2 * (size_t)d->nq;  /* running max and sum */
+	       + 2 * (size_t)d->nq   /* running max and sum */
+	       + hd;		     /* a key or value of a typed cache */
 }
 
 bool cpu_attn_block(const struct cpu_cmd *c, int64_t *rows_per_item, size_t *scratch)
@@ -85,7 +86,7 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 	float *vp = kt + (size_t)KB * hd;
 	float *o = vp + (size_t)KB * hd;
 	float *mx = o + (size_t)d.nq * hd, *sum = mx + d.nq;
-	const float *kc = c->p[1], *vc = c->p[2];
+	float *tmp = sum + d.nq;
 	for (int64_t item = i0; item < i1; item++) {
 		int hk = (int)(item % d.n_head_kv);
 		uint32_t r0 = ps->row0 + (uint32_t)(item / d.n_head_kv) * (uint32_t)d.rows;
@@ -97,7 +98,7 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 			/* a tree: each row's own keys (its ancestors) */
 			for (int j = 0; j < nq; j++)
 				cpu_attend_tree_head(c, ps, r0 + (uint32_t)(j / d.group),
-						     hk * d.group + j % d.group, s);
+						     hk * d.group + j % d.group, s, tmp);
 			continue;
 		}
 		/* query j: row r0 + j / group, head hk * group + j % group */
@@ -116,13 +117,22 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 			int nkp = (nk + NR - 1) / NR * NR;
 			/* pack keys k-major in groups of 16, values by 16 dims */
 			for (int t = 0; t < nkp; t++) {
-				const float *k = kc + (size_t)(t0 + t) * kv_dim + (size_t)hk * hd;
-				const float *v = vc + (size_t)(t0 + t) * kv_dim + (size_t)hk * hd;
 				float *kg = kt + (size_t)(t / NR) * hd * NR + t % NR;
-				for (int e = 0; e < hd; e++) {
-					kg[(size_t)e * NR] = t < nk ? k[e] : 0.0f;
-					vp[((size_t)(e / NR) * KB + t) * NR + e % NR] = t < nk ? v[e] : 0.0f;
+				float *vg = vp + (size_t)t * NR;
+				if (t >= nk) {
+					for (int e = 0; e < hd; e++)
+						kg[(size_t)e * NR] = vg[(size_t)(e / NR) * KB * NR + e % NR] = 0.0f;
+					continue;
 				}
+				size_t off = (size_t)hk * hd;
+				const float *k = cpu_kv_get(c->kv_type[0], c->p[1], t0 + t, kv_dim, off,
+							    (size_t)hd, c->f16, tmp);
+				for (int e = 0; e < hd; e++)
+					kg[(size_t)e * NR] = k[e];
+				const float *v = cpu_kv_get(c->kv_type[1], c->p[2], t0 + t, kv_dim, off,
+							    (size_t)hd, c->f16, tmp);
+				for (int e = 0; e < hd; e++)
+					vg[(size_t)(e / NR) * KB * NR + e % NR] = v[e];
 			}
 			scores(c, &d, q, kt, nk, nq, s);
 			for (int j = 0; j < nq; j++) {

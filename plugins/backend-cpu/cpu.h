@@ -321,9 +321,22 @@ struct cpu_cmd {
 	enum cpu_wtype w;  /* embed: weight type */
 	int64_t n_rows;	   /* embed: vocabulary rows in W */
 	const float *freq; /* rope_kv: rope_dim/2 inverse frequencies */
+	int kv_type[2];	   /* the K and V caches' element types (belt_type) */
 	void *owned;	   /* freed by table_release */
 	const struct belt_cmd *src;
 };
+
+/* The KV cache in its element type (kvcache.c): rows of n values, F32,
+ * F16 or Q8_0 blocks. Store src as row slot; read elements [off, off +
+ * len) of row slot as floats (the cache itself for F32, else decoded into
+ * tmp; off and len whole blocks); one head of attention (bindings and
+ * params of the attention ops) over n_kv positions of typed caches, tmp
+ * of head_dim floats. */
+void cpu_kv_put(int type, void *cache, size_t slot, size_t n, const float *src);
+const float *cpu_kv_get(int type, const void *cache, size_t slot, size_t n, size_t off,
+			size_t len, cpu_f16_fn f16, float *tmp);
+void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t n_kv,
+		   float *att, float *out, float *tmp);
 
 /* What a kernel's prepare tells the backend about a command. */
 struct cpu_prep {
@@ -396,9 +409,10 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 			const struct cpu_pass *ps, int64_t i0, int64_t i1);
 
 /* One head h of row r of a tree pass (kernels.c): the cache before pos and
- * the row's ancestors; att holds n_ctx floats. */
+ * the row's ancestors; att holds n_ctx floats, tmp head_dim (keys and
+ * values of a typed cache). */
 void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
-			  int h, float *att);
+			  int h, float *att, float *tmp);
 
 /* Dequantize one block (vec.c) to the floats ggml's dequantize_row_*
  * gives, bit for bit: the same operations in the same order, compiled

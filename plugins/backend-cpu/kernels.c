@@ -443,6 +443,19 @@ static int prep_moe_combine(const struct cpu_ctx *ctx, const struct belt_cmd *cm
 		       ? -1 : 0;
 }
 
+/* The caches at bindings i and i + 1 (K, V), rows of n values: their
+ * types (checked by belt_cmd_check, which also saw that each holds a row)
+ * and the positions both hold. Returns 0. */
+static int cache_rows(const struct belt_cmd *cmd, struct cpu_cmd *c, int i, uint64_t n,
+		      struct cpu_prep *pr)
+{
+	c->kv_type[0] = cmd->bind[i].type;
+	c->kv_type[1] = cmd->bind[i + 1].type;
+	pr->max_pos = min_u64(cmd->bind[i].size / belt_type_row_bytes(c->kv_type[0], n),
+			      cmd->bind[i + 1].size / belt_type_row_bytes(c->kv_type[1], n));
+	return 0;
+}
+
 /* ---- rope_kv: rotate q and k at pos, store k and v in the caches ---- */
 
 static void rotate(float *v, int n_heads, int head_dim, int rope_dim,
@@ -482,9 +495,8 @@ static void run_rope_kv(const struct cpu_cmd *c, struct cpu_worker *w,
 		float *q = (float *)c->p[0] + r * q_dim, *k = (float *)c->p[1] + r * kv_dim;
 		rotate(q, n_head, head_dim, rope_dim, fcr, fci);
 		rotate(k, n_head_kv, head_dim, rope_dim, fcr, fci);
-		memcpy((float *)c->p[3] + (size_t)at.slot * kv_dim, k, kv_dim * sizeof(float));
-		memcpy((float *)c->p[4] + (size_t)at.slot * kv_dim,
-		       (const float *)c->p[2] + r * kv_dim, kv_dim * sizeof(float));
+		cpu_kv_put(c->kv_type[0], c->p[3], at.slot, kv_dim, k);
+		cpu_kv_put(c->kv_type[1], c->p[4], at.slot, kv_dim, (const float *)c->p[2] + r * kv_dim);
 	}
 }
 
@@ -528,8 +540,7 @@ static int prep_rope_kv(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
 	    need(cmd, 1, "k", kv_bytes, err, errsz) ||
 	    need(cmd, 2, "v", kv_bytes, err, errsz) ||
-	    need(cmd, 3, "k_cache", kv_bytes, err, errsz) ||
-	    need(cmd, 4, "v_cache", kv_bytes, err, errsz))
+	    cache_rows(cmd, c, 3, (uint64_t)cmd->param[1].i * head_dim, pr))
 		return -1;
 	float *freq = malloc((size_t)(rope_dim / 2 + 1) * sizeof(float));
 	if (!freq)
@@ -538,7 +549,6 @@ static int prep_rope_kv(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 		freq[i / 2] = 1.0f / powf(base, (float)i / (float)rope_dim);
 	c->freq = freq;
 	c->owned = freq;
-	pr->max_pos = min_u64(cmd->bind[3].size, cmd->bind[4].size) / kv_bytes;
 	return 0;
 }
 
@@ -626,10 +636,8 @@ static void run_kv_store(const struct cpu_cmd *c, struct cpu_worker *w,
 		uint32_t r = ps->row0 + (uint32_t)i;
 		struct belt_row_at at;
 		cpu_row_at(c, ps, r, &at);
-		memcpy((float *)c->p[2] + (size_t)at.slot * n, (const float *)c->p[0] + r * n,
-		       n * sizeof(float));
-		memcpy((float *)c->p[3] + (size_t)at.slot * n, (const float *)c->p[1] + r * n,
-		       n * sizeof(float));
+		cpu_kv_put(c->kv_type[0], c->p[2], at.slot, n, (const float *)c->p[0] + r * n);
+		cpu_kv_put(c->kv_type[1], c->p[3], at.slot, n, (const float *)c->p[1] + r * n);
 	}
 }
 
@@ -637,13 +645,9 @@ static int prep_kv_store(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 			 struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
 {
 	(void)ctx;
-	(void)c;
 	if (need_int(cmd, 0, "n", 1, err, errsz))
 		return -1;
-	uint64_t b = (uint64_t)cmd->param[0].i * 4;
-	if (need(cmd, 2, "k_cache", b, err, errsz) || need(cmd, 3, "v_cache", b, err, errsz))
-		return -1;
-	pr->max_pos = min_u64(cmd->bind[2].size, cmd->bind[3].size) / b;
+	cache_rows(cmd, c, 2, (uint64_t)cmd->param[0].i, pr);
 	return 0;
 }
 
@@ -759,6 +763,13 @@ static int prep_x_float(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* A thread's head_dim floats for keys and values decoded from a typed
+ * cache: in its scratch after a batched pass's scores (prep_attention). */
+static float *kv_tmp(const struct cpu_cmd *c, struct cpu_worker *w, const struct cpu_pass *ps)
+{
+	return (float *)w->scratch + (ps->batched ? (size_t)c->prm[3].i : 0);
+}
+
 /* ---- attention_ext: attention with soft-capped scores and a window ---- */
 
 /* Row r of the pass, head h: the keys it sees (the cache up to its slot,
@@ -766,7 +777,7 @@ static int prep_x_float(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
  * positions of its own (window 0: all), scores scale * q.k soft-capped
  * (softcap 0: not), softmax, the weighted values. */
 static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
-		       int h, float *att)
+		       int h, float *att, float *tmp)
 {
 	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i, hd = c->prm[2].i;
 	float scale = c->prm[4].f, cap = c->prm[5].f;
@@ -807,7 +818,8 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 			att[t] = -INFINITY;
 			continue;
 		}
-		const float *k = (const float *)c->p[1] + kv_off + (size_t)t * kv_dim;
+		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], t, kv_dim, kv_off, (size_t)hd,
+					    c->f16, tmp);
 		float s = 0.0f;
 		for (int d = 0; d < hd; d++)
 			s += q[d] * k[d];
@@ -827,7 +839,8 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 	for (uint32_t t = 0; t < n; t++) {
 		if (att[t] == 0.0f)
 			continue;
-		const float *v = (const float *)c->p[2] + kv_off + (size_t)t * kv_dim;
+		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], t, kv_dim, kv_off, (size_t)hd,
+					    c->f16, tmp);
 		float p = att[t] / sum;
 		for (int d = 0; d < hd; d++)
 			out[d] += p * v[d];
@@ -842,7 +855,7 @@ static void run_attention_ext(const struct cpu_cmd *c, struct cpu_worker *w,
 		uint32_t r = ps->row0 + (uint32_t)(i / n_head);
 		int h = (int)(i % n_head);
 		float *att = ps->batched ? (float *)w->scratch : (float *)c->p[4] + (size_t)h * n_ctx;
-		attend_ext(c, ps, r, h, att);
+		attend_ext(c, ps, r, h, att, kv_tmp(c, w, ps));
 	}
 }
 
@@ -851,10 +864,10 @@ static void run_attention_ext(const struct cpu_cmd *c, struct cpu_worker *w,
 /* One head of row r of a tree pass: the cache before pos, then the row's
  * ancestors in the block (slot pos + a), itself included. */
 static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
-			const float *q, const float *kc, const float *vc, size_t stride,
-			float *att, float *out)
+			const float *q, size_t kv_off, float *att, float *out, float *tmp)
 {
 	int head_dim = c->prm[2].i;
+	size_t kv_dim = (size_t)c->prm[1].i * head_dim;
 	float scale = c->prm[4].f;
 	uint32_t n = ps->pos;
 	for (int32_t a = (int32_t)r; a >= 0; a = ps->parent[a])
@@ -870,7 +883,8 @@ static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint
 				a = ps->parent[a];
 			slot = ps->pos + (uint32_t)a;
 		}
-		const float *k = kc + (size_t)slot * stride;
+		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], slot, kv_dim, kv_off,
+					    (size_t)head_dim, c->f16, tmp);
 		float s = 0;
 		for (int d = 0; d < head_dim; d++)
 			s += q[d] * k[d];
@@ -889,7 +903,8 @@ static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint
 				a = ps->parent[a];
 			slot = ps->pos + (uint32_t)a;
 		}
-		const float *v = vc + (size_t)slot * stride;
+		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], slot, kv_dim, kv_off,
+					    (size_t)head_dim, c->f16, tmp);
 		float p = att[t] / sum;
 		for (int d = 0; d < head_dim; d++)
 			out[d] += p * v[d];
@@ -897,14 +912,14 @@ static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint
 }
 
 void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
-			  int h, float *att)
+			  int h, float *att, float *tmp)
 {
 	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i, head_dim = c->prm[2].i;
 	size_t kv_dim = (size_t)n_head_kv * head_dim, q_dim = (size_t)n_head * head_dim;
 	size_t kv_off = (size_t)(h / (n_head / n_head_kv)) * head_dim;
-	attend_tree(c, ps, r, (const float *)c->p[0] + r * q_dim + (size_t)h * head_dim,
-		    (const float *)c->p[1] + kv_off, (const float *)c->p[2] + kv_off, kv_dim, att,
-		    (float *)c->p[3] + r * q_dim + (size_t)h * head_dim);
+	(void)kv_dim;
+	attend_tree(c, ps, r, (const float *)c->p[0] + r * q_dim + (size_t)h * head_dim, kv_off,
+		    att, (float *)c->p[3] + r * q_dim + (size_t)h * head_dim, tmp);
 }
 
 static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
@@ -928,12 +943,13 @@ static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
 		float *att = ps->batched ? (float *)w->scratch
 					 : (float *)c->p[4] + h * n_ctx;
 		if (ps->parent)
-			attend_tree(c, ps, r, q, (const float *)c->p[1] + kv_off,
-				    (const float *)c->p[2] + kv_off, kv_dim, att, out);
-		else
+			attend_tree(c, ps, r, q, kv_off, att, out, kv_tmp(c, w, ps));
+		else if (c->kv_type[0] == BELT_TYPE_F32 && c->kv_type[1] == BELT_TYPE_F32)
 			c->attend(q, (const float *)c->p[1] + kv_off,
 				  (const float *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
 				  c->prm[4].f, att, out);
+		else
+			cpu_attend_kv(c, q, kv_off, at.n_kv, att, out, kv_tmp(c, w, ps));
 	}
 }
 
@@ -947,10 +963,7 @@ static int prep_attention(const struct cpu_ctx *ctx,
 	int n_head = cmd->param[0].i, head_dim = cmd->param[2].i;
 	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
 	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
-	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
 	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
-	    need(cmd, 1, "k_cache", kv_bytes, err, errsz) ||
-	    need(cmd, 2, "v_cache", kv_bytes, err, errsz) ||
 	    need(cmd, 3, "out", q_bytes, err, errsz) ||
 	    need(cmd, 4, "att", (uint64_t)n_head * n_ctx * 4, err, errsz))
 		return -1;
@@ -959,10 +972,13 @@ static int prep_attention(const struct cpu_ctx *ctx,
 	pr->align = 1;
 	pr->item_bytes = SIZE_MAX; /* a head per chunk at most */
 	pr->max_chunks = c->rows > 1 ? 0 : 2;
-	if (c->rows > 1)
-		pr->scratch = (size_t)n_ctx * sizeof(float);
+	/* a batched pass's scores, then a head's keys or values decoded
+	 * from a typed cache (kv_tmp) */
+	pr->scratch = ((c->rows > 1 ? (size_t)n_ctx : 0) + (size_t)head_dim) * sizeof(float);
 	c->gemm = ctx->isa->gemm;
 	c->exp_sum = ctx->isa->exp_sum;
+	c->f16 = ctx->isa->f16;
+	cache_rows(cmd, c, 1, (uint64_t)cmd->param[1].i * head_dim, pr);
 	size_t block_scratch;
 	if (c->rows > 1 && cpu_attn_block(c, &pr->rows_per_item, &block_scratch)) {
 		/* a batched pass: blocks of rows per kv head (attention.c) */
@@ -971,8 +987,7 @@ static int prep_attention(const struct cpu_ctx *ctx,
 		if (block_scratch > pr->scratch)
 			pr->scratch = block_scratch;
 	}
-	pr->max_pos = min_u64(
-		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	pr->max_pos = min_u64(n_ctx, pr->max_pos);
 	return 0;
 }
 

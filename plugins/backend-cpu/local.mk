@@ -6,6 +6,7 @@ plugins_backend_cpu_la_SOURCES = \
 	plugins/backend-cpu/backend.c \
 	plugins/backend-cpu/gemm.c \
 	plugins/backend-cpu/kernels.c \
+	plugins/backend-cpu/kvcache.c \
 	plugins/backend-cpu/plugin.c \
 	plugins/backend-cpu/pool.c \
 	plugins/backend-cpu/vec.c \

@@ -152,6 +152,8 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	pr->max_shared = ctx->props.limits.maxComputeSharedMemorySize;
 	pr->att_chunk = ctx->tune.att_chunk;
 	pr->att_splits = ctx->tune.att_splits;
+	pr->att_kloads = ctx->tune.att_kloads;
+	pr->att_vloads = ctx->tune.att_vloads;
 	pr->shader = (int)op->shader;
 	pr->max_pos = UINT64_MAX;
 	for (int i = 0; i < BELT_MAX_BINDINGS; i++)

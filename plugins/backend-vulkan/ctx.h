@@ -30,6 +30,7 @@ struct vk_tuning {
 	bool coopmat;	  /* coopmat: matrix units where the device has them */
 	uint32_t mm_tile[4]; /* mm_tile: their tile, BM BN WM WN (0s: by size) */
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
+	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */
 };
 
 struct vk_ctx {

@@ -24,6 +24,7 @@
 #define F_ROPE 8u
 #define F_GELU 16u /* with F_SWIGLU: gelu_mul's GELU instead of silu */
 #define F_NEOX 32u /* with F_ROPE: NEOX pairs (i, i + rope_dim/2) */
+#define F_KVH 64u  /* with F_ROPE: F16 caches (else F32) */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)
@@ -216,6 +217,16 @@ int vk_group_outputs(const struct belt_table *t, const struct fgroup *g,
 	return n;
 }
 
+/* The fused forms store k and v into F32 or F16 caches, both of one type:
+ * 0 for F32, F_KVH for F16, -1 for caches they do not store (Q8_0, or
+ * two types). */
+static int cache_flag(const struct belt_binding *kc, const struct belt_binding *vc)
+{
+	if (kc->type != vc->type)
+		return -1;
+	return kc->type == BELT_TYPE_F32 ? 0 : kc->type == BELT_TYPE_F16 ? (int)F_KVH : -1;
+}
+
 /* Whether rope_kv r rotates and stores what the matvecs q, k, v of group
  * g wrote, so that matvec_fused can do it in its epilogue: pairs of rows
  * in one workgroup (rpw rows, even, starting at even rows), the k and v
@@ -229,6 +240,7 @@ static bool rope_fusable(const struct belt_table *t, const uint8_t *writes,
 	int nh = rc->param[0].i, nkv = rc->param[1].i, hd = rc->param[2].i;
 	uint64_t kv_bytes = (uint64_t)nkv * hd * 4;
 	return rpw % 2 == 0 && rpw <= ROPE_YS_MAX && hd % 2 == 0 &&
+	       cache_flag(&rc->bind[3], &rc->bind[4]) >= 0 &&
 	       same_bind(&rc->bind[0], &q->bind[2]) &&
 	       same_bind(&rc->bind[1], &k->bind[2]) &&
 	       same_bind(&rc->bind[2], &v->bind[2]) &&
@@ -260,6 +272,7 @@ static bool rope_pieces(const struct belt_table *t, const uint8_t *writes, uint3
 	uint64_t kv_bytes = (uint64_t)*nkv * *hd * 4;
 	return rk->head == rq->head && kv->head == rq->head && rq->patch == rk->patch &&
 	       rq->patch == kv->patch && *hd % 2 == 0 && kv->param[0].i == *nkv * *hd &&
+	       cache_flag(&kv->bind[2], &kv->bind[3]) >= 0 &&
 	       same_bind(&rk->bind[0], &kv->bind[0]) &&
 	       dead_after(t, writes, first, r + 2, &kv->bind[0], kv_bytes) &&
 	       dead_after(t, writes, first, r + 2, &kv->bind[1], kv_bytes);
@@ -350,12 +363,13 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	} else if (g->nmv == 3 && j < n && vk_is_op(&C[j], "rope_kv") &&
 		   C[j].head == head && rope_fusable(t, writes, g0, g, j, rpw)) {
 		g->tail = (int)j;
-		g->flags |= F_ROPE;
+		g->flags |= F_ROPE | (uint32_t)cache_flag(&C[j].bind[3], &C[j].bind[4]);
 		g->last = j;
 	} else if (g->nmv == 3 && j < n && rope_pieces_fusable(t, writes, g0, g, j, rpw)) {
 		g->rope = (int)j;
 		g->tail = (int)j + 2;
-		g->flags |= F_ROPE | (C[j].param[4].i ? F_NEOX : 0);
+		g->flags |= F_ROPE | (C[j].param[4].i ? F_NEOX : 0) |
+			    (uint32_t)cache_flag(&C[j + 2].bind[2], &C[j + 2].bind[3]);
 		g->last = j + 2;
 	} else if (g->nmv == 1 && j < n && vk_is_op(&C[j], "add") &&
 		   C[j].head == head) {
@@ -598,12 +612,17 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	for (uint32_t x = i; x < j; x++) /* the pieces agree (rope_pieces) */
 		if (C[x].head != rq->head)
 			return false;
-	if (vk_pipeline_for(ctx, VK_SH_QKV_ROPE, BELT_MAX_BINDINGS, err, errsz)) {
+	/* the caches' types: kv.glsl's specialization constants */
+	const uint32_t spec[2] = {kv->bind[2].type == BELT_TYPE_F16,
+				  kv->bind[3].type == BELT_TYPE_F16};
+	VkPipeline pipe;
+	if (vk_spec_pipeline(ctx, VK_SH_QKV_ROPE, BELT_MAX_BINDINGS, spec, 2, &pipe, err,
+			     errsz)) {
 		*failed = true;
 		return true;
 	}
 	*c = oc[j]; /* the rope of q: its frequencies (aux0) and patch */
-	c->pipe = ctx->pipe[VK_SH_QKV_ROPE];
+	c->pipe = pipe;
 	c->layout = ctx->pl[BELT_MAX_BINDINGS];
 	c->n_bind = BELT_MAX_BINDINGS;
 	/* q, k, v; what is added to or scales each (else q, unread); the caches */

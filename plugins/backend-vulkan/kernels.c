@@ -21,6 +21,10 @@
 #define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
 #define ATT_SPLIT_CHUNK 256 /* split_kv: positions per chunk at least */
 #define ATT_SPLITS 8	    /* and chunks per head at most */
+/* shaders/attention.comp: vec4 loads of k in flight per thread, positions
+ * of v per step (specialization constants 2 and 3) */
+#define ATT_KLOADS 32
+#define ATT_VLOADS 32
 /* shaders/attention_rows.comp: query rows per workgroup (BQ) by the
  * largest head_dim of its variant */
 #define ATT_ROWS_HD 128
@@ -170,6 +174,44 @@ static int prep_matvec(const struct belt_cmd *cmd, struct vk_prep *pr,
 	return 0;
 }
 
+/* ---- the KV cache ---- */
+
+/* The caches at bindings i, i + 1 (K, V), rows of n values, as
+ * shaders/kv.glsl reads and writes them: their types as specialization
+ * constants 0 and 1, bound in 16-bit words, at offsets its loads can
+ * take (vec4: four values at a time, 16 bytes aligned for F32 and 8 for
+ * F16); max_pos lowered to the positions both hold. */
+static int kv_caches(const struct belt_cmd *cmd, int i, uint64_t n, bool vec4,
+		     struct vk_prep *pr, char *err, size_t errsz)
+{
+	for (int j = 0; j < 2; j++) {
+		const struct belt_binding *b = &cmd->bind[i + j];
+		uint32_t code = b->type == BELT_TYPE_F32 ? 0 : b->type == BELT_TYPE_F16 ? 1 : 2;
+		uint64_t al = code == 2 ? 2 : code == 1 ? (vec4 ? 8 : 2) : (vec4 ? 16 : 4);
+		if (b->offset % al)
+			return belt_errf(err, errsz,
+					 "%s: %s binding %d (a %s cache) at offset %" PRIu64
+					 ": expected a multiple of %" PRIu64 " bytes",
+					 label(cmd), cmd->kernel->op, i + j, belt_type_name(b->type),
+					 b->offset, al);
+		pr->esize[i + j] = 2;
+		pr->spec[j] = code;
+		/* belt_cmd_check saw a cache type holding a row at least */
+		pr->max_pos = min_u64(pr->max_pos, b->size / belt_type_row_bytes(b->type, n));
+	}
+	pr->n_spec = 2;
+	return 0;
+}
+
+/* attention.comp's loads in flight (specialization constants 2, 3, after
+ * kv_caches' two). */
+static void att_loads(struct vk_prep *pr)
+{
+	pr->spec[2] = pr->att_kloads ? pr->att_kloads : ATT_KLOADS;
+	pr->spec[3] = pr->att_vloads ? pr->att_vloads : ATT_VLOADS;
+	pr->n_spec = 4;
+}
+
 /* ---- rope_kv ---- */
 
 #define ROPE_WG 128 /* local size of shaders/rope_kv.comp */
@@ -212,11 +254,9 @@ static int prep_rope_kv(const struct belt_cmd *cmd, struct vk_prep *pr,
 	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
 	    need(cmd, 1, "k", kv_bytes, err, errsz) ||
 	    need(cmd, 2, "v", kv_bytes, err, errsz) ||
-	    need(cmd, 3, "k_cache", kv_bytes, err, errsz) ||
-	    need(cmd, 4, "v_cache", kv_bytes, err, errsz))
+	    kv_caches(cmd, 3, kv_bytes / 4, false, pr, err, errsz))
 		return -1;
 	pr->n_freq = (uint32_t)(rope_dim / 2);
-	pr->max_pos = min_u64(cmd->bind[3].size, cmd->bind[4].size) / kv_bytes;
 	/* one thread per pair of each q and k head (shaders/rope_kv.comp) */
 	uint64_t pairs = (uint64_t)(cmd->param[0].i + cmd->param[1].i) * ((head_dim + 1) / 2);
 	pr->groups = (uint32_t)ceil_div(pairs, ROPE_WG);
@@ -281,9 +321,8 @@ static int prep_kv_store(const struct belt_cmd *cmd, struct vk_prep *pr, char *e
 		return -1;
 	uint64_t b = (uint64_t)cmd->param[0].i * 4;
 	if (need(cmd, 0, "k", b, err, errsz) || need(cmd, 1, "v", b, err, errsz) ||
-	    need(cmd, 2, "k_cache", b, err, errsz) || need(cmd, 3, "v_cache", b, err, errsz))
+	    kv_caches(cmd, 2, b / 4, false, pr, err, errsz))
 		return -1;
-	pr->max_pos = min_u64(cmd->bind[2].size, cmd->bind[3].size) / b;
 	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
 	return 0;
 }
@@ -340,28 +379,29 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 				 "softcap %g (at least 0)",
 				 label(cmd), head_dim, ATT_EXT_HD, (double)cap);
 	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
-	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	uint64_t kv_elems = (uint64_t)cmd->param[1].i * head_dim;
 	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
-	    need(cmd, 1, "k_cache", kv_bytes, err, errsz) ||
-	    need(cmd, 2, "v_cache", kv_bytes, err, errsz) ||
 	    need(cmd, 3, "out", q_bytes, err, errsz))
 		return -1;
 	pr->groups = (uint32_t)n_head; /* a workgroup per head, per row */
-	pr->max_pos = min_u64((uint64_t)cmd->param[3].i,
-			      min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	pr->max_pos = (uint64_t)cmd->param[3].i;
 	/* a one-row table's: attention.comp's default variant, which takes
 	 * the softcap and window too (aux0 1), where its vec4 reads fit */
-	bool vec4 = true;
-	for (int i = 0; i < 4; i++)
-		vec4 = vec4 && cmd->bind[i].offset % 16 == 0;
+	bool vec4 = cmd->bind[0].offset % 16 == 0 && cmd->bind[3].offset % 16 == 0;
+	for (int i = 1; i < 3; i++)
+		vec4 = vec4 && cmd->bind[i].offset %
+					(cmd->bind[i].type == BELT_TYPE_F32 ? 16 : 8) == 0;
 	if (pr->rows == 1 && vec4 && head_dim % 4 == 0 && head_dim <= ATT_MAX_HEAD_DIM &&
 	    cmd->n_bind > 4 && cmd->bind[4].size >= (uint64_t)n_head * cmd->param[3].i * 4) {
 		pr->shader = VK_SH_ATTENTION;
 		pr->aux[0] = 1;
-		for (int i = 0; i < 4; i++)
-			pr->esize[i] = 16;
+		pr->esize[0] = pr->esize[3] = 16;
+		if (kv_caches(cmd, 1, kv_elems, true, pr, err, errsz))
+			return -1;
+		att_loads(pr);
+		return 0;
 	}
-	return 0;
+	return kv_caches(cmd, 1, kv_elems, false, pr, err, errsz);
 }
 
 /* ---- mixtures of experts ---- */
@@ -418,20 +458,17 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 				 "%s: attention head_dim %d: this backend "
 				 "takes multiples of 4 up to %d",
 				 label(cmd), head_dim, ATT_MAX_HEAD_DIM);
-	/* q, the caches and out are read as vec4s */
-	for (int i = 0; i < 4; i++)
-		pr->esize[i] = 16;
+	/* q and out are read as vec4s, the caches four values at a time */
+	pr->esize[0] = pr->esize[3] = 16;
 	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
 	uint64_t q_bytes = (uint64_t)n_head * head_dim * 4;
-	uint64_t kv_bytes = (uint64_t)cmd->param[1].i * head_dim * 4;
+	pr->max_pos = n_ctx;
 	if (need(cmd, 0, "q", q_bytes, err, errsz) ||
-	    need(cmd, 1, "k_cache", kv_bytes, err, errsz) ||
-	    need(cmd, 2, "v_cache", kv_bytes, err, errsz) ||
+	    kv_caches(cmd, 1, (uint64_t)cmd->param[1].i * head_dim, true, pr, err, errsz) ||
 	    need(cmd, 3, "out", q_bytes, err, errsz) ||
 	    need(cmd, 4, "att", (uint64_t)n_head * n_ctx * 4, err, errsz))
 		return -1;
-	pr->max_pos = min_u64(
-		n_ctx, min_u64(cmd->bind[1].size, cmd->bind[2].size) / kv_bytes);
+	att_loads(pr);
 	pr->groups = (uint32_t)n_head;
 	if (pr->rows > 1) {
 		/* blocks of query rows, every variant (the same result) */
@@ -444,6 +481,7 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 		pr->shader = small ? VK_SH_ATT_ROWS : VK_SH_ATT_ROWS_256;
 		pr->rows_dim = VK_ROWS_X;
 		pr->rows_tile = small ? ATT_ROWS_BQ : ATT_ROWS_BQ_256;
+		pr->n_spec = 2; /* the caches' types only */
 	}
 	return 0;
 }

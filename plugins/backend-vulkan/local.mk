@@ -158,14 +158,14 @@ plugins/backend-vulkan/spv/rmsnorm_add.spv.h: $(srcdir)/shaders/rmsnorm.comp $(s
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DADD -o $@ $(srcdir)/shaders/rmsnorm.comp
 
 VK_SPV += plugins/backend-vulkan/spv/qkv_rope.spv.h
-plugins/backend-vulkan/spv/qkv_rope.spv.h: $(srcdir)/shaders/qkv_rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/qkv_rope.spv.h: $(srcdir)/shaders/qkv_rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/qkv_rope.comp
 EXTRA_DIST += shaders/qkv_rope.comp
 
-plugins/backend-vulkan/spv/rope_kv.spv.h: $(srcdir)/shaders/rope_kv.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
+plugins/backend-vulkan/spv/rope_kv.spv.h: $(srcdir)/shaders/rope_kv.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rope_kv.comp
 
-plugins/backend-vulkan/spv/attention.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/attention.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention.comp
 
 plugins/backend-vulkan/spv/silu_mul.spv.h: $(srcdir)/shaders/silu_mul.comp $(srcdir)/shaders/common.glsl
@@ -241,7 +241,7 @@ plugins/backend-vulkan/spv/repack_q8_0.spv.h: $(srcdir)/shaders/repack.comp $(sr
 plugins/backend-vulkan/spv/repack_q4_0.spv.h: $(srcdir)/shaders/repack.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/repack.comp
 
-plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSPLIT -o $@ $(srcdir)/shaders/attention.comp
 
 plugins/backend-vulkan/spv/sample_penalty.spv.h: $(srcdir)/shaders/sample_penalty.comp $(srcdir)/shaders/common.glsl
@@ -370,10 +370,10 @@ plugins/backend-vulkan/spv/matmul_q5_k.spv.h: $(srcdir)/shaders/matmul.comp $(sr
 plugins/backend-vulkan/spv/matmul_iq4_xs.spv.h: $(srcdir)/shaders/matmul.comp $(srcdir)/shaders/matmul_load.glsl $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matmul.comp
 
-plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/attention_rows.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_rows.comp
 
-plugins/backend-vulkan/spv/attention_rows_256.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/attention_rows_256.spv.h: $(srcdir)/shaders/attention_rows.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DHD=256 -o $@ $(srcdir)/shaders/attention_rows.comp
 
 # The ops of architectures beyond Llama 1/2 (rope alone, with frequency
@@ -387,7 +387,7 @@ plugins/backend-vulkan/spv/rope.spv.h: $(srcdir)/shaders/rope.comp $(srcdir)/sha
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rope.comp
 plugins/backend-vulkan/spv/rope_ff.spv.h: $(srcdir)/shaders/rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DFF -o $@ $(srcdir)/shaders/rope.comp
-plugins/backend-vulkan/spv/kv_store.spv.h: $(srcdir)/shaders/kv_store.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/kv_store.spv.h: $(srcdir)/shaders/kv_store.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/kv_store.comp
 plugins/backend-vulkan/spv/bias_add.spv.h: $(srcdir)/shaders/bias_add.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/bias_add.comp
@@ -406,9 +406,9 @@ plugins/backend-vulkan/spv/softcap.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSOFTCAP -o $@ $(srcdir)/shaders/scale.comp
 plugins/backend-vulkan/spv/gelu_mul.spv.h: $(srcdir)/shaders/gelu_mul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/gelu_mul.comp
-plugins/backend-vulkan/spv/attention_ext.spv.h: $(srcdir)/shaders/attention_ext.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/attention_ext.spv.h: $(srcdir)/shaders/attention_ext.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_ext.comp
-EXTRA_DIST += shaders/scale.comp shaders/gelu_mul.comp shaders/attention_ext.comp shaders/tanh.glsl
+EXTRA_DIST += shaders/scale.comp shaders/gelu_mul.comp shaders/attention_ext.comp shaders/tanh.glsl shaders/kv.glsl
 
 # Mixtures of experts: routing, each type's matvec over the chosen
 # experts (matvec.comp with MOE), the weighted sum

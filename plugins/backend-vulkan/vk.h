@@ -273,6 +273,7 @@ struct vk_prep {
 	uint32_t cm_tile[4]; /* in: their tile (BM, BN, WM, WN; 0s: by size) */
 	uint32_t max_shared; /* in: the device's shared memory per workgroup */
 	uint32_t att_chunk, att_splits; /* in: split_kv's chunks (0: defaults) */
+	uint32_t att_kloads, att_vloads; /* in: attention.comp's loads in flight */
 	uint32_t spec[VK_SPEC_MAX]; /* the shader's specialization constants */
 	uint32_t n_spec;   /* how many (0: none) */
 	uint64_t max_pos;  /* positions pos < max_pos are in range */

@@ -60,6 +60,9 @@ struct belt_session_params {
 	/* prompt tokens per batch (llama.cpp's -b; 0: 2048), and per pass
 	 * of the batched table (-ub; 0: 512; 1: token by token) */
 	uint32_t n_batch, n_ubatch;
+	/* element types of the K and V caches (belt_type: F32, F16 or Q8_0,
+	 * llama.cpp's -ctk/-ctv); the defaults are F16 */
+	int type_k, type_v;
 };
 /* Fill p with the defaults. */
 void belt_session_params_default(struct belt_session_params *p);

@@ -63,9 +63,14 @@ int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
 
 /* Check a command against its op's contract: the kernel's schema and
  * binding count equal the contract's, the patch is one the op takes, and
- * every row binding holds its rows. Backends call it from table_prepare;
+ * every row binding holds its rows, every cache binding is of a cache type
+ * with whole blocks per head (or row) and holds a row. Backends call it from table_prepare;
  * the message names the command's label. */
 int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz);
+
+/* Whether caches may hold type t: F32, F16 or Q8_0 (llama.cpp's blocks,
+ * a position's row of n_head_kv * head_dim values after another). */
+bool belt_cache_type_ok(int t);
 
 /* Bytes of binding i that one row of command c reads: the whole binding,
  * but one row of a table an embedding looks up by token, and n_used of

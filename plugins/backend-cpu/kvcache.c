@@ -1,0 +1,66 @@
+/* The KV cache in its element type: a position's row of n values as F32,
+ * F16 or Q8_0 blocks (llama.cpp's layout), written from floats and read
+ * back as floats. */
+#include <math.h>
+#include <string.h>
+
+#include "belt/quant.h"
+#include "cpu.h"
+
+void cpu_kv_put(int type, void *cache, size_t slot, size_t n, const float *src)
+{
+	size_t rb = belt_type_row_bytes(type, n);
+	char *row = (char *)cache + slot * rb;
+	if (type == BELT_TYPE_F32) {
+		memcpy(row, src, n * sizeof(float));
+	} else if (type == BELT_TYPE_F16) {
+		uint16_t *h = (uint16_t *)row;
+		for (size_t i = 0; i < n; i++)
+			h[i] = belt_f32_to_fp16(src[i]);
+	} else {
+		belt_quantize_row(BELT_TYPE_Q8_0, src, row, (int64_t)n);
+	}
+}
+
+const float *cpu_kv_get(int type, const void *cache, size_t slot, size_t n, size_t off,
+			size_t len, cpu_f16_fn f16, float *tmp)
+{
+	const char *row = (const char *)cache + slot * belt_type_row_bytes(type, n);
+	if (type == BELT_TYPE_F32)
+		return (const float *)row + off;
+	if (type == BELT_TYPE_F16) {
+		f16((const uint16_t *)row + off, tmp, (int)len);
+		return tmp;
+	}
+	const struct belt_block_q8_0 *b = (const struct belt_block_q8_0 *)row + off / BELT_QK8_0;
+	for (size_t j = 0; j < len / BELT_QK8_0; j++, b++) {
+		float d = belt_fp16_to_f32(b->d);
+		for (int i = 0; i < BELT_QK8_0; i++)
+			tmp[j * BELT_QK8_0 + i] = d * (float)b->qs[i];
+	}
+	return tmp;
+}
+
+void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t n_kv,
+		   float *att, float *out, float *tmp)
+{
+	int hd = c->prm[2].i;
+	size_t kv_dim = (size_t)c->prm[1].i * hd;
+	float scale = c->prm[4].f, mx = -INFINITY;
+	for (uint32_t t = 0; t < n_kv; t++) {
+		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], t, kv_dim, kv_off, hd, c->f16, tmp);
+		float s = 0.0f;
+		for (int d = 0; d < hd; d++)
+			s += q[d] * k[d];
+		att[t] = s * scale;
+		mx = att[t] > mx ? att[t] : mx;
+	}
+	float sum = n_kv ? c->exp_sum(att, n_kv, mx) : 1.0f;
+	memset(out, 0, (size_t)hd * sizeof *out);
+	for (uint32_t t = 0; t < n_kv; t++) {
+		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], t, kv_dim, kv_off, hd, c->f16, tmp);
+		float p = att[t] / sum;
+		for (int d = 0; d < hd; d++)
+			out[d] += p * v[d];
+	}
+}

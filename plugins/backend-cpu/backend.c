@@ -103,6 +103,8 @@ static int pick_isa(const char *want, struct cpu_isa *isa, char *err,
 			isa->argmax = sets[i]->argmax;
 		if (!isa->attend)
 			isa->attend = sets[i]->attend;
+		if (!isa->attend_f16)
+			isa->attend_f16 = sets[i]->attend_f16;
 		if (!isa->silu_mul)
 			isa->silu_mul = sets[i]->silu_mul;
 		if (!isa->gemm)

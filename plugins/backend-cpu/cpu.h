@@ -163,6 +163,10 @@ typedef void (*cpu_attend_fn)(const float *q, const float *kc,
 			      const float *vc, size_t stride, int64_t n_kv,
 			      int head_dim, float scale, float *att,
 			      float *out);
+/* The same over caches of halves (stride in halves). */
+typedef void (*cpu_attend_f16_fn)(const float *q, const uint16_t *kc, const uint16_t *vc,
+				  size_t stride, int64_t n_kv, int head_dim, float scale,
+				  float *att, float *out);
 /* out[i] = g[i] / (1 + exp(-g[i])) * u[i] for i < n; out may alias g. */
 typedef void (*cpu_silu_mul_fn)(const float *g, const float *u, float *out,
 				int64_t n);
@@ -237,6 +241,7 @@ struct cpu_isa {
 	cpu_quant_fn quantize_x;
 	cpu_argmax_fn argmax;
 	cpu_attend_fn attend;
+	cpu_attend_f16_fn attend_f16;
 	cpu_silu_mul_fn silu_mul;
 	cpu_gemm_fn gemm;
 	cpu_gemm_i8_fn gemm_i8; /* NULL: quantized products in F32 */
@@ -316,6 +321,7 @@ struct cpu_cmd {
 	cpu_f16_fn f16;
 	cpu_argmax_fn argmax;
 	cpu_attend_fn attend;
+	cpu_attend_f16_fn attend_f16;
 	cpu_silu_mul_fn silu_mul;
 	size_t row_bytes;
 	enum cpu_wtype w;  /* embed: weight type */
@@ -330,13 +336,12 @@ struct cpu_cmd {
  * F16 or Q8_0 blocks. Store src as row slot; read elements [off, off +
  * len) of row slot as floats (the cache itself for F32, else decoded into
  * tmp; off and len whole blocks); one head of attention (bindings and
- * params of the attention ops) over n_kv positions of typed caches, tmp
- * of head_dim floats. */
+ * params of the attention ops) over n_kv positions of typed caches. */
 void cpu_kv_put(int type, void *cache, size_t slot, size_t n, const float *src);
 const float *cpu_kv_get(int type, const void *cache, size_t slot, size_t n, size_t off,
 			size_t len, cpu_f16_fn f16, float *tmp);
 void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t n_kv,
-		   float *att, float *out, float *tmp);
+		   float *att, float *out);
 
 /* What a kernel's prepare tells the backend about a command. */
 struct cpu_prep {

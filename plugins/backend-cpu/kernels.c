@@ -948,8 +948,12 @@ static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
 			c->attend(q, (const float *)c->p[1] + kv_off,
 				  (const float *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
 				  c->prm[4].f, att, out);
+		else if (c->kv_type[0] == BELT_TYPE_F16 && c->kv_type[1] == BELT_TYPE_F16)
+			c->attend_f16(q, (const uint16_t *)c->p[1] + kv_off,
+				      (const uint16_t *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
+				      c->prm[4].f, att, out);
 		else
-			cpu_attend_kv(c, q, kv_off, at.n_kv, att, out, kv_tmp(c, w, ps));
+			cpu_attend_kv(c, q, kv_off, at.n_kv, att, out);
 	}
 }
 
@@ -968,6 +972,7 @@ static int prep_attention(const struct cpu_ctx *ctx,
 	    need(cmd, 4, "att", (uint64_t)n_head * n_ctx * 4, err, errsz))
 		return -1;
 	c->attend = ctx->isa->attend;
+	c->attend_f16 = ctx->isa->attend_f16;
 	pr->len = n_head;
 	pr->align = 1;
 	pr->item_bytes = SIZE_MAX; /* a head per chunk at most */

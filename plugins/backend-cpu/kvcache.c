@@ -41,26 +41,72 @@ const float *cpu_kv_get(int type, const void *cache, size_t slot, size_t n, size
 	return tmp;
 }
 
+/* q . (element off.. of row slot), hd values, without copying them. */
+static float kv_dot(int type, const void *cache, size_t slot, size_t n, size_t off, int hd,
+		    const float *q)
+{
+	const char *row = (const char *)cache + slot * belt_type_row_bytes(type, n);
+	float s = 0.0f;
+	if (type == BELT_TYPE_F32) {
+		const float *k = (const float *)row + off;
+		for (int i = 0; i < hd; i++)
+			s += q[i] * k[i];
+	} else if (type == BELT_TYPE_F16) {
+		const uint16_t *k = (const uint16_t *)row + off;
+		for (int i = 0; i < hd; i++)
+			s += q[i] * cpu_fp16(k[i]);
+	} else {
+		const struct belt_block_q8_0 *b =
+			(const struct belt_block_q8_0 *)row + off / BELT_QK8_0;
+		/* eight sums side by side: a vector's lanes, in any ISA */
+		for (int j = 0; j < hd / BELT_QK8_0; j++, b++, q += BELT_QK8_0) {
+			float a[8] = {0};
+			for (int i = 0; i < BELT_QK8_0; i += 8)
+				for (int l = 0; l < 8; l++)
+					a[l] += q[i + l] * (float)b->qs[i + l];
+			s += cpu_fp16(b->d) * (((a[0] + a[1]) + (a[2] + a[3])) +
+					       ((a[4] + a[5]) + (a[6] + a[7])));
+		}
+	}
+	return s;
+}
+
+/* out += p * (element off.. of row slot), hd values. */
+static void kv_axpy(int type, const void *cache, size_t slot, size_t n, size_t off, int hd,
+		    float p, float *out)
+{
+	const char *row = (const char *)cache + slot * belt_type_row_bytes(type, n);
+	if (type == BELT_TYPE_F32) {
+		const float *v = (const float *)row + off;
+		for (int i = 0; i < hd; i++)
+			out[i] += p * v[i];
+	} else if (type == BELT_TYPE_F16) {
+		const uint16_t *v = (const uint16_t *)row + off;
+		for (int i = 0; i < hd; i++)
+			out[i] += p * cpu_fp16(v[i]);
+	} else {
+		const struct belt_block_q8_0 *b =
+			(const struct belt_block_q8_0 *)row + off / BELT_QK8_0;
+		for (int j = 0; j < hd / BELT_QK8_0; j++, b++, out += BELT_QK8_0) {
+			float pd = p * cpu_fp16(b->d);
+			for (int i = 0; i < BELT_QK8_0; i++)
+				out[i] += pd * (float)b->qs[i];
+		}
+	}
+}
+
 void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t n_kv,
-		   float *att, float *out, float *tmp)
+		   float *att, float *out)
 {
 	int hd = c->prm[2].i;
 	size_t kv_dim = (size_t)c->prm[1].i * hd;
 	float scale = c->prm[4].f, mx = -INFINITY;
 	for (uint32_t t = 0; t < n_kv; t++) {
-		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], t, kv_dim, kv_off, hd, c->f16, tmp);
-		float s = 0.0f;
-		for (int d = 0; d < hd; d++)
-			s += q[d] * k[d];
-		att[t] = s * scale;
+		att[t] = kv_dot(c->kv_type[0], c->p[1], t, kv_dim, kv_off, hd, q) * scale;
 		mx = att[t] > mx ? att[t] : mx;
 	}
 	float sum = n_kv ? c->exp_sum(att, n_kv, mx) : 1.0f;
 	memset(out, 0, (size_t)hd * sizeof *out);
-	for (uint32_t t = 0; t < n_kv; t++) {
-		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], t, kv_dim, kv_off, hd, c->f16, tmp);
-		float p = att[t] / sum;
-		for (int d = 0; d < hd; d++)
-			out[d] += p * v[d];
-	}
+	for (uint32_t t = 0; t < n_kv; t++)
+		kv_axpy(c->kv_type[1], c->p[2], t, kv_dim, kv_off, hd, att[t] / sum, out);
 }

@@ -355,6 +355,37 @@ static void attend_generic(const float *q, const float *kc, const float *vc,
 	}
 }
 
+/* attend_generic over caches of halves. */
+static void attend_f16_generic(const float *q, const uint16_t *kc, const uint16_t *vc,
+			       size_t stride, int64_t n_kv, int head_dim, float scale, float *att,
+			       float *out)
+{
+	float max = -INFINITY;
+	for (int64_t t = 0; t < n_kv; t++) {
+		const uint16_t *k = kc + (size_t)t * stride;
+		float d = 0.0f;
+		for (int i = 0; i < head_dim; i++)
+			d += cpu_fp16(k[i]) * q[i];
+		att[t] = scale * d;
+		if (att[t] > max)
+			max = att[t];
+	}
+	float sum = 0.0f;
+	for (int64_t t = 0; t < n_kv; t++) {
+		att[t] = expf(att[t] - max);
+		sum += att[t];
+	}
+	for (int64_t t = 0; t < n_kv; t++)
+		att[t] /= sum;
+	memset(out, 0, (size_t)head_dim * sizeof(float));
+	for (int64_t t = 0; t < n_kv; t++) {
+		const uint16_t *v = vc + (size_t)t * stride;
+		float a = att[t];
+		for (int i = 0; i < head_dim; i++)
+			out[i] += a * cpu_fp16(v[i]);
+	}
+}
+
 static void f16_generic(const uint16_t *h, float *out, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -407,6 +438,7 @@ const struct cpu_isa cpu_isa_generic = {
 	.quantize_x = NULL,
 	.argmax = argmax_generic,
 	.attend = attend_generic,
+	.attend_f16 = attend_f16_generic,
 	.silu_mul = silu_mul_generic,
 	.gemm = cpu_gemm_block_generic,
 	.exp_sum = exp_sum_generic,

@@ -827,95 +827,108 @@ AVX2 static float dot_tail(const float *a, const float *b, int n)
 	return s;
 }
 
-/* Scores 8 positions at a time (their 8 sums transposed into one vector),
- * softmax with a vector exp, then out accumulated in registers. */
-AVX2 static void attend(const float *q, const float *kc, const float *vc,
-			size_t stride, int64_t n_kv, int head_dim,
-			float scale, float *att, float *out)
+AVX2 static float dot_tail_f16(const uint16_t *a, const float *b, int n)
 {
-	int hd8 = head_dim & ~7;
-	const __m256 vscale = _mm256_set1_ps(scale);
-	int64_t t = 0;
-	for (; t + 8 <= n_kv; t += 8) {
-		const float *k0 = kc + (size_t)t * stride;
-		__m256 a[8];
-		for (int r = 0; r < 8; r++)
-			a[r] = _mm256_setzero_ps();
-		/* rows are stride apart, beyond what the hardware prefetches */
-		if (t + 16 <= n_kv)
-			for (int r = 8; r < 16; r++)
-				for (int j = 0; j < head_dim; j += 16)
-					_mm_prefetch((const char *)(k0 + r * stride + j),
-						     _MM_HINT_T0);
-		for (int j = 0; j < hd8; j += 8) {
-			__m256 qv = _mm256_loadu_ps(q + j);
-			for (int r = 0; r < 8; r++)
-				a[r] = _mm256_fmadd_ps(
-					_mm256_loadu_ps(k0 + r * stride + j), qv,
-					a[r]);
-		}
-		__m256 s = hsum8x8(a);
-		if (hd8 < head_dim) {
-			float tail[8];
-			for (int r = 0; r < 8; r++)
-				tail[r] = dot_tail(k0 + r * stride + hd8, q + hd8,
-						   head_dim - hd8);
-			s = _mm256_add_ps(s, _mm256_loadu_ps(tail));
-		}
-		_mm256_storeu_ps(att + t, _mm256_mul_ps(s, vscale));
-	}
-	for (; t < n_kv; t++)
-		att[t] = scale * dot_tail(kc + (size_t)t * stride, q, head_dim);
-
-	/* softmax */
-	float max = att[0];
-	for (t = 1; t < n_kv; t++)
-		max = att[t] > max ? att[t] : max;
-	__m256 vmax = _mm256_set1_ps(max), vsum = _mm256_setzero_ps();
-	for (t = 0; t + 8 <= n_kv; t += 8) {
-		__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(att + t), vmax));
-		_mm256_storeu_ps(att + t, e);
-		vsum = _mm256_add_ps(vsum, e);
-	}
-	float sum = hsum(vsum);
-	for (; t < n_kv; t++) {
-		att[t] = expf(att[t] - max);
-		sum += att[t];
-	}
-	__m256 vs = _mm256_set1_ps(sum);
-	for (t = 0; t + 8 <= n_kv; t += 8)
-		_mm256_storeu_ps(att + t,
-				 _mm256_div_ps(_mm256_loadu_ps(att + t), vs));
-	for (; t < n_kv; t++)
-		att[t] /= sum;
-
-	/* out = sum_t att[t] v_t, 64 floats at a time in registers */
-	for (int j0 = 0; j0 < hd8; j0 += 64) {
-		int nv = (hd8 - j0) / 8 < 8 ? (hd8 - j0) / 8 : 8;
-		__m256 o[8];
-		for (int i = 0; i < 8; i++)
-			o[i] = _mm256_setzero_ps();
-		for (t = 0; t < n_kv; t++) {
-			const float *v = vc + (size_t)t * stride + j0;
-			if (t + 4 < n_kv)
-				for (int i = 0; i < nv; i += 2)
-					_mm_prefetch((const char *)(v + 4 * stride + 8 * i),
-						     _MM_HINT_T0);
-			__m256 a = _mm256_broadcast_ss(att + t);
-			for (int i = 0; i < nv; i++)
-				o[i] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * i),
-						       o[i]);
-		}
-		for (int i = 0; i < nv; i++)
-			_mm256_storeu_ps(out + j0 + 8 * i, o[i]);
-	}
-	for (int j = hd8; j < head_dim; j++) {
-		float o = 0.0f;
-		for (t = 0; t < n_kv; t++)
-			o += att[t] * vc[(size_t)t * stride + j];
-		out[j] = o;
-	}
+	float s = 0.0f;
+	for (int j = 0; j < n; j++)
+		s += cpu_fp16(a[j]) * b[j];
+	return s;
 }
+
+/* Scores 8 positions at a time (their 8 sums transposed into one vector),
+ * softmax with a vector exp, then out accumulated in registers; one body
+ * for caches of floats (attend) and of halves (attend_f16, converted 8 at
+ * a time by F16C): T the element, LD8 eight of them as floats, AT one,
+ * TAIL a row's dot with q past the multiple of 8. */
+#define LD8_F32(p) _mm256_loadu_ps(p)
+#define LD8_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define AT_F32(p) (*(p))
+#define AT_F16(p) cpu_fp16(*(p))
+#define ATTEND(NAME, T, LD8, AT, TAIL)                                                   \
+	AVX2 static void NAME(const float *q, const T *kc, const T *vc, size_t stride,      \
+			      int64_t n_kv, int head_dim, float scale, float *att, float *out) \
+	{                                                                                  \
+		int hd8 = head_dim & ~7;                                                   \
+		const __m256 vscale = _mm256_set1_ps(scale);                               \
+		int64_t t = 0;                                                             \
+		for (; t + 8 <= n_kv; t += 8) {                                            \
+			const T *k0 = kc + (size_t)t * stride;                             \
+			__m256 a[8];                                                       \
+			for (int r = 0; r < 8; r++)                                        \
+				a[r] = _mm256_setzero_ps();                                \
+			/* rows are stride apart, beyond what the hardware prefetches */  \
+			if (t + 16 <= n_kv)                                                \
+				for (int r = 8; r < 16; r++)                               \
+					for (int j = 0; j < head_dim; j += 16)             \
+						_mm_prefetch((const char *)(k0 + r * stride + j), \
+							     _MM_HINT_T0);                  \
+			for (int j = 0; j < hd8; j += 8) {                                 \
+				__m256 qv = _mm256_loadu_ps(q + j);                        \
+				for (int r = 0; r < 8; r++)                                \
+					a[r] = _mm256_fmadd_ps(LD8(k0 + r * stride + j), qv, a[r]); \
+			}                                                                  \
+			__m256 s = hsum8x8(a);                                             \
+			if (hd8 < head_dim) {                                              \
+				float tail[8];                                             \
+				for (int r = 0; r < 8; r++)                                \
+					tail[r] = TAIL(k0 + r * stride + hd8, q + hd8,     \
+						       head_dim - hd8);                    \
+				s = _mm256_add_ps(s, _mm256_loadu_ps(tail));               \
+			}                                                                  \
+			_mm256_storeu_ps(att + t, _mm256_mul_ps(s, vscale));               \
+		}                                                                          \
+		for (; t < n_kv; t++)                                                      \
+			att[t] = scale * TAIL(kc + (size_t)t * stride, q, head_dim);       \
+                                                                                           \
+		/* softmax */                                                              \
+		float max = att[0];                                                        \
+		for (t = 1; t < n_kv; t++)                                                 \
+			max = att[t] > max ? att[t] : max;                                 \
+		__m256 vmax = _mm256_set1_ps(max), vsum = _mm256_setzero_ps();             \
+		for (t = 0; t + 8 <= n_kv; t += 8) {                                       \
+			__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(att + t), vmax));  \
+			_mm256_storeu_ps(att + t, e);                                      \
+			vsum = _mm256_add_ps(vsum, e);                                     \
+		}                                                                          \
+		float sum = hsum(vsum);                                                    \
+		for (; t < n_kv; t++) {                                                    \
+			att[t] = expf(att[t] - max);                                       \
+			sum += att[t];                                                     \
+		}                                                                          \
+		__m256 vs = _mm256_set1_ps(sum);                                           \
+		for (t = 0; t + 8 <= n_kv; t += 8)                                         \
+			_mm256_storeu_ps(att + t, _mm256_div_ps(_mm256_loadu_ps(att + t), vs)); \
+		for (; t < n_kv; t++)                                                      \
+			att[t] /= sum;                                                     \
+                                                                                           \
+		/* out = sum_t att[t] v_t, 64 floats at a time in registers */             \
+		for (int j0 = 0; j0 < hd8; j0 += 64) {                                     \
+			int nv = (hd8 - j0) / 8 < 8 ? (hd8 - j0) / 8 : 8;                  \
+			__m256 o[8];                                                       \
+			for (int i = 0; i < 8; i++)                                        \
+				o[i] = _mm256_setzero_ps();                                \
+			for (t = 0; t < n_kv; t++) {                                       \
+				const T *v = vc + (size_t)t * stride + j0;                 \
+				if (t + 4 < n_kv)                                          \
+					for (int i = 0; i < nv; i += 2)                    \
+						_mm_prefetch((const char *)(v + 4 * stride + 8 * i), \
+							     _MM_HINT_T0);                  \
+				__m256 a = _mm256_broadcast_ss(att + t);                   \
+				for (int i = 0; i < nv; i++)                               \
+					o[i] = _mm256_fmadd_ps(a, LD8(v + 8 * i), o[i]);   \
+			}                                                                  \
+			for (int i = 0; i < nv; i++)                                       \
+				_mm256_storeu_ps(out + j0 + 8 * i, o[i]);                  \
+		}                                                                          \
+		for (int j = hd8; j < head_dim; j++) {                                     \
+			float o = 0.0f;                                                    \
+			for (t = 0; t < n_kv; t++)                                         \
+				o += att[t] * AT(vc + (size_t)t * stride + j);             \
+			out[j] = o;                                                        \
+		}                                                                          \
+	}
+ATTEND(attend, float, LD8_F32, AT_F32, dot_tail)
+ATTEND(attend_f16, uint16_t, LD8_F16, AT_F16, dot_tail_f16)
 
 AVX2 static int64_t argmax(const float *x, int64_t n)
 {
@@ -1035,6 +1048,7 @@ static const struct cpu_isa isa_avx2 = {
 	.quantize_x = quantize_x,
 	.argmax = argmax,
 	.attend = attend,
+	.attend_f16 = attend_f16,
 	.silu_mul = silu_mul,
 	.gemm = gemm_block,
 	.exp_sum = exp_sum,

@@ -67,6 +67,9 @@ void main()
 	// positions the block needs: its last row sees up to pos + r
 	uint n_kv = kv_on ? pos + r0 + nq : 0u;
 	uint qo = pc.o[0] + h * hd4, kvo = kh * hd4 * 4u;
+	uint hd8 = hd4 / 2u;
+	bool k8 = KV_K == KV_F16 && (hd4 & 1u) == 0u && kv_f16x8_ok(pc.o[1]);
+	bool v8 = KV_V == KV_F16 && (hd4 & 1u) == 0u && kv_f16x8_ok(pc.o[2]);
 
 	for (uint i = tid; i < BQ * hd4; i += WG) {
 		uint q = i / hd4, d = i % hd4;
@@ -84,10 +87,23 @@ void main()
 
 	for (uint s0 = 0; s0 < n_kv; s0 += BKV) {
 		uint ns = min(uint(BKV), n_kv - s0);
-		for (uint i = tid; i < BKV * hd4; i += WG) {
-			uint t = i / hd4, d = i % hd4;
-			kvs[t][d] = t < ns ? k_load4(pc.o[1], (s0 + t) * kv_dim + kvo + 4u * d)
-					   : vec4(0.0);
+		// F16 rows (head_dim a multiple of 8, the cache 16-byte
+		// aligned) eight values to a load, else four
+		if (k8) {
+			for (uint i = tid; i < BKV * hd8; i += WG) {
+				uint t = i / hd8, d = (i % hd8) * 2u;
+				vec4 lo = vec4(0.0), hi = vec4(0.0);
+				if (t < ns)
+					k_load8(pc.o[1], (s0 + t) * kv_dim + kvo + 4u * d, lo, hi);
+				kvs[t][d] = lo;
+				kvs[t][d + 1u] = hi;
+			}
+		} else {
+			for (uint i = tid; i < BKV * hd4; i += WG) {
+				uint t = i / hd4, d = i % hd4;
+				kvs[t][d] = t < ns ? k_load4(pc.o[1], (s0 + t) * kv_dim + kvo + 4u * d)
+						   : vec4(0.0);
+			}
 		}
 		if (tree && tid < BQ && s0 + BKV > pos) {
 			// ancestors from the row down, while in or above the step
@@ -124,10 +140,21 @@ void main()
 			cm = max(cm, ps[oq][t]);
 		red_m[oq][ol] = cm;
 		// the k are used up: the step's v in their place
-		for (uint i = tid; i < BKV * hd4; i += WG) {
-			uint t = i / hd4, d = i % hd4;
-			kvs[t][d] = t < ns ? v_load4(pc.o[2], (s0 + t) * kv_dim + kvo + 4u * d)
-					   : vec4(0.0);
+		if (v8) {
+			for (uint i = tid; i < BKV * hd8; i += WG) {
+				uint t = i / hd8, d = (i % hd8) * 2u;
+				vec4 lo = vec4(0.0), hi = vec4(0.0);
+				if (t < ns)
+					v_load8(pc.o[2], (s0 + t) * kv_dim + kvo + 4u * d, lo, hi);
+				kvs[t][d] = lo;
+				kvs[t][d + 1u] = hi;
+			}
+		} else {
+			for (uint i = tid; i < BKV * hd4; i += WG) {
+				uint t = i / hd4, d = i % hd4;
+				kvs[t][d] = t < ns ? v_load4(pc.o[2], (s0 + t) * kv_dim + kvo + 4u * d)
+						   : vec4(0.0);
+			}
 		}
 		barrier();
 		float mn = mo;

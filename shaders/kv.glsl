@@ -8,7 +8,7 @@
 // element e of a cache is its e-th value from that base.
 //
 // Readers: k_load4 / v_load4 (e a multiple of 4; the base 16-byte aligned
-// for F32, 8 for F16) and k_at / v_at. Writers: k_store / v_store of F32
+// for F32, 8 for F16), k_at / v_at, and for F16 k_load8 / v_load8. Writers: k_store / v_store of F32
 // and F16 caches; q8_store_k / q8_store_v, the word of two quants at
 // element e (even) and, with the block's scale, its first word.
 #ifndef KV_K_ID
@@ -37,6 +37,8 @@ layout(binding = KV_V_BINDING) KV_ACCESS buffer VCF4 { vec4 vcf4[]; };
 layout(binding = KV_V_BINDING) KV_ACCESS buffer VCH { float16_t vch[]; };
 layout(binding = KV_V_BINDING) KV_ACCESS buffer VCH4 { f16vec4 vch4[]; };
 layout(binding = KV_V_BINDING) KV_ACCESS buffer VCW { uint16_t vcw[]; };
+layout(binding = KV_K_BINDING) KV_ACCESS buffer KCU4 { uvec4 kcu4[]; };
+layout(binding = KV_V_BINDING) KV_ACCESS buffer VCU4 { uvec4 vcu4[]; };
 
 // 16-bit words of a Q8_0 block, and the first word of the block of e
 #define KV_Q8_WORDS 17u
@@ -72,6 +74,19 @@ vec4 kv_i8x4(uint b)
 	}
 KV_READERS(k_load4, k_at, KV_K, kcf, kcf4, kch, kch4, kcw)
 KV_READERS(v_load4, v_at, KV_V, vcf, vcf4, vch, vch4, vcw)
+
+// Eight values of an F16 cache from element e in one 16-byte load: e a
+// multiple of 8, the base of 8 words (kv_f16x8_ok says whether it is).
+bool kv_f16x8_ok(uint base) { return (base & 7u) == 0u; }
+#define KV_LOAD8(NAME, U4)                                                  \
+	void NAME(uint base, uint e, out vec4 lo, out vec4 hi)              \
+	{                                                                   \
+		uvec4 u = U4[(base >> 3) + (e >> 3)];                       \
+		lo = vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));        \
+		hi = vec4(unpackHalf2x16(u.z), unpackHalf2x16(u.w));        \
+	}
+KV_LOAD8(k_load8, kcu4)
+KV_LOAD8(v_load8, vcu4)
 #else
 void k_store(uint base, uint e, float x)
 {

@@ -445,7 +445,8 @@ static int prep_moe_combine(const struct cpu_ctx *ctx, const struct belt_cmd *cm
 
 /* The caches at bindings i and i + 1 (K, V), rows of n values: their
  * types (checked by belt_cmd_check, which also saw that each holds a row)
- * and the positions both hold. Returns 0. */
+ * and the positions both hold. Returns 0 (it cannot fail), for use in
+ * the prepares' chains of checks. */
 static int cache_rows(const struct belt_cmd *cmd, struct cpu_cmd *c, int i, uint64_t n,
 		      struct cpu_prep *pr)
 {
@@ -915,9 +916,8 @@ void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, ui
 			  int h, float *att, float *tmp)
 {
 	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i, head_dim = c->prm[2].i;
-	size_t kv_dim = (size_t)n_head_kv * head_dim, q_dim = (size_t)n_head * head_dim;
+	size_t q_dim = (size_t)n_head * head_dim;
 	size_t kv_off = (size_t)(h / (n_head / n_head_kv)) * head_dim;
-	(void)kv_dim;
 	attend_tree(c, ps, r, (const float *)c->p[0] + r * q_dim + (size_t)h * head_dim, kv_off,
 		    att, (float *)c->p[3] + r * q_dim + (size_t)h * head_dim, tmp);
 }

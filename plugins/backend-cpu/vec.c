@@ -328,63 +328,38 @@ ROWS_FN(rows_q5_k, struct cpu_block_q5_k, dot_q5_k)
 ROWS_FN(rows_iq4_xs, struct cpu_block_iq4_xs, dot_iq4_xs)
 
 /* As llama2.c's run.c: scores, softmax with the max subtracted, then the
- * weighted sum of values. */
-static void attend_generic(const float *q, const float *kc, const float *vc,
-			   size_t stride, int64_t n_kv, int head_dim,
-			   float scale, float *att, float *out)
-{
-	float max = -INFINITY;
-	for (int64_t t = 0; t < n_kv; t++) {
-		att[t] = scale * dot_f32(kc + (size_t)t * stride, q, head_dim);
-		if (att[t] > max)
-			max = att[t];
+ * weighted sum of values; one body for caches of floats (attend_generic)
+ * and of halves (attend_f16_generic): T the element, DOT a row's dot with
+ * q (the weights' dot_f32 and dot_f16), AT one element as a float. */
+#define AT_F32(p) (*(p))
+#define AT_F16(p) cpu_fp16(*(p))
+#define ATTEND_GENERIC(NAME, T, DOT, AT)                                                   \
+	static void NAME(const float *q, const T *kc, const T *vc, size_t stride, int64_t n_kv, \
+			 int head_dim, float scale, float *att, float *out)                    \
+	{                                                                                    \
+		float max = -INFINITY;                                                       \
+		for (int64_t t = 0; t < n_kv; t++) {                                         \
+			att[t] = scale * DOT(kc + (size_t)t * stride, q, head_dim);          \
+			if (att[t] > max)                                                    \
+				max = att[t];                                                \
+		}                                                                            \
+		float sum = 0.0f;                                                            \
+		for (int64_t t = 0; t < n_kv; t++) {                                         \
+			att[t] = expf(att[t] - max);                                         \
+			sum += att[t];                                                       \
+		}                                                                            \
+		for (int64_t t = 0; t < n_kv; t++)                                           \
+			att[t] /= sum;                                                       \
+		memset(out, 0, (size_t)head_dim * sizeof(float));                            \
+		for (int64_t t = 0; t < n_kv; t++) {                                         \
+			const T *v = vc + (size_t)t * stride;                                \
+			float a = att[t];                                                    \
+			for (int i = 0; i < head_dim; i++)                                   \
+				out[i] += a * AT(v + i);                                     \
+		}                                                                            \
 	}
-	float sum = 0.0f;
-	for (int64_t t = 0; t < n_kv; t++) {
-		att[t] = expf(att[t] - max);
-		sum += att[t];
-	}
-	for (int64_t t = 0; t < n_kv; t++)
-		att[t] /= sum;
-	memset(out, 0, (size_t)head_dim * sizeof(float));
-	for (int64_t t = 0; t < n_kv; t++) {
-		const float *v = vc + (size_t)t * stride;
-		float a = att[t];
-		for (int i = 0; i < head_dim; i++)
-			out[i] += a * v[i];
-	}
-}
-
-/* attend_generic over caches of halves. */
-static void attend_f16_generic(const float *q, const uint16_t *kc, const uint16_t *vc,
-			       size_t stride, int64_t n_kv, int head_dim, float scale, float *att,
-			       float *out)
-{
-	float max = -INFINITY;
-	for (int64_t t = 0; t < n_kv; t++) {
-		const uint16_t *k = kc + (size_t)t * stride;
-		float d = 0.0f;
-		for (int i = 0; i < head_dim; i++)
-			d += cpu_fp16(k[i]) * q[i];
-		att[t] = scale * d;
-		if (att[t] > max)
-			max = att[t];
-	}
-	float sum = 0.0f;
-	for (int64_t t = 0; t < n_kv; t++) {
-		att[t] = expf(att[t] - max);
-		sum += att[t];
-	}
-	for (int64_t t = 0; t < n_kv; t++)
-		att[t] /= sum;
-	memset(out, 0, (size_t)head_dim * sizeof(float));
-	for (int64_t t = 0; t < n_kv; t++) {
-		const uint16_t *v = vc + (size_t)t * stride;
-		float a = att[t];
-		for (int i = 0; i < head_dim; i++)
-			out[i] += a * cpu_fp16(v[i]);
-	}
-}
+ATTEND_GENERIC(attend_generic, float, dot_f32, AT_F32)
+ATTEND_GENERIC(attend_f16_generic, uint16_t, dot_f16, AT_F16)
 
 static void f16_generic(const uint16_t *h, float *out, int n)
 {

@@ -215,16 +215,35 @@ void main()
 	uint cnt = pc.aux[2] + n_head * nch * rec + h;
 	if (!last_workgroup(cnt, nact))
 		return;
+	// the chunks' maxes and sums through shared memory, loaded by as
+	// many threads (a loop of dependent loads per thread is what costs
+	// here), each output vec4 then adding its chunks' eight at a time
 	uint hb = pc.aux[2] + h * nch * rec;
+	for (uint cc = tid; cc < nact; cc += WG) {
+		att_sh[cc] = workf[hb + cc * rec];
+		att_sh[ATT_SH / 2 + cc] = workf[hb + cc * rec + 1];
+	}
+	barrier();
 	float m = -1.0 / 0.0;
 	for (uint cc = 0; cc < nact; cc++)
-		m = max(m, workf[hb + cc * rec]);
+		m = max(m, att_sh[cc]);
 	if (tid < hd4) {
 		float l = 0.0;
 		vec4 o = vec4(0.0);
-		for (uint cc = 0; cc < nact; cc++) {
-			float w = exp(workf[hb + cc * rec] - m);
-			l += w * workf[hb + cc * rec + 1];
+		uint cc = 0;
+		for (; cc + 8u <= nact; cc += 8u) {
+			vec4 v[8];
+			[[unroll]] for (uint u = 0; u < 8u; u++)
+				v[u] = work4[(hb + (cc + u) * rec) / 4 + 1 + tid];
+			[[unroll]] for (uint u = 0; u < 8u; u++) {
+				float w = exp(att_sh[cc + u] - m);
+				l += w * att_sh[ATT_SH / 2 + cc + u];
+				o += w * v[u];
+			}
+		}
+		for (; cc < nact; cc++) {
+			float w = exp(att_sh[cc] - m);
+			l += w * att_sh[ATT_SH / 2 + cc];
 			o += w * work4[(hb + cc * rec) / 4 + 1 + tid];
 		}
 		o4[pc.o[3] + h * hd4 + tid] = o / l;

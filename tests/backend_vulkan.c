@@ -1326,15 +1326,20 @@ static void attention_ref(const float *q, const float *kc, const float *vc,
 	free(s);
 }
 
-/* Both variants (_i: default; split_kv as configured by default: chunks
+/* Every variant (_i: default; split_kv as configured by default: chunks
  * of 256 positions or more, at most 8 per head; split_kv in at most 3
  * chunks of 32 or more; split_kv in one chunk, whose scores past 2048
- * positions go to the att buffer). */
+ * positions go to the att buffer; split_gqa as configured, in at most 3
+ * chunks of 32 or more, and asked for one chunk, which it cannot always
+ * give: at most 4096 / group scores fit its shared memory). split_gqa
+ * runs as split_kv where the head is not whole pieces of 8 in a power of
+ * two (head_dim 80, 12) or group x head_dim exceeds 1024 (256 x 8). */
 START_TEST(test_attention_gqa)
 {
 	static const char *const variants[] = {"default", "split_kv", "split_kv",
-					       "split_kv"};
-	static const char *const splits[] = {NULL, NULL, "3", "1"};
+					       "split_kv", "split_gqa", "split_gqa",
+					       "split_gqa"};
+	static const char *const splits[] = {NULL, NULL, "3", "1", NULL, "3", "1"};
 	if (splits[_i]) {
 		setenv("BELT_VK_ATT_SPLITS", splits[_i], 1);
 		setenv("BELT_VK_ATT_CHUNK", "32", 1);
@@ -1386,8 +1391,11 @@ START_TEST(test_attention_gqa)
 		struct belt_table tab;
 		table_init(&tab, &c, 1, n_ctx, NULL, 3);
 		prepare(&vk, &tab);
-		int poss[] = {0, 1, n_ctx / 2, n_ctx - 1};
-		for (int pp = 0; pp < 4; pp++) {
+		/* and (split_kv) a run of 3 whose tokens see 511, 512 and
+		 * 513 positions: the slots before att_gqa_from's 512 and
+		 * after it */
+		int poss[] = {0, 1, n_ctx / 2, n_ctx - 1, 512};
+		for (int pp = 0; pp < (n_ctx > 513 ? 5 : 4); pp++) {
 			int pos = poss[pp];
 			/* a run of 3 ending at pos where it fits: the output
 			 * is the last position's */
@@ -3564,10 +3572,11 @@ START_TEST(test_kv_attention)
 		q[i] *= 3.0f;
 	static const char *const ops[][2] = {{"attention", "default"},
 					     {"attention", "split_kv"},
+					     {"attention", "split_gqa"},
 					     {"attention_ext", "default"}};
 	static const uint32_t poss[] = {5, CTX - R};
 	for (int bi = 0; bi < nbe; bi++)
-		for (int o = 0; o < 3; o++)
+		for (int o = 0; o < 4; o++)
 			for (uint32_t rows = 1; rows <= R; rows += R - 1)
 				for (int pp = 0; pp < 2; pp++) {
 					uint32_t pos = poss[pp];
@@ -3709,7 +3718,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_embed);
 	tcase_add_test(tc, test_elementwise);
 	tcase_add_test(tc, test_rope_kv);
-	tcase_add_loop_test(tc, test_attention_gqa, 0, 4);
+	tcase_add_loop_test(tc, test_attention_gqa, 0, 7);
 	tcase_add_test(tc, test_stop_at_eog);
 	tcase_add_loop_test(tc, test_kquant_matvec, 0, 2);
 	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);

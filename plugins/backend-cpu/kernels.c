@@ -1199,9 +1199,13 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("attention", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
 	       op_attention),
-	/* the GPU's split-KV variant computes the same; here it is the same
-	 * kernel, so that a configuration naming it works on any backend */
+	/* the GPU's split-KV variants compute the same; here they are the
+	 * same kernel, so that a configuration naming one works on any
+	 * backend */
 	KERNELV("attention", "split_kv", BELT_TYPE_ANY, 5,
+	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
+	       op_attention),
+	KERNELV("attention", "split_gqa", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
 	       op_attention),
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),

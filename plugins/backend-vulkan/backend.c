@@ -74,6 +74,12 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 		if (pl->nohead && pl->nohead[i])
 			vkFreeCommandBuffers(ctx->dev, ctx->cmd_pool, 1,
 					     &pl->nohead[i]);
+		if (pl->full_long && pl->full_long[i])
+			vkFreeCommandBuffers(ctx->dev, ctx->cmd_pool, 1,
+					     &pl->full_long[i]);
+		if (pl->nohead_long && pl->nohead_long[i])
+			vkFreeCommandBuffers(ctx->dev, ctx->cmd_pool, 1,
+					     &pl->nohead_long[i]);
 	}
 	if (pl->dpool)
 		vkDestroyDescriptorPool(ctx->dev, pl->dpool, NULL);
@@ -81,6 +87,8 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	vk_buffer_destroy(ctx, pl->work);
 	free(pl->full);
 	free(pl->nohead);
+	free(pl->full_long);
+	free(pl->nohead_long);
 	free(pl->submit);
 	free(pl->cmds);
 	free(pl);
@@ -103,6 +111,26 @@ static int pipe_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 
 /* Check one command, resolve its bindings to descriptor ranges, and fill
  * its push constants. */
+/* What a kernel's prepare is told of the device and the settings. */
+static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
+		      const struct vk_op *op, struct vk_prep *pr)
+{
+	memset(pr, 0, sizeof *pr);
+	pr->rows = rows;
+	pr->coopmat = ctx->coopmat;
+	memcpy(pr->cm_tile, ctx->tune.mm_tile, sizeof pr->cm_tile);
+	pr->max_shared = ctx->props.limits.maxComputeSharedMemorySize;
+	pr->att_chunk = ctx->tune.att_chunk;
+	pr->att_splits = ctx->tune.att_splits;
+	pr->att_kloads = ctx->tune.att_kloads;
+	pr->att_vloads = ctx->tune.att_vloads;
+	pr->subgroup = ctx->sg_shuffle ? ctx->subgroup : 0;
+	pr->shader = (int)op->shader;
+	pr->max_pos = UINT64_MAX;
+	for (int i = 0; i < BELT_MAX_BINDINGS; i++)
+		pr->esize[i] = 4;
+}
+
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		       uint32_t idx, uint32_t rows, struct vk_cmd *c,
 		       struct vk_prep *pr, VkDescriptorBufferInfo *bi,
@@ -145,21 +173,23 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 					 b->buf->size);
 	}
 	const struct vk_op *op = k->impl;
-	memset(pr, 0, sizeof *pr);
-	pr->rows = rows;
-	pr->coopmat = ctx->coopmat;
-	memcpy(pr->cm_tile, ctx->tune.mm_tile, sizeof pr->cm_tile);
-	pr->max_shared = ctx->props.limits.maxComputeSharedMemorySize;
-	pr->att_chunk = ctx->tune.att_chunk;
-	pr->att_splits = ctx->tune.att_splits;
-	pr->att_kloads = ctx->tune.att_kloads;
-	pr->att_vloads = ctx->tune.att_vloads;
-	pr->shader = (int)op->shader;
-	pr->max_pos = UINT64_MAX;
-	for (int i = 0; i < BELT_MAX_BINDINGS; i++)
-		pr->esize[i] = 4;
+	prep_init(ctx, rows, op, pr);
 	if (op->prepare(cmd, pr, err, errsz))
 		return -1;
+	/* a one-row table's long-context kernel: its work fits in the
+	 * command's area too */
+	struct vk_prep prl;
+	int has_long = 0;
+	if (rows == 1 && op->prepare_long && ctx->tune.att_gqa_from) {
+		prep_init(ctx, rows, op, &prl);
+		has_long = op->prepare_long(cmd, &prl, err, errsz);
+		if (has_long < 0)
+			return -1;
+		if (has_long && prl.work_words > pr->work_words)
+			pr->work_words = prl.work_words;
+		if (has_long && prl.max_pos < pr->max_pos)
+			pr->max_pos = prl.max_pos;
+	}
 	pr->chunk_rows = rows;
 	if (rows > 1 && vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
 		return -1;
@@ -238,6 +268,22 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		     err, errsz))
 		return -1;
 	c->layout = ctx->pl[cmd->n_bind];
+	c->has_long = has_long > 0;
+	if (c->has_long) {
+		uint32_t gl = prl.groups ? prl.groups : 1;
+		c->long_gx = gl < maxg[0] ? gl : maxg[0];
+		c->long_gy = (gl + c->long_gx - 1) / c->long_gx;
+		c->long_aux[0] = prl.aux[0];
+		c->long_aux[1] = prl.aux[1];
+		if (c->long_gy > maxg[1])
+			return belt_errf(err, errsz,
+					 "%s: %s needs %u x %u workgroups, "
+					 "more than this device dispatches",
+					 name, k->op, c->long_gx, c->long_gy);
+		if (pipe_for(ctx, (enum vk_shader)prl.shader, cmd->n_bind, &prl,
+			     &c->long_pipe, err, errsz))
+			return -1;
+	}
 	return 0;
 }
 
@@ -601,6 +647,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		vkUpdateDescriptorSets(ctx->dev, nb + 2u, w, 0, NULL);
 	}
 
+	for (uint32_t i = 0; i < np && !batched; i++)
+		if (pl->cmds[i].has_long)
+			pl->long_from = ctx->tune.att_gqa_from;
 	if (profile && np && vk_profile_setup(ctx, pl, err, errsz))
 		goto out;
 
@@ -624,12 +673,37 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		     vk_alloc_cbs(ctx, pl->nohead, pl->max_run, err, errsz)))
 			goto out;
 		for (uint32_t s = 0; s < pl->max_run; s++)
-			if (vk_record_pass(pl, pl->full[s], s, VK_VAR_FULL, s * nq,
-					   err, errsz) ||
+			if (vk_record_pass(pl, pl->full[s], s, false, VK_VAR_FULL,
+					   s * nq, err, errsz) ||
 			    (any_head &&
-			     vk_record_pass(pl, pl->nohead[s], s, VK_VAR_NOHEAD,
-					    (pl->max_run + s) * nq, err, errsz)))
+			     vk_record_pass(pl, pl->nohead[s], s, false,
+					    VK_VAR_NOHEAD, (pl->max_run + s) * nq,
+					    err, errsz)))
 				goto out;
+		/* the slots again with the long-context kernels */
+		if (pl->long_from) {
+			pl->full_long = calloc(pl->max_run, sizeof *pl->full_long);
+			pl->nohead_long = calloc(pl->max_run, sizeof *pl->nohead_long);
+			if (!pl->full_long || !pl->nohead_long) {
+				belt_errf(err, errsz, "vulkan: out of memory");
+				goto out;
+			}
+			if (vk_alloc_cbs(ctx, pl->full_long, pl->max_run, err, errsz) ||
+			    (any_head && vk_alloc_cbs(ctx, pl->nohead_long,
+						      pl->max_run, err, errsz)))
+				goto out;
+			for (uint32_t s = 0; s < pl->max_run; s++)
+				if (vk_record_pass(pl, pl->full_long[s], s, true,
+						   VK_VAR_FULL,
+						   (2 * pl->max_run + s) * nq, err,
+						   errsz) ||
+				    (any_head &&
+				     vk_record_pass(pl, pl->nohead_long[s], s, true,
+						    VK_VAR_NOHEAD,
+						    (3 * pl->max_run + s) * nq,
+						    err, errsz)))
+					goto out;
+		}
 	}
 	rc = vk_check_messages(ctx, "table_prepare", err, errsz);
 out:
@@ -703,10 +777,15 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 	bool no_head = flags & BELT_RUN_SKIP_HEAD;
 	uint32_t k = 0;
 	pl->submit[k++] = pl->start;
-	for (uint32_t i = 0; i < n; i++)
-		pl->submit[k++] = (no_head || (head_last && i + 1 < n)) && pl->nohead[i]
-					  ? pl->nohead[i]
-					  : pl->full[i];
+	for (uint32_t i = 0; i < n; i++) {
+		/* slot i's token sees pos + i + 1 positions */
+		bool lng = pl->long_from && pos + i + 1 >= pl->long_from;
+		VkCommandBuffer *full = lng ? pl->full_long : pl->full;
+		VkCommandBuffer *nohead = lng ? pl->nohead_long : pl->nohead;
+		pl->submit[k++] = (no_head || (head_last && i + 1 < n)) && nohead[i]
+					  ? nohead[i]
+					  : full[i];
+	}
 	pl->submit[k++] = pl->tail;
 	VkSubmitInfo si = {
 		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,

@@ -95,15 +95,15 @@ int vk_batch_record(struct vk_ctx *ctx, struct plan *pl, char *err,
 		any_head |= pl->cmds[i].head;
 	uint32_t nq = pl->n_cmds + 1;
 	if (vk_alloc_cbs(ctx, pl->full, 1, err, errsz) ||
-	    vk_record_pass(pl, pl->full[0], 0, VK_VAR_FULL, 0, err, errsz))
+	    vk_record_pass(pl, pl->full[0], 0, false, VK_VAR_FULL, 0, err, errsz))
 		return -1;
 	if (!any_head)
 		return 0;
 	if (vk_alloc_cbs(ctx, pl->nohead, 1, err, errsz) ||
 	    vk_alloc_cbs(ctx, &pl->last, 1, err, errsz) ||
-	    vk_record_pass(pl, pl->nohead[0], 0, VK_VAR_NOHEAD, nq, err,
+	    vk_record_pass(pl, pl->nohead[0], 0, false, VK_VAR_NOHEAD, nq, err,
 			   errsz) ||
-	    vk_record_pass(pl, pl->last, 0, VK_VAR_LAST, 2 * nq, err, errsz))
+	    vk_record_pass(pl, pl->last, 0, false, VK_VAR_LAST, 2 * nq, err, errsz))
 		return -1;
 	return 0;
 }

@@ -31,7 +31,12 @@ struct vk_tuning {
 	uint32_t mm_tile[4]; /* mm_tile: their tile, BM BN WM WN (0s: by size) */
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */
+	uint32_t att_gqa_from; /* split_kv: the grouped kernel from this
+				* many positions (0: never) */
+	bool stats; /* stats: print each pipeline's driver statistics */
 };
+/* att_gqa_from's default: H100 measurements in doc/vulkan.md */
+#define VK_ATT_GQA_FROM 512
 
 struct vk_ctx {
 	VkInstance inst;
@@ -59,6 +64,7 @@ struct vk_ctx {
 	VkPhysicalDeviceMemoryProperties mem;
 	uint64_t max_alloc;
 	uint32_t subgroup; /* subgroupSize */
+	bool sg_shuffle;   /* subgroup shuffles in compute shaders */
 	uint32_t mv_nr[VK_FMV_TYPES]; /* matvec_fused: rows per subgroup
 				       * (NR), by weight type */
 	uint32_t mv_rpw[VK_FMV_TYPES]; /* per workgroup, by weight type */
@@ -77,6 +83,7 @@ struct vk_ctx {
 	bool coopmat; /* batched products on the matrix units (vk_coopmat
 		       * and the coopmat setting) */
 	bool no_map; /* the staging setting */
+	bool stats;  /* the stats setting, where the device can (stats.c) */
 	bool profile; /* BELT_BACKEND_PROFILE (the profile setting: tune) */
 	struct vk_tuning tune;
 
@@ -135,6 +142,13 @@ int vk_tune_prepare(const struct vk_ctx *ctx, bool *fuse, bool *profile,
 void vk_tune_matvec(struct vk_ctx *ctx, const VkPhysicalDeviceProperties *p);
 /* The q8x bits the device can run (ctx->phys chosen). */
 unsigned vk_tune_q8x(const struct vk_ctx *ctx);
+
+/* Pipeline statistics (stats.c): whether device d can give them
+ * (VK_KHR_pipeline_executable_properties), and one line on stderr of
+ * what the driver says of pipe, shader sh specialized by spec[0..n_spec). */
+bool vk_stats_supported(VkPhysicalDevice d);
+void vk_stats_print(struct vk_ctx *ctx, enum vk_shader sh,
+		    const uint32_t *spec, uint32_t n_spec, VkPipeline pipe);
 
 /* Buffers (buffers.c): the ops table's, and a barrier between everything
  * earlier on the queue and everything after (shaders, copies, host). */

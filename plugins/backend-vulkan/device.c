@@ -234,6 +234,8 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
 	ctx->max_alloc = m3.maxMemoryAllocationSize;
 	ctx->subgroup = sg.subgroupSize ? sg.subgroupSize : 32;
+	ctx->sg_shuffle = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+			  (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 	vk_tune_matvec(ctx, &p2.properties);
 	VkSubgroupFeatureFlags need_sg = VK_SUBGROUP_FEATURE_BASIC_BIT |
 					 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
@@ -281,7 +283,7 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	};
 	/* the features and extensions of the paths the device runs: int8 x
 	 * (q8x), the matrix units (coopmat) */
-	const char *exts[2];
+	const char *exts[3];
 	uint32_t n_ext = 0;
 	void *chain = NULL;
 	VkPhysicalDeviceCooperativeMatrixFeaturesNV en_cm = {
@@ -306,6 +308,21 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	if (ctx->q8x) {
 		chain = &en_idp;
 		exts[n_ext++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+	}
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR en_pe = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+		.pNext = chain,
+		.pipelineExecutableInfo = VK_TRUE,
+	};
+	ctx->stats = ctx->tune.stats && vk_stats_supported(ctx->phys);
+	if (ctx->tune.stats && !ctx->stats)
+		fprintf(stderr, "vulkan: %s gives no pipeline statistics "
+				"(VK_KHR_pipeline_executable_properties); "
+				"stats ignored\n",
+			name);
+	if (ctx->stats) {
+		chain = &en_pe;
+		exts[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
 	}
 	VkPhysicalDevice16BitStorageFeatures en16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,

@@ -80,8 +80,7 @@ static int default_device(VkPhysicalDevice *devs, uint32_t n)
 	return 0;
 }
 
-/* Whether d offers device extension name. */
-static bool has_device_ext(VkPhysicalDevice d, const char *name)
+bool vk_device_ext(VkPhysicalDevice d, const char *name)
 {
 	uint32_t n = 0;
 	if (vkEnumerateDeviceExtensionProperties(d, NULL, &n, NULL) !=
@@ -100,7 +99,7 @@ static bool has_device_ext(VkPhysicalDevice d, const char *name)
 
 bool vk_int8_dot(VkPhysicalDevice d)
 {
-	if (!has_device_ext(d, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
+	if (!vk_device_ext(d, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
 		return false;
 	VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idp = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
@@ -121,7 +120,7 @@ bool vk_int8_dot(VkPhysicalDevice d)
 
 bool vk_coopmat(VkInstance inst, VkPhysicalDevice d)
 {
-	if (!has_device_ext(d, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+	if (!vk_device_ext(d, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
 		return false;
 	VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};

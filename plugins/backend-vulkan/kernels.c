@@ -519,6 +519,88 @@ static int prep_attention_split(const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* split_gqa (shaders/attention_gqa.comp): a workgroup per kv head and
+ * chunk does the query heads of its group; its conditions below, else it
+ * runs as split_kv. Chunks as split_kv's, with their own defaults, and at
+ * most GQA_SC / R positions each (the shader's shared scores). */
+#define GQA_CHUNK 64 /* positions per chunk at least */
+#define GQA_SPLITS 32 /* and chunks per kv head at most, unless more are needed */
+#define GQA_SC 4096   /* attention_gqa.comp's SC */
+#define GQA_NSG 4     /* and its NSG */
+#define GQA_U 4	      /* its steps of loads in flight */
+/* attention_gqa.comp for cmd where it applies: 1 with pr filled, 0 where
+ * it does not (pr then holds prep_attention's), -1 with err. */
+static int gqa_prep(const struct belt_cmd *cmd, struct vk_prep *pr,
+		    char *err, size_t errsz)
+{
+	if (prep_attention(cmd, pr, err, errsz))
+		return -1;
+	if (pr->rows > 1)
+		return 0;
+	uint32_t n_head = (uint32_t)cmd->param[0].i;
+	uint32_t n_kvh = (uint32_t)cmd->param[1].i;
+	uint32_t hd = (uint32_t)cmd->param[2].i, r = n_head / n_kvh;
+	uint32_t d8 = hd / 8, sgs = pr->subgroup;
+	bool ok = sgs >= 1 && hd % 8 == 0 && (d8 & (d8 - 1)) == 0 &&
+		  r * hd <= GQA_SC / GQA_NSG && r <= 16 && pr->spec[0] <= 1 &&
+		  pr->spec[1] <= 1 && cmd->bind[1].offset % 16 == 0 &&
+		  cmd->bind[2].offset % 16 == 0;
+	if (!ok)
+		return 0;
+	uint32_t lanes = d8 < sgs ? d8 : sgs;
+	uint64_t cap = GQA_SC / r / 32 * 32;
+	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
+	uint64_t chunk = pr->att_chunk ? pr->att_chunk : GQA_CHUNK;
+	uint64_t splits = pr->att_splits ? pr->att_splits : GQA_SPLITS;
+	if (chunk > cap)
+		chunk = cap;
+	uint64_t chunks = ceil_div(n_ctx, chunk);
+	if (chunks > splits)
+		chunks = splits;
+	if (chunks < ceil_div(n_ctx, cap))
+		chunks = ceil_div(n_ctx, cap);
+	if (!chunks)
+		chunks = 1;
+	if (2 * r * chunks > GQA_SC) /* the merge's shared weights */
+		return 0;
+	uint64_t words = (uint64_t)n_head * chunks * (4 + hd) + n_kvh;
+	if ((uint64_t)n_kvh * chunks > UINT32_MAX || words > UINT32_MAX / 8)
+		return belt_errf(err, errsz,
+				 "%s: attention split_gqa: n_ctx %d is too "
+				 "large",
+				 label(cmd), cmd->param[3].i);
+	pr->shader = VK_SH_ATTENTION_GQA;
+	pr->groups = (uint32_t)(n_kvh * chunks);
+	pr->work_words = (uint32_t)words;
+	pr->aux[0] = (uint32_t)chunk;
+	pr->aux[1] = (uint32_t)chunks;
+	pr->spec[2] = r;
+	pr->spec[3] = lanes;
+	pr->spec[4] = d8 / lanes;
+	pr->spec[5] = GQA_NSG * sgs;
+	pr->spec[6] = GQA_U;
+	pr->n_spec = 7;
+	return 1;
+}
+
+/* split_gqa: the grouped kernel wherever it applies, else split_kv */
+static int prep_attention_gqa(const struct belt_cmd *cmd,
+			      struct vk_prep *pr, char *err, size_t errsz)
+{
+	int r = gqa_prep(cmd, pr, err, errsz);
+	if (r)
+		return r < 0 ? -1 : 0;
+	pr->shader = VK_SH_ATTENTION_SPLIT;
+	return prep_attention_split(cmd, pr, err, errsz);
+}
+
+/* split_kv's kernel for long contexts: the grouped one */
+static int prep_attention_long(const struct belt_cmd *cmd,
+			       struct vk_prep *pr, char *err, size_t errsz)
+{
+	return gqa_prep(cmd, pr, err, errsz);
+}
+
 /* ---- argmax ---- */
 
 static int prep_argmax(const struct belt_cmd *cmd, struct vk_prep *pr,
@@ -642,8 +724,13 @@ OP(op_matvec_iq4_xs, VK_SH_MATVEC_IQ4_XS, BELT_TYPE_IQ4_XS, prep_matvec, NULL);
 OP(op_rmsnorm, VK_SH_RMSNORM, BELT_TYPE_ANY, prep_rmsnorm, NULL);
 OP(op_rope_kv, VK_SH_ROPE_KV, BELT_TYPE_ANY, prep_rope_kv, fill_rope);
 OP(op_attention, VK_SH_ATTENTION, BELT_TYPE_ANY, prep_attention, NULL);
-OP(op_attention_split, VK_SH_ATTENTION_SPLIT, BELT_TYPE_ANY,
-   prep_attention_split, NULL);
+static const struct vk_op op_attention_split = {
+	.shader = VK_SH_ATTENTION_SPLIT,
+	.wtype = BELT_TYPE_ANY,
+	.prepare = prep_attention_split,
+	.prepare_long = prep_attention_long};
+OP(op_attention_gqa, VK_SH_ATTENTION_GQA, BELT_TYPE_ANY, prep_attention_gqa,
+   NULL);
 OP(op_silu_mul, VK_SH_SILU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_add, VK_SH_ADD, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_argmax, VK_SH_ARGMAX, BELT_TYPE_ANY, prep_argmax, NULL);
@@ -732,6 +819,9 @@ const struct belt_kernel vk_kernels[] = {
 	KERNELV("attention", "split_kv", BELT_TYPE_ANY, 5,
 		"n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
 		op_attention_split),
+	KERNELV("attention", "split_gqa", BELT_TYPE_ANY, 5,
+		"n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f",
+		op_attention_gqa),
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
 	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
 	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),

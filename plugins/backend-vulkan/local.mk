@@ -22,6 +22,7 @@ plugins_backend_vulkan_la_SOURCES = \
 	plugins/backend-vulkan/record.c \
 	plugins/backend-vulkan/repack.c \
 	plugins/backend-vulkan/shaders.c \
+	plugins/backend-vulkan/stats.c \
 	plugins/backend-vulkan/tuning.c
 plugins_backend_vulkan_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/plugins/backend-vulkan
 plugins_backend_vulkan_la_CFLAGS = $(AM_CFLAGS) $(VULKAN_CFLAGS)
@@ -66,6 +67,7 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/repack_q8_0.spv.h \
 	plugins/backend-vulkan/spv/repack_q4_0.spv.h \
 	plugins/backend-vulkan/spv/attention_split.spv.h \
+	plugins/backend-vulkan/spv/attention_gqa.spv.h \
 	plugins/backend-vulkan/spv/sample_penalty.spv.h \
 	plugins/backend-vulkan/spv/sample_threshold.spv.h \
 	plugins/backend-vulkan/spv/sample_gumbel.spv.h \
@@ -243,6 +245,10 @@ plugins/backend-vulkan/spv/repack_q4_0.spv.h: $(srcdir)/shaders/repack.comp $(sr
 
 plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSPLIT -o $@ $(srcdir)/shaders/attention.comp
+
+plugins/backend-vulkan/spv/attention_gqa.spv.h: $(srcdir)/shaders/attention_gqa.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kv.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_gqa.comp
+EXTRA_DIST += shaders/attention_gqa.comp
 
 plugins/backend-vulkan/spv/sample_penalty.spv.h: $(srcdir)/shaders/sample_penalty.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/sample_penalty.comp

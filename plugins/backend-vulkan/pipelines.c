@@ -73,6 +73,8 @@ static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 {
 	VkComputePipelineCreateInfo cpi = {
 		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+		.flags = ctx->stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
+				    : 0,
 		.stage = {
 			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
 			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -85,6 +87,9 @@ static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	VKCHECK(vkCreateComputePipelines(ctx->dev, ctx->cache, 1, &cpi, NULL,
 					 out),
 		"vkCreateComputePipelines");
+	if (ctx->stats)
+		vk_stats_print(ctx, sh, spi ? spi->pData : NULL,
+			       spi ? (uint32_t)(spi->dataSize / 4) : 0, *out);
 	return 0;
 }
 

@@ -18,6 +18,11 @@ struct vk_cmd {
 	enum vk_rows_dim rows_dim;
 	bool head;
 	bool barrier; /* later commands need this one's results */
+	/* the kernel for tokens after plan.long_from positions (split_kv's
+	 * grouped attention): its pipeline, aux words 0, 1 and grid */
+	bool has_long;
+	VkPipeline long_pipe;
+	uint32_t long_aux[2], long_gx, long_gy;
 	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
 	char kind[40];	 /* for the profile: "norm+matvec3 q4_0" */
 };
@@ -41,6 +46,11 @@ struct plan {
 	VkCommandBuffer *nohead;     /* [max_run]: without head commands */
 	VkCommandBuffer last;	     /* batched: the head for the last row */
 	VkCommandBuffer *submit;     /* [max_run + 2]: what a run submits */
+	/* one-row tables with a command that has a long-context kernel:
+	 * the slots again with it, for tokens whose cache holds at least
+	 * long_from positions (0: none recorded) */
+	uint32_t long_from;
+	VkCommandBuffer *full_long, *nohead_long; /* [max_run] */
 	uint32_t n_orig;	     /* commands of the core's table */
 
 	/* BELT_VK_PROFILE: per slot and variant (full, nohead; batched:
@@ -166,8 +176,9 @@ void vk_profile_collect(struct vk_ctx *ctx, struct plan *pl, uint32_t n);
 void vk_profile_print(const struct plan *pl);
 
 /* Record token slot t (batched tables: the pass, t 0) of variant v into
- * cb, its timestamps (when profiling) from query qbase; record.c. */
-int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
+ * cb, its timestamps (when profiling) from query qbase; lng: with the
+ * long-context kernels of the commands that have one; record.c. */
+int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 		   enum vk_variant v, uint32_t qbase, char *err, size_t errsz);
 /* Allocate n primary command buffers. */
 int vk_alloc_cbs(struct vk_ctx *ctx, VkCommandBuffer *out, uint32_t n,

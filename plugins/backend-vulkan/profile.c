@@ -99,8 +99,10 @@ int vk_profile_setup(struct vk_ctx *ctx, struct plan *pl, char *err,
 	VkQueryPoolCreateInfo qci = {
 		.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
 		.queryType = VK_QUERY_TYPE_TIMESTAMP,
-		/* slots twice, or a batched table's three variants */
-		.queryCount = (pl->rows > 1 ? 3 : 2 * pl->max_run) * (pl->n_cmds + 1),
+		/* slots twice (four times with long-context kernels), or a
+		 * batched table's three variants */
+		.queryCount = (pl->rows > 1 ? 3 : (pl->long_from ? 4 : 2) * pl->max_run) *
+			      (pl->n_cmds + 1),
 	};
 	VKCHECK(vkCreateQueryPool(ctx->dev, &qci, NULL, &pl->qpool),
 		"vkCreateQueryPool");
@@ -131,8 +133,13 @@ void vk_profile_collect(struct vk_ctx *ctx, struct plan *pl, uint32_t n)
 {
 	uint32_t nq = pl->n_cmds + 1;
 	for (uint32_t s = 0; s < n; s++) {
-		bool nohead = pl->submit[s + 1] != pl->full[s];
-		vk_profile_add(ctx, pl, ((nohead ? pl->max_run : 0) + s) * nq,
+		VkCommandBuffer cb = pl->submit[s + 1];
+		bool lng = pl->long_from && (cb == pl->full_long[s] ||
+					     cb == pl->nohead_long[s]);
+		bool nohead = cb != (lng ? pl->full_long[s] : pl->full[s]);
+		vk_profile_add(ctx, pl,
+			       ((lng ? 2 * pl->max_run : 0) +
+				(nohead ? pl->max_run : 0) + s) * nq,
 			       nohead);
 	}
 	pl->runs++;

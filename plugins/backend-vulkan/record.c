@@ -24,8 +24,9 @@ bool vk_conflicts(const struct group *g, const struct range *r, int n)
 
 /* One token slot (a batched table's pass): every command (but the head's
  * for VK_VAR_NOHEAD; the head's for the last row only for VK_VAR_LAST),
- * with barriers where the next command depends on earlier ones. */
-int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
+ * with barriers where the next command depends on earlier ones; lng: the
+ * long-context kernels of the commands that have one. */
+int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 		   enum vk_variant v, uint32_t qbase, char *err, size_t errsz)
 {
 	bool nohead = v == VK_VAR_NOHEAD;
@@ -47,11 +48,13 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 	for (uint32_t i = 0; i < pl->n_cmds; i++) {
 		struct vk_cmd *c = &pl->cmds[i];
 		if (!(nohead && c->head)) {
-			if (c->pipe != bound) {
+			bool alt = lng && c->has_long;
+			VkPipeline pipe = alt ? c->long_pipe : c->pipe;
+			if (pipe != bound) {
 				vkCmdBindPipeline(cb,
 						  VK_PIPELINE_BIND_POINT_COMPUTE,
-						  c->pipe);
-				bound = c->pipe;
+						  pipe);
+				bound = pipe;
 			}
 			vkCmdBindDescriptorSets(cb,
 						VK_PIPELINE_BIND_POINT_COMPUTE,
@@ -60,7 +63,12 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 			struct vk_pc pc = c->pc;
 			if (!(pc.mode & VK_MODE_BATCHED))
 				pc.t = t; /* else its first row */
-			uint32_t gx = c->gx, gz = c->gz;
+			uint32_t gx = alt ? c->long_gx : c->gx, gz = c->gz;
+			uint32_t gy = alt ? c->long_gy : c->gy;
+			if (alt) {
+				pc.aux[0] = c->long_aux[0];
+				pc.aux[1] = c->long_aux[1];
+			}
 			if (v == VK_VAR_LAST && c->head) {
 				/* one row: n - 1 (shaders/common.glsl) */
 				pc.mode |= VK_MODE_LAST;
@@ -72,7 +80,7 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t,
 			vkCmdPushConstants(cb, c->layout,
 					   VK_SHADER_STAGE_COMPUTE_BIT, 0,
 					   sizeof pc, &pc);
-			vkCmdDispatch(cb, gx, c->gy, gz);
+			vkCmdDispatch(cb, gx, gy, gz);
 		}
 		/* a skipped command keeps its barrier: the commands around
 		 * it were grouped with it, not with each other */

@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "stats", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -113,7 +113,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_bool("mv_swizzle", value_of(opt, "mv_swizzle"),
 		     &t->mv_swizzle, err, errsz) ||
 	    get_bool("coopmat", value_of(opt, "coopmat"), &t->coopmat, err,
-		     errsz))
+		     errsz) ||
+	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz))
 		return -1;
 	const char *v = value_of(opt, "validation");
 	if (v) {
@@ -142,7 +143,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 			return bad("q8x", v, "0, 1, q4_0, q8_0 or k", err, errsz);
 	}
 	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1, achunk = 0,
-	     asplits = 0, akl = 0, avl = 0;
+	     asplits = 0, akl = 0, avl = 0, gqa_from = VK_ATT_GQA_FROM;
 	if (get_int("mv_rows", value_of(opt, "mv_rows"), 1, 8, "1 to 8",
 		    &rows, err, errsz) ||
 	    get_int("mv_wg", value_of(opt, "mv_wg"), 64, 1024,
@@ -162,12 +163,16 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_int("att_kloads", value_of(opt, "att_kloads"), 1, 64,
 		    "1 to 64", &akl, err, errsz) ||
 	    get_int("att_vloads", value_of(opt, "att_vloads"), 1, 64,
-		    "1 to 64", &avl, err, errsz))
+		    "1 to 64", &avl, err, errsz) ||
+	    get_int("att_gqa_from", value_of(opt, "att_gqa_from"), 0,
+		    (long)UINT32_MAX, "an integer >= 0 (0: never)", &gqa_from,
+		    err, errsz))
 		return -1;
 	t->att_chunk = (uint32_t)achunk;
 	t->att_splits = (uint32_t)asplits;
 	t->att_kloads = (uint32_t)akl;
 	t->att_vloads = (uint32_t)avl;
+	t->att_gqa_from = (uint32_t)gqa_from;
 	v = value_of(opt, "mm_tile");
 	if (v && strcmp(v, "0")) {
 		unsigned bm, bn, wm, wn;

@@ -151,6 +151,7 @@ enum vk_shader {
 	VK_SH_REPACK_Q8_0,
 	VK_SH_REPACK_Q4_0,
 	VK_SH_ATTENTION_SPLIT,
+	VK_SH_ATTENTION_GQA,
 	VK_SH_SAMPLE_PENALTY,
 	VK_SH_SAMPLE_THRESHOLD,
 	VK_SH_SAMPLE_GUMBEL,
@@ -254,7 +255,8 @@ enum vk_shader {
 
 struct vk_spirv {
 	const uint32_t *code;
-	size_t size; /* bytes */
+	size_t size;	  /* bytes */
+	const char *name; /* the shader's build name, e.g. matmul_cm_q4_0 */
 };
 
 extern const struct vk_spirv vk_spirv[VK_SH_COUNT];
@@ -274,6 +276,8 @@ struct vk_prep {
 	uint32_t max_shared; /* in: the device's shared memory per workgroup */
 	uint32_t att_chunk, att_splits; /* in: split_kv's chunks (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* in: attention.comp's loads in flight */
+	uint32_t subgroup; /* in: the subgroup size where shaders can shuffle
+			    * within subgroups, else 0 */
 	uint32_t spec[VK_SPEC_MAX]; /* the shader's specialization constants */
 	uint32_t n_spec;   /* how many (0: none) */
 	uint64_t max_pos;  /* positions pos < max_pos are in range */
@@ -297,6 +301,12 @@ struct vk_op {
 		       char *err, size_t errsz);
 	/* rope: write the n_freq floats the command reads from meta */
 	void (*fill_meta)(const struct belt_cmd *cmd, float *out);
+	/* A one-row table's other kernel for tokens whose context holds
+	 * at least the att_gqa_from setting's positions (split_kv: the
+	 * grouped attention_gqa.comp): 1 with pr filled, 0 where there is
+	 * none for cmd, -1 with err. NULL: none. */
+	int (*prepare_long)(const struct belt_cmd *cmd, struct vk_prep *pr,
+			    char *err, size_t errsz);
 };
 
 /* The instance-level Vulkan version the loader offers (1.0 if it cannot
@@ -308,6 +318,8 @@ uint32_t vk_loader_version(void);
  * subgroups of 4 or more (four lanes quantize a block); devices.c. Needs
  * an instance of Vulkan 1.1 or later. */
 bool vk_int8_dot(VkPhysicalDevice d);
+/* Whether device d offers device extension name; devices.c. */
+bool vk_device_ext(VkPhysicalDevice d, const char *name);
 /* Whether device d can run matmul_cm.comp: VK_NV_cooperative_matrix with
  * 16 x 16 x 16 float16 products into float32 on a subgroup of 32 in
  * compute shaders, and shaderFloat16; devices.c. Instance of 1.1 or later. */

@@ -3544,6 +3544,153 @@ static void kv_attend(struct be *b, const char *op, const char *variant, const i
 	buf_free(b, ba);
 }
 
+/* Rows r of a batched pass at pos, causal (parent NULL) or a tree: the
+ * positions row r sees, into vis[0 .. pos + r]. */
+static int rows_visible(const int32_t *parent, uint32_t pos, uint32_t r, bool *vis)
+{
+	int n = (int)(pos + r + 1);
+	for (int t = 0; t < n; t++)
+		vis[t] = !parent || t < (int)pos;
+	for (int32_t a = (int32_t)r; parent && a >= 0; a = parent[a])
+		vis[pos + (uint32_t)a] = true;
+	return n;
+}
+
+/* One batched pass of attention over F16 caches: out[rows][n_head hd] of
+ * q[rows][n_head hd] at pos (parent: a tree run). */
+static void rows_attend(struct be *b, const uint16_t *kc, const uint16_t *vc, const float *q,
+			int n_head, int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
+			const int32_t *parent, float *out)
+{
+	int qn = n_head * hd;
+	uint64_t cb = (uint64_t)ctx * n_kv * hd * 2;
+	struct belt_buffer *bq = buf_from(b, q, (uint64_t)qn * 4 * rows);
+	struct belt_buffer *bk = buf_from(b, kc, cb), *bv = buf_from(b, vc, cb);
+	struct belt_buffer *bo = buf_new(b, (uint64_t)qn * 4 * rows);
+	struct belt_buffer *ba = buf_new(b, (uint64_t)n_head * ctx * 4);
+	struct belt_cmd c = cmd_variant(b, "attention", "default", BELT_TYPE_ANY, "attn");
+	c.patch = BELT_PATCH_KV_LEN;
+	bind_rows(&c, bq, 0, qn, rows);
+	bind(&c, bk, 0, cb, BELT_TYPE_F16);
+	bind(&c, bv, 0, cb, BELT_TYPE_F16);
+	bind_rows(&c, bo, 0, qn, rows);
+	bind(&c, ba, 0, (uint64_t)n_head * ctx * 4, BELT_TYPE_F32);
+	pi(&c, n_head);
+	pi(&c, n_kv);
+	pi(&c, hd);
+	pi(&c, ctx);
+	pf(&c, 1.0f / sqrtf((float)hd));
+	struct belt_table tab;
+	table_rows(&tab, &c, 1, (uint32_t)ctx, NULL, rows, NULL);
+	prepare(b, &tab);
+	tab.parent = parent;
+	run(b, &tab, pos, rows, parent ? BELT_RUN_TREE : 0);
+	tab.parent = NULL;
+	buf_get(b, bo, 0, out, (uint64_t)qn * 4 * rows);
+	b->B->table_release(b->ctx, &tab);
+	buf_free(b, bq);
+	buf_free(b, bk);
+	buf_free(b, bv);
+	buf_free(b, bo);
+	buf_free(b, ba);
+}
+
+/* Batched attention over F16 caches (the default cache type) on the
+ * matrix units where the device has them (attention_rows_cm.comp), and on
+ * the plain shader (BELT_VK_COOPMAT=0): head_dim 64 and 128, 1, 4 and 8
+ * query heads per kv head, a causal pass of 37 rows after 0 and after 203
+ * positions and a tree of 9 rows, against the double reference over the
+ * cached values. The matrix units take q and the weights rounded to
+ * float16 (2^-11 each): within 3e-3 of the largest |v|; the plain shader
+ * within 1e-5 relative (+1e-6). */
+START_TEST(test_attention_rows_cm)
+{
+	static const int shapes[][3] = {{64, 8, 8}, {64, 8, 2}, {128, 8, 1}, {128, 32, 4}};
+	static const int32_t tree[9] = {-1, 0, 1, 0, 3, 2, -1, 6, 1};
+	enum { CTX = 300, ROWS = 37 };
+	bool cm = vk_coopmat_on();
+	if (!cm)
+		printf("batched attention on matrix units not tested: the default device has "
+		       "no VK_NV_cooperative_matrix with 16 x 16 x 16 float16 products, or "
+		       "BELT_VK_COOPMAT=0\n");
+	rng_seed(60);
+	for (int path = cm ? 0 : 1; path < 2; path++) {
+		if (path == 1)
+			setenv("BELT_VK_COOPMAT", "0", 1);
+		struct be vk = open_vk();
+		unsetenv("BELT_VK_COOPMAT");
+		for (int s = 0; s < 4; s++) {
+			int hd = shapes[s][0], nh = shapes[s][1], nkv = shapes[s][2];
+			int qn = nh * hd, kvn = nkv * hd;
+			float *kf = malloc(sizeof(float) * CTX * kvn), *vf = malloc(sizeof(float) * CTX * kvn);
+			uint16_t *kc = malloc(sizeof(uint16_t) * CTX * kvn), *vc = malloc(sizeof(uint16_t) * CTX * kvn);
+			float *q = malloc(sizeof(float) * ROWS * qn), *out = malloc(sizeof(float) * ROWS * qn);
+			double *ref = malloc(sizeof(double) * qn);
+			bool vis[CTX];
+			fill(kf, (size_t)CTX * kvn);
+			fill(vf, (size_t)CTX * kvn);
+			fill(q, (size_t)ROWS * qn);
+			for (int i = 0; i < ROWS * qn; i++)
+				q[i] *= 3.0f;
+			kv_encode(BELT_TYPE_F16, kf, (size_t)CTX * kvn, (uint8_t *)kc);
+			kv_encode(BELT_TYPE_F16, vf, (size_t)CTX * kvn, (uint8_t *)vc);
+			kv_decode(BELT_TYPE_F16, (uint8_t *)kc, (size_t)CTX * kvn, kf);
+			kv_decode(BELT_TYPE_F16, (uint8_t *)vc, (size_t)CTX * kvn, vf);
+			double vmax = 0;
+			for (int i = 0; i < CTX * kvn; i++)
+				vmax = fmax(vmax, fabs(vf[i]));
+			static const uint32_t poss[3] = {0, 203, 203};
+			for (int run_i = 0; run_i < 3; run_i++) {
+				const int32_t *par = run_i == 2 ? tree : NULL;
+				uint32_t pos = poss[run_i], rows = par ? 9 : ROWS;
+				rows_attend(&vk, kc, vc, q, nh, nkv, hd, CTX, rows, pos, par, out);
+				for (uint32_t r = 0; r < rows; r++) {
+					int n = rows_visible(par, pos, r, vis);
+					int grp = nh / nkv;
+					for (int h = 0; h < nh; h++) {
+						int kh = h / grp;
+						double *sc = malloc(sizeof(double) * n), mx = -INFINITY, sum = 0;
+						for (int t = 0; t < n; t++) {
+							double d = 0;
+							for (int i = 0; i < hd; i++)
+								d += (double)q[r * qn + h * hd + i] *
+								     kf[t * kvn + kh * hd + i];
+							sc[t] = d / sqrt(hd);
+							if (vis[t])
+								mx = fmax(mx, sc[t]);
+						}
+						for (int t = 0; t < n; t++)
+							sum += sc[t] = vis[t] ? exp(sc[t] - mx) : 0;
+						for (int i = 0; i < hd; i++) {
+							double o = 0;
+							for (int t = 0; t < n; t++)
+								o += sc[t] / sum * vf[t * kvn + kh * hd + i];
+							ref[h * hd + i] = o;
+						}
+						free(sc);
+					}
+					for (int i = 0; i < qn; i++) {
+						double tol = path == 0 ? 3e-3 * vmax : 1e-5 * fabs(ref[i]) + 1e-6;
+						ck_assert_msg(fabs(out[r * qn + i] - ref[i]) <= tol,
+							      "%s hd %d heads %d/%d pos %u%s row %u [%d]: %.9g vs %.9g",
+							      path == 0 ? "matrix units" : "plain", hd, nh, nkv,
+							      pos, par ? " tree" : "", r, i, out[r * qn + i], ref[i]);
+					}
+				}
+			}
+			free(kf);
+			free(vf);
+			free(kc);
+			free(vc);
+			free(q);
+			free(out);
+			free(ref);
+		}
+		be_close(&vk);
+	}
+}
+END_TEST
+
 /* Attention (default, split_kv, attention_ext; one row and a batched pass
  * of 3) reading caches of the types of kv_types[_i], on both backends:
  * within 1e-5 relative (+1e-6) of the double reference over the values
@@ -3553,8 +3700,12 @@ START_TEST(test_kv_attention)
 	enum { NH = 8, NKV = 2, HD = 64, CTX = 300, QN = NH * HD, KVN = NKV * HD, R = 3 };
 	const int *types = kv_types[_i];
 	/* the CPU's portable path and, where the CPU has it, its AVX2 one
-	 * (its own decode attention over F16 caches) */
+	 * (its own decode attention over F16 caches); Vulkan's plain shaders
+	 * (batched attention on the matrix units rounds q to float16: its
+	 * own test, test_attention_rows_cm) */
+	setenv("BELT_VK_COOPMAT", "0", 1);
 	struct be be2[3] = {open_vk(), open_cpu()};
+	unsetenv("BELT_VK_COOPMAT");
 	int nbe = open_cpu_isa("avx2", &be2[2]) ? 3 : 2;
 	rng_seed(50);
 	float *kf = malloc(sizeof(float) * CTX * KVN), *vf = malloc(sizeof(float) * CTX * KVN);
@@ -3750,6 +3901,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tk, test_kv_write, 0, N_KV_TYPES);
 	tcase_add_loop_test(tk, test_kv_attention, 0, N_KV_TYPES);
 	tcase_add_test(tk, test_kv_errors);
+	tcase_add_test(tk, test_attention_rows_cm);
 	suite_add_tcase(s, tk);
 	TCase *te = tcase_create("contract");
 	tcase_add_test(te, test_kernel_find);

@@ -118,6 +118,7 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 	memset(pr, 0, sizeof *pr);
 	pr->rows = rows;
 	pr->coopmat = ctx->coopmat;
+	pr->att_coopmat = ctx->coopmat && ctx->tune.att_coopmat;
 	memcpy(pr->cm_tile, ctx->tune.mm_tile, sizeof pr->cm_tile);
 	pr->max_shared = ctx->props.limits.maxComputeSharedMemorySize;
 	pr->att_chunk = ctx->tune.att_chunk;

@@ -28,6 +28,7 @@ struct vk_tuning {
 	int64_t mv_ksplit_k;
 	bool mv_swizzle;
 	bool coopmat;	  /* coopmat: matrix units where the device has them */
+	bool att_coopmat; /* att_coopmat: batched attention on them too */
 	uint32_t mm_tile[4]; /* mm_tile: their tile, BM BN WM WN (0s: by size) */
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */

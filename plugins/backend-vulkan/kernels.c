@@ -482,6 +482,19 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 		pr->rows_dim = VK_ROWS_X;
 		pr->rows_tile = small ? ATT_ROWS_BQ : ATT_ROWS_BQ_256;
 		pr->n_spec = 2; /* the caches' types only */
+		/* on the matrix units: F16 caches at 16-byte offsets, head_dim
+		 * 64 or 128, groups of query heads that divide 64 */
+		uint32_t r = (uint32_t)(n_head / cmd->param[1].i);
+		if (pr->att_coopmat && pr->subgroup == 32 && pr->spec[0] == 1 &&
+		    pr->spec[1] == 1 && (head_dim == 64 || head_dim == 128) && 64 % r == 0 &&
+		    cmd->bind[1].offset % 16 == 0 && cmd->bind[2].offset % 16 == 0) {
+			pr->shader = VK_SH_ATT_ROWS_CM;
+			pr->rows_tile = 64 / r;
+			pr->groups = (uint32_t)cmd->param[1].i;
+			pr->spec[2] = (uint32_t)head_dim;
+			pr->spec[3] = r;
+			pr->n_spec = 4;
+		}
 	}
 	return 0;
 }

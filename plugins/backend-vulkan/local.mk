@@ -485,6 +485,12 @@ plugins/backend-vulkan/spv/matmul_cm_%.spv.h: $(VK_CM_DEPS)
 	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matmul_cm.comp
 EXTRA_DIST += shaders/matmul_cm.comp shaders/matmul_load.glsl
 
+# batched attention on the matrix units (F16 caches)
+VK_SPV += plugins/backend-vulkan/spv/attention_rows_cm.spv.h
+plugins/backend-vulkan/spv/attention_rows_cm.spv.h: $(srcdir)/shaders/attention_rows_cm.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_rows_cm.comp
+EXTRA_DIST += shaders/attention_rows_cm.comp
+
 # Against the CPU backend, both loaded through the registry.
 check_PROGRAMS += tests/check_backend_vulkan
 TESTS += tests/check_backend_vulkan

@@ -251,6 +251,9 @@ static const uint32_t spv_attention_rows[] =
 static const uint32_t spv_attention_rows_256[] =
 #include "spv/attention_rows_256.spv.h"
 	;
+static const uint32_t spv_attention_rows_cm[] =
+#include "spv/attention_rows_cm.spv.h"
+	;
 
 static const uint32_t spv_rope[] =
 #include "spv/rope.spv.h"
@@ -499,6 +502,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATMUL_IQ4_XS, spv_matmul_iq4_xs),
 	ENTRY(VK_SH_ATT_ROWS, spv_attention_rows),
 	ENTRY(VK_SH_ATT_ROWS_256, spv_attention_rows_256),
+	ENTRY(VK_SH_ATT_ROWS_CM, spv_attention_rows_cm),
 	ENTRY(VK_SH_ROPE, spv_rope),
 	ENTRY(VK_SH_ROPE_FF, spv_rope_ff),
 	ENTRY(VK_SH_KV_STORE, spv_kv_store),

@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "stats", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -96,7 +96,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.q8x = VK_Q8X_ALL,
 				.mv_ksplit_k = -1,
 				.mv_swizzle = true,
-				.coopmat = true};
+				.coopmat = true,
+				.att_coopmat = true};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
 		return -1;
 	/* fuse and profile: the file's value here, the variable's at each
@@ -114,6 +115,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		     &t->mv_swizzle, err, errsz) ||
 	    get_bool("coopmat", value_of(opt, "coopmat"), &t->coopmat, err,
 		     errsz) ||
+	    get_bool("att_coopmat", value_of(opt, "att_coopmat"), &t->att_coopmat,
+		     err, errsz) ||
 	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz))
 		return -1;
 	const char *v = value_of(opt, "validation");

@@ -170,6 +170,7 @@ enum vk_shader {
 	 * to 128 and up to 256 */
 	VK_SH_ATT_ROWS,
 	VK_SH_ATT_ROWS_256,
+	VK_SH_ATT_ROWS_CM,
 	/* K-quants in GGUF's layout: embed, matvec, batched matvec */
 	VK_SH_EMBED_Q4_K,
 	VK_SH_EMBED_Q6_K,
@@ -273,6 +274,7 @@ struct vk_prep {
 	bool coopmat;	   /* in: batched products on matrix units
 			    * (matmul_cm.comp) where the type has one */
 	uint32_t cm_tile[4]; /* in: their tile (BM, BN, WM, WN; 0s: by size) */
+	bool att_coopmat;  /* in: batched attention on the matrix units too */
 	uint32_t max_shared; /* in: the device's shared memory per workgroup */
 	uint32_t att_chunk, att_splits; /* in: split_kv's chunks (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* in: attention.comp's loads in flight */

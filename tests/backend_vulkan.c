@@ -3502,11 +3502,12 @@ START_TEST(test_kv_write)
 END_TEST
 
 /* One attention command over typed caches kc, vc (bytes of CTX rows) on b:
- * op (attention or attention_ext), variant, rows rows at pos, out
- * [rows][n_head * hd]. */
+ * op (attention or attention_ext), variant, rows rows at pos (parent: a
+ * tree run of them, else causal), out [rows][n_head * hd]. */
 static void kv_attend(struct be *b, const char *op, const char *variant, const int *types,
 		      const uint8_t *kc, const uint8_t *vc, const float *q, int n_head,
-		      int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos, float *out)
+		      int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
+		      const int32_t *parent, float *out)
 {
 	int qn = n_head * hd, kvn = n_kv * hd;
 	uint64_t kb = belt_type_row_bytes(types[0], (uint64_t)kvn) * ctx;
@@ -3534,7 +3535,9 @@ static void kv_attend(struct be *b, const char *op, const char *variant, const i
 	struct belt_table tab;
 	table_rows(&tab, &c, 1, (uint32_t)ctx, NULL, rows, NULL);
 	prepare(b, &tab);
-	run(b, &tab, pos, rows, 0);
+	tab.parent = parent;
+	run(b, &tab, pos, rows, parent ? BELT_RUN_TREE : 0);
+	tab.parent = NULL;
 	buf_get(b, bo, 0, out, (uint64_t)qn * 4 * rows);
 	b->B->table_release(b->ctx, &tab);
 	buf_free(b, bq);
@@ -3556,45 +3559,6 @@ static int rows_visible(const int32_t *parent, uint32_t pos, uint32_t r, bool *v
 	return n;
 }
 
-/* One batched pass of attention over F16 caches: out[rows][n_head hd] of
- * q[rows][n_head hd] at pos (parent: a tree run). */
-static void rows_attend(struct be *b, const uint16_t *kc, const uint16_t *vc, const float *q,
-			int n_head, int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
-			const int32_t *parent, float *out)
-{
-	int qn = n_head * hd;
-	uint64_t cb = (uint64_t)ctx * n_kv * hd * 2;
-	struct belt_buffer *bq = buf_from(b, q, (uint64_t)qn * 4 * rows);
-	struct belt_buffer *bk = buf_from(b, kc, cb), *bv = buf_from(b, vc, cb);
-	struct belt_buffer *bo = buf_new(b, (uint64_t)qn * 4 * rows);
-	struct belt_buffer *ba = buf_new(b, (uint64_t)n_head * ctx * 4);
-	struct belt_cmd c = cmd_variant(b, "attention", "default", BELT_TYPE_ANY, "attn");
-	c.patch = BELT_PATCH_KV_LEN;
-	bind_rows(&c, bq, 0, qn, rows);
-	bind(&c, bk, 0, cb, BELT_TYPE_F16);
-	bind(&c, bv, 0, cb, BELT_TYPE_F16);
-	bind_rows(&c, bo, 0, qn, rows);
-	bind(&c, ba, 0, (uint64_t)n_head * ctx * 4, BELT_TYPE_F32);
-	pi(&c, n_head);
-	pi(&c, n_kv);
-	pi(&c, hd);
-	pi(&c, ctx);
-	pf(&c, 1.0f / sqrtf((float)hd));
-	struct belt_table tab;
-	table_rows(&tab, &c, 1, (uint32_t)ctx, NULL, rows, NULL);
-	prepare(b, &tab);
-	tab.parent = parent;
-	run(b, &tab, pos, rows, parent ? BELT_RUN_TREE : 0);
-	tab.parent = NULL;
-	buf_get(b, bo, 0, out, (uint64_t)qn * 4 * rows);
-	b->B->table_release(b->ctx, &tab);
-	buf_free(b, bq);
-	buf_free(b, bk);
-	buf_free(b, bv);
-	buf_free(b, bo);
-	buf_free(b, ba);
-}
-
 /* Batched attention over F16 caches (the default cache type) on the
  * matrix units where the device has them (attention_rows_cm.comp), and on
  * the plain shader (BELT_VK_COOPMAT=0): head_dim 64 and 128, 1, 4 and 8
@@ -3607,6 +3571,7 @@ START_TEST(test_attention_rows_cm)
 {
 	static const int shapes[][3] = {{64, 8, 8}, {64, 8, 2}, {128, 8, 1}, {128, 32, 4}};
 	static const int32_t tree[9] = {-1, 0, 1, 0, 3, 2, -1, 6, 1};
+	static const int f16s[2] = {BELT_TYPE_F16, BELT_TYPE_F16};
 	enum { CTX = 300, ROWS = 37 };
 	bool cm = vk_coopmat_on();
 	if (!cm)
@@ -3643,7 +3608,8 @@ START_TEST(test_attention_rows_cm)
 			for (int run_i = 0; run_i < 3; run_i++) {
 				const int32_t *par = run_i == 2 ? tree : NULL;
 				uint32_t pos = poss[run_i], rows = par ? 9 : ROWS;
-				rows_attend(&vk, kc, vc, q, nh, nkv, hd, CTX, rows, pos, par, out);
+				kv_attend(&vk, "attention", "default", f16s, (const uint8_t *)kc,
+					  (const uint8_t *)vc, q, nh, nkv, hd, CTX, rows, pos, par, out);
 				for (uint32_t r = 0; r < rows; r++) {
 					int n = rows_visible(par, pos, r, vis);
 					int grp = nh / nkv;
@@ -3732,7 +3698,7 @@ START_TEST(test_kv_attention)
 				for (int pp = 0; pp < 2; pp++) {
 					uint32_t pos = poss[pp];
 					kv_attend(&be2[bi], ops[o][0], ops[o][1], types, kc, vc, q, NH,
-						  NKV, HD, CTX, rows, pos, out);
+						  NKV, HD, CTX, rows, pos, NULL, out);
 					for (uint32_t r = 0; r < rows; r++) {
 						attention_ref(q + r * QN, kf, vf, NH, NKV, HD,
 							      (int)(pos + r + 1), 1.0 / sqrt(HD), ref);

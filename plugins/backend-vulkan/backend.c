@@ -109,8 +109,6 @@ static int pipe_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	return 0;
 }
 
-/* Check one command, resolve its bindings to descriptor ranges, and fill
- * its push constants. */
 /* What a kernel's prepare is told of the device and the settings. */
 static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 		      const struct vk_op *op, struct vk_prep *pr)
@@ -132,6 +130,8 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 		pr->esize[i] = 4;
 }
 
+/* Check one command, resolve its bindings to descriptor ranges, and fill
+ * its push constants. */
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		       uint32_t idx, uint32_t rows, struct vk_cmd *c,
 		       struct vk_prep *pr, VkDescriptorBufferInfo *bi,

@@ -122,24 +122,32 @@ size_t belt_tok_decode(const struct belt_tokenizer *t,
 		return 0;
 	sanitize(s);
 	struct sink k = { out, cap, 0 };
+	size_t n;
+	const char *b = belt_tok_bytes(t, id, &n);
+	for (size_t i = 0; i < n; i++)
+		feed(s, &k, (unsigned char)b[i]);
+	return k.n;
+}
+
+const char *belt_tok_bytes(const struct belt_tokenizer *t, int32_t id, size_t *len)
+{
+	*len = 0;
+	if (!t || id < 0 || id >= t->n_vocab)
+		return NULL;
 	const struct tok_entry *e = &t->tok[id];
-	const char *p = t->blob + e->off;
 	switch (e->type) {
 	case TOK_NORMAL:
-		for (uint32_t i = 0; i < e->dec_len; i++)
-			feed(s, &k, (unsigned char)t->dec[e->dec_off + i]);
-		break;
+		*len = e->dec_len;
+		return t->dec + e->dec_off;
 	case TOK_USER:
-		for (uint32_t i = 0; i < e->len; i++)
-			feed(s, &k, (unsigned char)p[i]);
-		break;
+		*len = e->len;
+		return t->blob + e->off;
 	case TOK_BYTE:
-		feed(s, &k, e->byte);
-		break;
+		*len = 1;
+		return (const char *)&e->byte;
 	default: /* control, unknown, unused, undefined: no text */
-		break;
+		return t->blob + e->off;
 	}
-	return k.n;
 }
 
 size_t belt_tok_flush(struct belt_tok_stream *s, char *out, size_t cap)

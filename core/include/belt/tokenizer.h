@@ -57,6 +57,16 @@ int belt_tok_encode(const struct belt_tokenizer *t, const char *text,
  * terminated; NULL for an id out of range. */
 const char *belt_tok_piece(const struct belt_tokenizer *t, int32_t id);
 
+/* The bytes id adds to generated text, before belt_tok_decode's UTF-8
+ * assembly: a normal piece's decoded text (SPM's U+2581 as ' ', BPE's
+ * byte table undone), a user-defined piece verbatim, a byte token's one
+ * byte. *len is 0 for control, unknown, unused and undefined ids, which
+ * add no text. The bytes may be part of a UTF-8 character (a byte token,
+ * a BPE piece cut inside one) and hold NULs; they stay valid while t
+ * lives. NULL (and *len 0) for an id out of range. */
+const char *belt_tok_bytes(const struct belt_tokenizer *t, int32_t id,
+			   size_t *len);
+
 /* Streaming detokenizer state: holds an incomplete UTF-8 sequence between
  * tokens so no half character is ever emitted. Zero-initialise it (or use
  * belt_tok_stream_init). */

@@ -192,3 +192,40 @@ TESTS += tests/check_quantize
 tests_check_quantize_SOURCES = tests/quantize.c tests/ref.c tests/synth/synth.c
 tests_check_quantize_CFLAGS = $(TEST_CFLAGS) -ffp-contract=off
 tests_check_quantize_LDADD = $(TEST_LIBS) -lm
+
+# plugins/grammar-gbnf: the GBNF language construct by construct on a tiny
+# vocabulary and on real ones, the shared grammars, errors and the mask's
+# cost (tests/grammar_gbnf.c); llama.cpp's greedy constrained generations
+# of $BELT_SHARED_DIR/grammars/references.tsv through belt run
+# (tests/grammar_refs.c); the GBNF parser's fuzz target (tests/fuzz/gbnf.c).
+check_PROGRAMS += tests/check_grammar_gbnf
+TESTS += tests/check_grammar_gbnf
+tests_check_grammar_gbnf_SOURCES = tests/grammar_gbnf.c tests/ref.c
+tests_check_grammar_gbnf_CFLAGS = $(TEST_CFLAGS)
+tests_check_grammar_gbnf_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/check_grammar_refs
+TESTS += tests/check_grammar_refs
+tests_check_grammar_refs_SOURCES = tests/grammar_refs.c tests/ref.c
+tests_check_grammar_refs_CFLAGS = $(TEST_CFLAGS)
+tests_check_grammar_refs_LDADD = $(CHECK_LIBS)
+# The GBNF fuzz target links the plugin's sources (not its module) and
+# runs over the shared grammars (tests/fuzz/README.md).
+FUZZ_GBNF_SOURCES = tests/fuzz/gbnf.c plugins/grammar-gbnf/errors.c \
+	plugins/grammar-gbnf/parse.c plugins/grammar-gbnf/build.c plugins/grammar-gbnf/classes.c \
+	plugins/grammar-gbnf/analyse.c plugins/grammar-gbnf/trie.c \
+	plugins/grammar-gbnf/subtrees.c plugins/grammar-gbnf/stacks.c \
+	plugins/grammar-gbnf/step.c plugins/grammar-gbnf/walk.c plugins/grammar-gbnf/cache.c \
+	plugins/grammar-gbnf/match.c
+FUZZ_GBNF_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/grammar-gbnf
+check_PROGRAMS += tests/fuzz/replay-gbnf
+tests_fuzz_replay_gbnf_SOURCES = $(FUZZ_GBNF_SOURCES) tests/fuzz/replay.c
+tests_fuzz_replay_gbnf_CPPFLAGS = $(FUZZ_GBNF_CPPFLAGS)
+tests_fuzz_replay_gbnf_LDADD = libbelt.la
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-gbnf
+tests_fuzz_fuzz_gbnf_SOURCES = $(FUZZ_GBNF_SOURCES)
+tests_fuzz_fuzz_gbnf_CPPFLAGS = $(FUZZ_GBNF_CPPFLAGS)
+tests_fuzz_fuzz_gbnf_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_gbnf_LDADD = libbelt.la
+endif
+EXTRA_DIST += tests/fuzz/gbnf.dict

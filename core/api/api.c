@@ -1,6 +1,8 @@
 /* The top of libbelt: the public calls that need plugins. The layers below
  * (model, session) take the backend and sampler they use; this layer finds
  * them in the registry by name, loading their modules when needed. */
+#include <stdlib.h>
+
 #include "belt/belt.h"
 #include "belt/plugin.h"
 #include "session/session.h"
@@ -16,6 +18,28 @@ int belt_model_load(const struct belt_model_params *p, struct belt_model **out,
 	if (!be)
 		return belt_err_prefix(err, errsz, p->path);
 	return belt_model_open(p, be, out, err, errsz);
+}
+
+int belt_grammar_new(const struct belt_tokenizer *tok, const char *name, const char *kind,
+		     const char *text, size_t len, struct belt_grammar **out, char *err,
+		     size_t errsz)
+{
+	*out = NULL;
+	if (!kind)
+		return belt_errf(err, errsz, "grammar: no kind given (e.g. gbnf)");
+	const struct belt_grammar_ops *ops = belt_grammar_get(name ? name : kind, err, errsz);
+	if (!ops)
+		return -1;
+	struct belt_grammar *g = malloc(sizeof *g);
+	if (!g)
+		return belt_errf(err, errsz, "grammar: out of memory");
+	g->ops = ops;
+	if (ops->compile(text, len, kind, tok, &g->state, err, errsz)) {
+		free(g);
+		return -1;
+	}
+	*out = g;
+	return 0;
 }
 
 int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,

@@ -46,6 +46,8 @@ static const char help[] =
 	"      --presence-penalty F    subtract F from tokens in the window (default 0)\n"
 	"      --frequency-penalty F   subtract F per occurrence in the window (default 0)\n"
 	"      --seed N         seed of the draws (default: from the clock, printed)\n"
+	"      --grammar TEXT   only text of this GBNF grammar (llama.cpp's; doc/grammars.md)\n"
+	"      --grammar-file FILE  the same, the grammar read from FILE\n"
 	"  -h, --help           this help\n";
 
 /* Set by SIGINT or SIGTERM (to the signal): generation stops after the
@@ -105,6 +107,7 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 
 struct run_opts {
 	const char *model, *prompt, *prompt_file, *backend, *kernels;
+	const char *grammar, *grammar_file; /* --grammar TEXT, --grammar-file FILE */
 	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device;
 	int type_k, type_v;
 	bool ids, no_bos, ignore_eos, profile;
@@ -117,7 +120,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
 	       O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P, O_MIN_P, O_REPEAT, O_LAST_N, O_PRESENCE,
-	       O_FREQUENCY, O_SEED, O_CTK, O_CTV };
+	       O_FREQUENCY, O_SEED, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
@@ -136,6 +139,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"seed", required_argument, 0, O_SEED},
 		{"cache-type-k", required_argument, 0, O_CTK},
 		{"cache-type-v", required_argument, 0, O_CTV},
+		{"grammar", required_argument, 0, O_GRAMMAR},
+		{"grammar-file", required_argument, 0, O_GRAMMAR_FILE},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .n_batch = 2048, .n_ubatch = 512,
@@ -183,6 +188,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_IDS: o->ids = true; break;
 		case O_NO_BOS: o->no_bos = true; break;
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
+		case O_GRAMMAR: o->grammar = optarg; break;
+		case O_GRAMMAR_FILE: o->grammar_file = optarg; break;
 		case O_TEMP: if (!cli_float("run", "--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
 		case O_TOP_P: if (!cli_float("run", "--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
 		case O_MIN_P: if (!cli_float("run", "--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
@@ -217,6 +224,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		return cli_usage_error("run", "-m MODEL is required");
 	if (o->prompt && o->prompt_file)
 		return cli_usage_error("run", "give -p or -f, not both");
+	if (o->grammar && o->grammar_file)
+		return cli_usage_error("run", "give --grammar or --grammar-file, not both");
 	char err[BELT_ERR_SIZE];
 	if (belt_sampling_check(&o->samp, err, sizeof err))
 		return cli_usage_error("run", "%s", err);
@@ -236,6 +245,8 @@ static void report(const struct belt_session *s)
 	else if (st->stop == BELT_STOP_CONTEXT_FULL)
 		cli_error("run", "context full after %u tokens (-c %u)", st->n_generated,
 			  belt_session_n_ctx(s));
+	else if (st->stop == BELT_STOP_GRAMMAR)
+		cli_error("run", "the grammar allows no token after %u tokens", st->n_generated);
 	fprintf(stderr,
 		"belt: prompt %u tokens in %.3f s (%.1f tokens/s); decode %u tokens in %.3f s (%.1f tokens/s)\n",
 		st->n_prompt, st->prefill_s, st->prefill_s > 0 ? st->n_prompt / st->prefill_s : 0,
@@ -243,9 +254,37 @@ static void report(const struct belt_session *s)
 		st->decode_s > 0 && st->n_generated > 1 ? (st->n_generated - 1) / st->decode_s : 0);
 }
 
+/* Compile --grammar or --grammar-file against the model's vocabulary,
+ * read from its GGUF before the weights load, so that a bad grammar is
+ * said at once; *tok stays for the grammar's life. The exit status. */
+static int load_grammar(const struct run_opts *o, struct belt_tokenizer **tok,
+			struct belt_grammar **out)
+{
+	char err[CLI_ERR_SIZE];
+	size_t len = 0;
+	char *file_text = NULL;
+	if (o->grammar_file && !(file_text = cli_read_file(o->grammar_file, &len)))
+		return cli_error("run", "--grammar-file %s: %s", o->grammar_file, strerror(errno));
+	const char *text = file_text ? file_text : o->grammar;
+	if (!file_text)
+		len = strlen(text);
+	int rc = 0;
+	struct belt_gguf *g = belt_gguf_open(o->model, err, sizeof err);
+	if (!g || belt_tok_load(g, tok, err, sizeof err)) {
+		rc = cli_fail(err);
+	} else if (belt_grammar_new(*tok, NULL, "gbnf", text, len, out, err, sizeof err)) {
+		/* file:line:col: as compilers say it, when the message has a place */
+		const char *where = file_text ? o->grammar_file : "--grammar";
+		rc = cli_error("run", "%s:%s%s", where, *err >= '0' && *err <= '9' ? "" : " ", err);
+	}
+	belt_gguf_close(g);
+	free(file_text);
+	return rc;
+}
+
 /* Generate and print; the exit status (after the message, if any). */
-static int generate(struct belt_model *m, const struct run_opts *o, const char *text,
-		    size_t len)
+static int generate(struct belt_model *m, const struct run_opts *o, struct belt_grammar *grammar,
+		    const char *text, size_t len)
 {
 	char err[CLI_ERR_SIZE];
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
@@ -283,6 +322,7 @@ static int generate(struct belt_model *m, const struct run_opts *o, const char *
 			fprintf(stderr, "belt: seed %llu\n", (unsigned long long)samp.seed);
 	}
 	gp.sampling = &samp;
+	gp.grammar = grammar;
 	struct out out = {.ids = o->ids, .first = true, .tty = isatty(1),
 			  .flush_every = (uint32_t)o->chunk};
 	if (rc == 0 && o->n_predict != 0) {
@@ -320,6 +360,13 @@ int cmd_run(int argc, char **argv)
 	const char *text = file_text ? file_text : o.prompt ? o.prompt : "";
 	if (!file_text)
 		len = strlen(text);
+	struct belt_tokenizer *gtok = NULL;
+	struct belt_grammar *grammar = NULL;
+	if ((o.grammar || o.grammar_file) && (rc = load_grammar(&o, &gtok, &grammar))) {
+		belt_tok_free(gtok);
+		free(file_text);
+		return rc;
+	}
 	struct belt_model_params mp;
 	belt_model_params_default(&mp);
 	mp.path = o.model;
@@ -329,8 +376,11 @@ int cmd_run(int argc, char **argv)
 	mp.device = (int)o.device;
 	mp.profile = o.profile;
 	struct belt_model *m;
-	rc = belt_model_load(&mp, &m, err, sizeof err) ? cli_fail(err) : generate(m, &o, text, len);
+	rc = belt_model_load(&mp, &m, err, sizeof err) ? cli_fail(err)
+						       : generate(m, &o, grammar, text, len);
 	belt_model_free(m);
+	belt_grammar_free(grammar);
+	belt_tok_free(gtok);
 	free(file_text);
 	return rc;
 }

@@ -5,7 +5,10 @@
  * too where the backend has the sampler's ops (chain.c: the sampler's
  * commands run before the argmax); elsewhere it runs one position per
  * backend call and draws each token on the host with the sampler plugin's
- * CPU function. Nothing here allocates per token. */
+ * CPU function. A grammar takes that host path on every backend, greedy
+ * or sampled: its mask needs the token before, so no run of positions
+ * can go ahead without the host (grammar.c). Nothing here allocates per
+ * token. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,37 +194,63 @@ static bool emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
 	return true;
 }
 
-/* Host arrays for sampled decode, made once per session. */
-static int sample_setup(struct belt_session *s, const struct belt_sampler_ops *so,
-			char *err, size_t errsz)
+/* Host arrays for decode with the pick on the host (a sampler so, a
+ * grammar g, or both), made once per session. */
+static int host_setup(struct belt_session *s, const struct belt_sampler_ops *so,
+		      const struct belt_grammar *g, char *err, size_t errsz)
 {
 	int32_t n = s->m->n_vocab;
-	size_t ws = so->work_size(n);
+	size_t ws = so ? so->work_size(n) : 0;
 	if (!s->logits_host)
 		s->logits_host = malloc((size_t)n * sizeof *s->logits_host);
+	if (g && !s->grammar_mask)
+		s->grammar_mask = malloc(((size_t)n + 31) / 32 * sizeof *s->grammar_mask);
 	if (ws > s->sample_work_size) {
 		free(s->sample_work);
 		s->sample_work = malloc(ws);
 		s->sample_work_size = s->sample_work ? ws : 0;
 	}
-	if (!s->logits_host || (ws && !s->sample_work))
+	if (!s->logits_host || (ws && !s->sample_work) || (g && !s->grammar_mask))
 		return belt_errf(err, errsz, "sampling: out of memory for %d logits", n);
 	return 0;
 }
 
-/* Draw the token after position pos from the logits of pos (in the logits
- * buffer) into s->ids[pos + 1] and token_ids[pos + 1]. */
-static int sample_next(struct belt_session *s, const struct belt_sampler_ops *so,
-		       const struct belt_sampling *sp, uint32_t pos, char *err, size_t errsz)
+/* The argmax, lowest index on ties, as the backends' argmax. */
+static int32_t argmax(const float *l, int32_t n)
+{
+	int32_t best = 0;
+	for (int32_t i = 1; i < n; i++)
+		if (l[i] > l[best])
+			best = i;
+	return best;
+}
+
+/* Pick the token after position pos from the logits of pos (in the logits
+ * buffer), masked by the grammar g if any, drawn by so if any (else the
+ * argmax), into s->ids[pos + 1] and token_ids[pos + 1]. 1 when the
+ * grammar allows no token. */
+static int host_next(struct belt_session *s, const struct belt_sampler_ops *so,
+		     const struct belt_sampling *sp, struct belt_grammar *g, uint32_t pos,
+		     char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	if (m->be->buffer_read(m->be_ctx, s->logits->buf, 0, s->logits_host,
 			       (uint64_t)m->n_vocab * 4, err, errsz))
 		return -1;
-	int32_t id = so->sample(sp, s->logits_host, m->n_vocab, s->ids, pos + 1, pos,
-				s->sample_work);
+	int32_t id = -1;
+	uint32_t allowed = g ? belt_session_grammar_mask(g, s->logits_host, m->n_vocab,
+							  s->grammar_mask, &id) : 2;
+	if (allowed == 0)
+		return 1;
+	if (allowed > 1) /* one allowed token is taken as it is */
+		id = so ? so->sample(sp, s->logits_host, m->n_vocab, s->ids, pos + 1, pos,
+				     s->sample_work)
+			: argmax(s->logits_host, m->n_vocab);
 	if (id < 0 || id >= m->n_vocab)
-		return belt_errf(err, errsz, "sampler %s returned token %d", so->name, id);
+		return belt_errf(err, errsz, "sampler %s returned token %d", so ? so->name : "argmax",
+				 id);
+	if (g && g->ops->accept(g->state, id, err, errsz))
+		return belt_err_prefix(err, errsz, "grammar");
 	s->ids[pos + 1] = id;
 	return m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4, &id, 4,
 				   err, errsz);
@@ -239,46 +268,60 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	}
 	const struct belt_sampling *sp = gp->sampling;
 	const struct belt_sampler_ops *so = NULL; /* set: draw on the host */
+	struct belt_grammar *g = gp->grammar;
 	struct belt_table *t = &s->table;
 	if (sp && belt_sampling_check(sp, err, errsz))
 		return -1;
 	if (sp && !belt_sampling_greedy(sp)) {
-		struct belt_table *ct;
+		struct belt_table *ct = NULL;
 		if (!(so = sampler))
 			return belt_errf(err, errsz, "sampled decoding: no sampler given");
-		if (belt_session_chain(s, so, sp, &ct, err, errsz))
+		if (!g && belt_session_chain(s, so, sp, &ct, err, errsz))
 			return -1;
 		if (ct) {
 			t = ct;
 			so = NULL;
-		} else if (sample_setup(s, so, err, errsz)) {
-			return -1;
 		}
 	}
+	bool host = so || g; /* pick each token on the host */
+	if (host && host_setup(s, so, g, err, errsz))
+		return -1;
+	if (g)
+		g->ops->reset(g->state);
 	struct belt_tok_stream ts;
 	belt_tok_stream_init(&ts, false);
 	double t0 = now();
 	if (prefill(s, t, prompt, n_prompt, 0, err, errsz))
 		return -1;
 	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
-	if (so ? sample_next(s, so, sp, (uint32_t)n_prompt - 1, err, errsz)
-	       : m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt], 4,
-				    err, errsz))
+	int rc = host ? host_next(s, so, sp, g, (uint32_t)n_prompt - 1, err, errsz)
+		      : m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt],
+					   4, err, errsz);
+	if (rc < 0)
 		return -1;
 	double t1 = now();
 	s->stats.n_prompt = (uint32_t)n_prompt;
 	s->stats.prefill_s = t1 - t0;
-	bool go = emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
+	bool go = rc == 0 && emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
 	/* The token at position pos is in s->ids[pos]; feeding it yields pos+1. */
 	uint32_t pos = (uint32_t)n_prompt;
-	while (go && so && pos < s->n_ctx) {
+	while (go && host && pos < s->n_ctx) {
+		/* a grammar that allows only the end needs no more logits */
+		if (g && gp->stop_at_eog &&
+		    belt_session_grammar_only_eog(g, m->tok, m->n_vocab, s->grammar_mask)) {
+			s->stats.stop = BELT_STOP_EOG;
+			go = false;
+			break;
+		}
 		if (m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz) ||
-		    sample_next(s, so, sp, pos, err, errsz))
+		    (rc = host_next(s, so, sp, g, pos, err, errsz)) < 0)
 			return -1;
 		pos++;
-		go = emit(s, &ts, s->ids[pos], gp, fn, ud);
+		go = rc == 0 && emit(s, &ts, s->ids[pos], gp, fn, ud);
 	}
-	while (go && !so && pos < s->n_ctx) {
+	if (rc > 0)
+		s->stats.stop = BELT_STOP_GRAMMAR;
+	while (go && !host && pos < s->n_ctx) {
 		uint32_t n = s->n_ctx - pos;
 		if (n > s->chunk)
 			n = s->chunk;

@@ -251,6 +251,7 @@ void belt_session_free(struct belt_session *s)
 	free(s->table.cmds);
 	free(s->logits_host);
 	free(s->sample_work);
+	free(s->grammar_mask);
 	free(s->labels);
 	free(s->bufs);
 	free(s->ids);

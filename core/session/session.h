@@ -3,6 +3,7 @@
 #ifndef BELT_SESSION_SESSION_H
 #define BELT_SESSION_SESSION_H
 
+#include "belt/grammar.h"
 #include "belt/sampler.h"
 #include "dispatch/dispatch.h"
 #include "model/model.h"
@@ -31,6 +32,7 @@ struct belt_session {
 	float *logits_host;	/* n_vocab */
 	void *sample_work;	/* the sampler's work area */
 	size_t sample_work_size;
+	uint32_t *grammar_mask; /* (n_vocab + 31) / 32 words, with a grammar */
 	/* sampled chain decode (chain.c): the table with the sampler's
 	 * commands, for the settings chain_params */
 	struct belt_table chain;
@@ -38,6 +40,21 @@ struct belt_session {
 	struct belt_sampling chain_params;
 	bool chain_ready;
 };
+
+/* A compiled grammar: its plugin and the state compile() made. */
+struct belt_grammar {
+	const struct belt_grammar_ops *ops;
+	void *state;
+};
+
+/* The tokens g allows next into mask ((n + 31) / 32 words), the others'
+ * logits set to -INFINITY (logits NULL: none); returns how many are
+ * allowed, *only the last of them. */
+uint32_t belt_session_grammar_mask(struct belt_grammar *g, float *logits, int32_t n,
+				   uint32_t *mask, int32_t *only);
+/* Whether g allows end-of-generation tokens and nothing else. */
+bool belt_session_grammar_only_eog(struct belt_grammar *g, const struct belt_tokenizer *tok,
+				   int32_t n, uint32_t *mask);
 
 /* belt_generate with the sampler for non-greedy settings already found
  * (the layer above looks it up in the registry). */

@@ -17,6 +17,8 @@
 #   OUTDIR/quantize   tiny synthetic models (belt-synth: F32, F16, BF16,
 #                     tied or not, rows of 32 and 48) whose matrices belt
 #                     quantize quantizes, and the GGUF seeds
+#   OUTDIR/gbnf       the grammars of $BELT_SHARED_DIR/grammars (gbnf/ and
+#                     bad/) and a few below, one construct each
 #
 # Needs BELT_SHARED_DIR; GGUF_SEEDS names the gguf-seeds program
 # (default: tests/fuzz/gguf-seeds of BELT_BUILDDIR, else of the current
@@ -26,7 +28,7 @@ out="${1:?usage: seeds.sh OUTDIR}"
 : "${BELT_SHARED_DIR:?}"
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 seeds="${GGUF_SEEDS:-${BELT_BUILDDIR:-.}/tests/fuzz/gguf-seeds}"
-mkdir -p "$out/gguf" "$out/arch" "$out/tokenizer" "$out/cli" "$out/quantize"
+mkdir -p "$out/gguf" "$out/arch" "$out/tokenizer" "$out/cli" "$out/quantize" "$out/gbnf"
 
 for f in "$BELT_SHARED_DIR"/models/*.gguf "$BELT_SHARED_DIR"/models/arch/*.gguf \
 	"$BELT_SHARED_DIR"/models/quant/*.gguf "$BELT_SHARED_DIR"/vocab/*.gguf; do
@@ -81,6 +83,8 @@ run -m m.gguf -f p.txt -b 2048 -ub 512 --chunk 16
 run -m m.gguf -p Hi --temp 0.8 --seed 42 --top-k 40 --top-p 0.95 --min-p 0.05
 run -m m.gguf -p Hi --repeat-penalty 1.1 --repeat-last-n -1 --presence-penalty 0.5 --frequency-penalty 0.5
 run -m m.gguf -p Hi --backend vulkan --device 1 --profile --kernel matvec=q8x
+run -m m.gguf -p Hi -n 8 --grammar-file g.gbnf
+run -m m.gguf --grammar=root
 run --model=m.gguf --prompt=Hi --n-predict=4 --ctx-size=0 --threads=1 --batch-size=1 --ubatch-size=1
 info
 info -m m.gguf --tensors --backend cpu
@@ -92,6 +96,25 @@ perplexity -m m.gguf -f t.txt -c 512 -b 512 -ub 512 -t 2
 --help
 run --help
 LINES
+# GBNF: the shared grammars, good and bad, and one construct a line below
+for f in "$BELT_SHARED_DIR"/grammars/gbnf/*.gbnf "$BELT_SHARED_DIR"/grammars/bad/*.gbnf; do
+	if [ -f "$f" ]; then
+		cp "$f" "$out/gbnf/$(basename "$(dirname "$f")")-$(basename "$f")"
+	fi
+done
+n=0
+while IFS= read -r line; do
+	n=$((n + 1))
+	printf '%b' "$line" >"$out/gbnf/construct-$(printf %02d $n)"
+done <<'LINES'
+root ::= "a" | "bc" | ""\n
+root ::= ("a" | [b-d])* "e"? "f"+\n
+root ::= [0-9]{1,3} ("," [0-9]{3})* "x"{2} "y"{2,}\n
+root ::= "\\x41\\u00e9\\U0001F600\\n\\t\\\\" [^"\\\\] .\n
+root ::= item+ # comment\nitem ::=\n  "- " [^\\n]+ "\\n" |\n  ( "*" ws )\nws ::= [ \\t]*\n
+root ::= "(" root ")" | a\na ::= b | "z"\nb ::= ("q"?)*\n
+root ::= [日-本ぁ-ゟ]+ "語"\n
+LINES
 echo "seeds: $(ls "$out/gguf" | wc -l) gguf, $(ls "$out/arch" | wc -l) arch," \
 	"$(ls "$out/tokenizer" | wc -l) tokenizer, $(ls "$out/cli" | wc -l) cli," \
-	"$(ls "$out/quantize" | wc -l) quantize in $out"
+	"$(ls "$out/quantize" | wc -l) quantize, $(ls "$out/gbnf" | wc -l) gbnf in $out"

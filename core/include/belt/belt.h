@@ -80,6 +80,19 @@ uint32_t belt_session_n_ctx(const struct belt_session *s);
 typedef bool (*belt_token_fn)(void *ud, int32_t token, const char *text,
 			      size_t len);
 
+/* A grammar compiled against a vocabulary (belt/grammar.h): it masks the
+ * logits before each token is picked. */
+struct belt_grammar;
+/* Compile text[0..len) of kind ("gbnf") with the grammar plugin name (the
+ * module "grammar-<name>"; NULL: the plugin named as the kind) against
+ * tok, which must outlive it. err gets the plugin's message, e.g.
+ * "LINE:COL: what was expected" for a GBNF syntax error. */
+int belt_grammar_new(const struct belt_tokenizer *tok, const char *name,
+		     const char *kind, const char *text, size_t len,
+		     struct belt_grammar **out, char *err, size_t errsz);
+/* Free; NULL is allowed. */
+void belt_grammar_free(struct belt_grammar *g);
+
 struct belt_sampling;
 struct belt_generate_params {
 	uint32_t n_predict; /* new tokens at most; 0: until context is full */
@@ -87,6 +100,12 @@ struct belt_generate_params {
 	/* NULL or greedy settings: the greedy chain; otherwise each token is
 	 * drawn by the "gumbel" sampler plugin (belt/sampler.h) */
 	const struct belt_sampling *sampling;
+	/* NULL, or a grammar for the model's vocabulary, reset at the start:
+	 * only the tokens it allows are picked (greedy or sampled), so each
+	 * position runs on its own with its logits read back to the host;
+	 * generation stops at an end-of-generation token once the grammar
+	 * is complete, or when it allows no token at all */
+	struct belt_grammar *grammar;
 };
 void belt_generate_params_default(struct belt_generate_params *p);
 
@@ -130,7 +149,8 @@ enum belt_stop {
 	BELT_STOP_N_PREDICT,	/* n_predict tokens were generated */
 	BELT_STOP_CONTEXT_FULL, /* every position of the context is used */
 	BELT_STOP_CALLBACK,	/* the token callback returned false */
-	BELT_STOP_ERROR		/* it returned -1 */
+	BELT_STOP_ERROR,	/* it returned -1 */
+	BELT_STOP_GRAMMAR	/* the grammar allows no token (it has ended) */
 };
 
 struct belt_stats {

@@ -1,0 +1,202 @@
+/* llama.cpp's greedy constrained generations
+ * ($BELT_SHARED_DIR/grammars/references.tsv; the README beside it says how
+ * they were made) reproduced by the belt binary ($BELT_BIN): `belt run`
+ * on the CPU backend, greedy (no --temp), with --grammar-file, must give
+ * the same text and the same stop reason (eog: the model chose the end of
+ * generation where the grammar may end; length: n_predict tokens) on
+ * every row whose constraint is a GBNF file. BELT_TEST_BACKEND=vulkan runs
+ * the same rows there (a grammar runs each position on its own, its
+ * logits read back, on every backend). */
+#include <check.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ref.h"
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+}
+
+/* Run argv with stdout and stderr into out and err; the exit status. */
+static int run(const char **argv, char *out, size_t out_cap, char *err, size_t err_cap)
+{
+	char po[] = "/tmp/belt-grammar-refs-out-XXXXXX", pe[] = "/tmp/belt-grammar-refs-err-XXXXXX";
+	int fo = mkstemp(po), fe = mkstemp(pe);
+	ck_assert(fo >= 0 && fe >= 0);
+	pid_t pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		if (dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	close(fo);
+	close(fe);
+	slurp(po, out, out_cap);
+	slurp(pe, err, err_cap);
+	unlink(po);
+	unlink(pe);
+	ck_assert_msg(WIFEXITED(st), "belt died: status %d", st);
+	return WEXITSTATUS(st);
+}
+
+/* N of the stats line's "decode N tokens"; -1 if absent. */
+static long decoded(const char *text)
+{
+	const char *at = strstr(text, "; decode ");
+	return at ? strtol(at + 9, NULL, 10) : -1;
+}
+
+START_TEST(references)
+{
+	struct tsv *t = tsv_load(shared_path("grammars/references.tsv"));
+	ck_assert(t);
+	const char *bin = getenv("BELT_BIN") ? getenv("BELT_BIN") : "./belt";
+	const char *backend = getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu";
+	static char out[1 << 16], err[1 << 14];
+	unsigned rows = 0, same = 0, schemas = 0;
+	for (size_t r = 0; r < t->n_rows; r++) {
+		const char *constraint = tsv_get(t, r, "constraint");
+		size_t len = strlen(constraint);
+		if (len > 5 && !strcmp(constraint + len - 5, ".json")) {
+			/* -jf rows: JSON Schema to grammar is separate work (issue 15's
+			 * converter), not this plugin's */
+			schemas++;
+			continue;
+		}
+		ck_assert_msg(len > 5 && !strcmp(constraint + len - 5, ".gbnf"), "row %zu: %s", r,
+			      constraint);
+		char model[4096], grammar[4096];
+		snprintf(model, sizeof model, "%s/%s", shared_path("models"), tsv_get(t, r, "model"));
+		snprintf(grammar, sizeof grammar, "%s/%s", shared_path("grammars"), constraint);
+		const char *n_predict = tsv_get(t, r, "n_predict"), *stop = tsv_get(t, r, "stop");
+		const char *want = tsv_get(t, r, "text");
+		const char *argv[] = {bin, "run", "-m", model, "-p", tsv_get(t, r, "prompt"), "-n",
+				      n_predict, "--grammar-file", grammar, "--backend", backend, "-t", "2",
+				      NULL};
+		int status = run(argv, out, sizeof out, err, sizeof err);
+		ck_assert_msg(status == 0, "row %zu (%s, %s): exit %d: %s", r, tsv_get(t, r, "model"),
+			      constraint, status, err);
+		/* belt run ends its text with a newline of its own */
+		size_t n = strlen(out);
+		ck_assert(n > 0 && out[n - 1] == '\n');
+		out[--n] = 0;
+		long got = decoded(err);
+		const char *ours = got >= 0 && got < atol(n_predict) ? "eog" : "length";
+		bool ok = !strcmp(out, want) && !strcmp(ours, stop);
+		if (!ok) {
+			size_t k = 0;
+			while (out[k] && out[k] == want[k])
+				k++;
+			printf("grammar_refs: row %zu (%s, %s) differs at byte %zu, stop %s (llama.cpp %s):\n"
+			       "  belt:      %s\n  llama.cpp: %s\n",
+			       r, tsv_get(t, r, "model"), constraint, k, ours, stop, out, want);
+		}
+		same += ok;
+		rows++;
+	}
+	printf("grammar_refs: %s: %u of %u GBNF rows identical to llama.cpp (text and stop "
+	       "reason); %u JSON-schema rows not run (the converter is separate work)\n",
+	       backend, same, rows, schemas);
+	ck_assert_uint_gt(rows, 0);
+	ck_assert_uint_eq(same, rows);
+	tsv_free(t);
+}
+END_TEST
+
+/* One line on stderr, "belt run: " and want in it; exit status code.
+ * Returns the message. */
+static const char *expect_error(const char *grammar_flag, const char *value, int code, const char *want)
+{
+	const char *bin = getenv("BELT_BIN") ? getenv("BELT_BIN") : "./belt";
+	char model[4096];
+	static char out[1 << 16], err[1 << 14];
+	snprintf(model, sizeof model, "%s", shared_path("models/stories260K.f32.gguf"));
+	const char *argv[] = {bin, "run", "-m", model, "-p", "Once", "-n", "4", grammar_flag, value,
+			      NULL};
+	int status = run(argv, out, sizeof out, err, sizeof err);
+	char *nl = strchr(err, '\n');
+	ck_assert_msg(status == code, "%s %s: exit %d, expected %d: %s", grammar_flag, value, status,
+		      code, err);
+	ck_assert_msg(nl && !nl[1], "%s %s: expected one line, got: %s", grammar_flag, value, err);
+	ck_assert_msg(!strncmp(err, "belt run: ", 10) && strstr(err, want),
+		      "%s %s: expected 'belt run: ...%s', got: %s", grammar_flag, value, want, err);
+	ck_assert_str_eq(out, "");
+	return err;
+}
+
+/* A bad grammar on the command line: one line naming the flag or file and
+ * the place, exit 1, before the model loads; misuse of the flags: 2. */
+START_TEST(cli_errors)
+{
+	expect_error("--grammar", "root ::= \"a", 1, "--grammar:1:12: expected '\"'");
+	expect_error("--grammar", "root ::= x", 1, "--grammar:1:10: undefined rule 'x'");
+	char path[4096], want[4200];
+	snprintf(path, sizeof path, "%s", shared_path("grammars/bad/left-recursion.gbnf"));
+	snprintf(want, sizeof want, "%s:2:1: rule 'expr' is left-recursive", path);
+	expect_error("--grammar-file", path, 1, want);
+	snprintf(path, sizeof path, "%s", shared_path("grammars/bad/empty.gbnf"));
+	snprintf(want, sizeof want, "%s:1:1: expected a rule", path);
+	expect_error("--grammar-file", path, 1, want);
+	expect_error("--grammar-file", "/nonexistent/g.gbnf", 1,
+		     "--grammar-file /nonexistent/g.gbnf: No such file or directory");
+	const char *bin = getenv("BELT_BIN") ? getenv("BELT_BIN") : "./belt";
+	static char out[1 << 16], err[1 << 14];
+	const char *both[] = {bin, "run", "-m", "m.gguf", "--grammar", "root ::= \"a\"",
+			      "--grammar-file", "g.gbnf", NULL};
+	ck_assert_int_eq(run(both, out, sizeof out, err, sizeof err), 2);
+	ck_assert_msg(strstr(err, "give --grammar or --grammar-file, not both"), "%s", err);
+	const char *bare[] = {bin, "run", "-m", "m.gguf", "--grammar", NULL};
+	ck_assert_int_eq(run(bare, out, sizeof out, err, sizeof err), 2);
+	ck_assert_msg(strstr(err, "option '--grammar' needs a value"), "%s", err);
+}
+END_TEST
+
+/* Every bad grammar of the shared folder: one line naming the file and a
+ * line and column, exit 1. */
+START_TEST(cli_bad_files)
+{
+	static const char *const files[] = {
+		"bad-escape", "bad-repetition", "codepoint-too-large", "double-definition-op", "empty",
+		"invalid-utf8", "left-recursion", "no-root", "unclosed-group", "undefined-rule",
+		"unterminated-class", "unterminated-literal"};
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		char path[4096], want[4200];
+		snprintf(path, sizeof path, "%s/%s.gbnf", shared_path("grammars/bad"), files[i]);
+		snprintf(want, sizeof want, "%s:", path);
+		const char *e = expect_error("--grammar-file", path, 1, want);
+		unsigned line, col;
+		ck_assert_msg(sscanf(strstr(e, want) + strlen(want), "%u:%u: ", &line, &col) == 2,
+			      "no line and column: %s", e);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("grammar_refs");
+	TCase *tc = tcase_create("refs");
+	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
+	tcase_add_test(tc, references);
+	tcase_add_test(tc, cli_errors);
+	tcase_add_test(tc, cli_bad_files);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -8,11 +8,13 @@
 
 #include "gbnf.h"
 
-static bool grow(void **v, uint32_t *cap, uint32_t need, size_t size)
+/* Room for need elements of size bytes in *v (capacity *cap), doubling
+ * from 16. */
+bool gb_grow(void **v, uint32_t *cap, uint32_t need, size_t size)
 {
 	if (need <= *cap)
 		return true;
-	uint32_t c = *cap ? *cap : 64;
+	uint32_t c = *cap ? *cap : 16;
 	while (c < need)
 		c *= 2;
 	void *q = realloc(*v, (size_t)c * size);
@@ -27,7 +29,7 @@ int gb_seq_push(struct gb_grammar *g, struct gb_seq *s, uint32_t e)
 {
 	if (g->n_elems + g->pending >= GB_MAX_ELEMS)
 		return GB_TOO_BIG;
-	if (!grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v))
+	if (!gb_grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v))
 		return GB_NOMEM;
 	s->v[s->n++] = e;
 	g->pending++;
@@ -44,7 +46,7 @@ void gb_seq_free(struct gb_grammar *g, struct gb_seq *s)
 int gb_rule_new(struct gb_grammar *g, uint32_t origin, uint32_t name, uint32_t name_len,
 		uint32_t ref, uint32_t *id)
 {
-	if (!grow((void **)&g->rules, &g->cap_rules, g->n_rules + 1, sizeof *g->rules))
+	if (!gb_grow((void **)&g->rules, &g->cap_rules, g->n_rules + 1, sizeof *g->rules))
 		return GB_NOMEM;
 	*id = g->n_rules++;
 	/* a generated rule is defined where its named rule is */
@@ -58,8 +60,8 @@ int gb_rule_new(struct gb_grammar *g, uint32_t origin, uint32_t name, uint32_t n
 int gb_rule_define(struct gb_grammar *g, uint32_t id, const uint32_t *e, uint32_t n,
 		   const uint32_t *start, uint32_t n_alts)
 {
-	if (!grow((void **)&g->elems, &g->cap_elems, g->n_elems + n, sizeof *g->elems) ||
-	    !grow((void **)&g->alts, &g->cap_alts, g->n_alts + n_alts, sizeof *g->alts))
+	if (!gb_grow((void **)&g->elems, &g->cap_elems, g->n_elems + n, sizeof *g->elems) ||
+	    !gb_grow((void **)&g->alts, &g->cap_alts, g->n_alts + n_alts, sizeof *g->alts))
 		return GB_NOMEM;
 	memcpy(g->elems + g->n_elems, e, n * sizeof *e);
 	for (uint32_t k = 0; k < n_alts; k++)

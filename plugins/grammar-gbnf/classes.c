@@ -24,21 +24,6 @@ static uint32_t hash_ranges(const struct gb_range *r, uint32_t n)
 	return h ^ n;
 }
 
-static bool grow(void **p, uint32_t *cap, uint32_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	uint32_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, (size_t)c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 /* The first-byte bits of class c (struct gb_class). */
 static void first_bytes(const struct gb_grammar *g, uint32_t c, uint32_t first[8])
 {
@@ -91,7 +76,7 @@ int gb_class_add(struct gb_grammar *g, struct gb_range *r, uint32_t n, bool nega
 			r[k++] = r[i];
 		}
 	}
-	if (!grow((void **)&g->ranges, &g->cap_ranges, g->n_ranges + k + 1, sizeof *g->ranges))
+	if (!gb_grow((void **)&g->ranges, &g->cap_ranges, g->n_ranges + k + 1, sizeof *g->ranges))
 		return -1;
 	struct gb_range *out = &g->ranges[g->n_ranges];
 	uint32_t m = 0;
@@ -115,7 +100,7 @@ int gb_class_add(struct gb_grammar *g, struct gb_range *r, uint32_t n, bool nega
 		*id = *slot - 1;
 		return 0;
 	}
-	if (!grow((void **)&g->classes, &g->cap_classes, g->n_classes + 1, sizeof *g->classes))
+	if (!gb_grow((void **)&g->classes, &g->cap_classes, g->n_classes + 1, sizeof *g->classes))
 		return -1;
 	*id = g->n_classes;
 	g->classes[*id] = (struct gb_class){.off = g->n_ranges, .n = m};

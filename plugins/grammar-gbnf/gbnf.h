@@ -24,6 +24,11 @@
 
 #include "belt/tokenizer.h"
 
+/* Room for need elements of size bytes in *v (capacity *cap), the
+ * capacity doubled from 16; false when out of memory (*v unchanged);
+ * build.c. */
+bool gb_grow(void **v, uint32_t *cap, uint32_t need, size_t size);
+
 /* ---- rules (parse.c, analyse.c) ---- */
 
 /* An element of an alternative, 32 bits: the kind in the top two bits. */

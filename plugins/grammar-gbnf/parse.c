@@ -118,21 +118,6 @@ static int push(struct parser *p, struct gb_seq *s, uint32_t e)
 	return built(p, gb_seq_push(p->g, s, e));
 }
 
-static bool grow(void **v, uint32_t *cap, uint32_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	uint32_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*v, (size_t)c * size);
-	if (!q)
-		return false;
-	*v = q;
-	*cap = c;
-	return true;
-}
-
 static uint32_t hash_name(const char *s, size_t n)
 {
 	uint32_t h = 2166136261u;
@@ -318,7 +303,7 @@ static int parse_class(struct parser *p, struct gb_seq *s)
 				break;
 			}
 		}
-		if (!grow((void **)&r, &cap, n + 1, sizeof *r)) {
+		if (!gb_grow((void **)&r, &cap, n + 1, sizeof *r)) {
 			rc = oom(p);
 			break;
 		}

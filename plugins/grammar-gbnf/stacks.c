@@ -26,21 +26,6 @@ static uint32_t hash2(uint32_t a, uint32_t b)
 	return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
-static bool grow(void **v, uint32_t *cap, uint32_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	uint32_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*v, (size_t)c * size);
-	if (!q)
-		return false;
-	*v = q;
-	*cap = c;
-	return true;
-}
-
 static uint32_t *slot_of(struct gb_stacks *s, uint32_t pos, uint32_t parent)
 {
 	for (uint32_t i = hash2(pos, parent) & s->slot_mask;; i = (i + 1) & s->slot_mask) {
@@ -176,7 +161,7 @@ static int see(struct gb_stacks *s, uint32_t pos, uint32_t parent, bool *fresh)
 
 static int out_push(uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t x)
 {
-	if (!grow((void **)v, cap, *n + 1, sizeof **v))
+	if (!gb_grow((void **)v, cap, *n + 1, sizeof **v))
 		return -1;
 	(*v)[(*n)++] = x;
 	return 0;
@@ -200,7 +185,7 @@ static int expand(struct gb_stacks *s, uint32_t pos, uint32_t parent, uint32_t *
 	}
 	uint32_t n_work = 0, taken = 0, first = *n;
 	bool ends = false;
-	if (!grow((void **)&s->work, &s->cap_work, 1, sizeof *s->work))
+	if (!gb_grow((void **)&s->work, &s->cap_work, 1, sizeof *s->work))
 		return -1;
 	s->work[n_work++] = (struct gb_frame){pos, parent};
 	while (n_work) {
@@ -232,7 +217,7 @@ static int expand(struct gb_stacks *s, uint32_t pos, uint32_t parent, uint32_t *
 			uint32_t ret = w.parent; /* a reference that ends its alternative returns nowhere */
 			if (g->elems[w.pos + 1] != GB_END && intern(s, w.pos + 1, w.parent, &ret))
 				return -1;
-			if (!grow((void **)&s->work, &s->cap_work, n_work + r->n_alts, sizeof *s->work))
+			if (!gb_grow((void **)&s->work, &s->cap_work, n_work + r->n_alts, sizeof *s->work))
 				return -1;
 			for (uint32_t a = r->n_alts; a-- > 0;) /* the first alternative first */
 				s->work[n_work++] = (struct gb_frame){g->alts[r->alt + a], ret};

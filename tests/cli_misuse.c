@@ -65,15 +65,6 @@ struct result {
 	char out[1 << 17], err[16384];
 };
 
-static void slurp(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "rb");
-	size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-	buf[n] = 0;
-	if (f)
-		fclose(f);
-}
-
 /* Run a shell command line (in braces, so its own redirections win) with
  * stdout and stderr captured. */
 static void sh(struct result *r, const char *fmt, ...)
@@ -87,8 +78,8 @@ static void sh(struct result *r, const char *fmt, ...)
 	int st = system(full);
 	ck_assert_msg(WIFEXITED(st), "'%s' died: status %d", cmd, st);
 	r->status = WEXITSTATUS(st);
-	slurp(tmp("out"), r->out, sizeof r->out);
-	slurp(tmp("err"), r->err, sizeof r->err);
+	slurp_buf(tmp("out"), r->out, sizeof r->out);
+	slurp_buf(tmp("err"), r->err, sizeof r->err);
 }
 
 /* Exit status code and one stderr line, starting "belt", containing want. */
@@ -106,14 +97,6 @@ static long tokens_after(const char *text)
 {
 	const char *at = strstr(text, "after ");
 	return at ? strtol(at + 6, NULL, 10) : -1;
-}
-
-/* N of the stats line's "decode N tokens"; -1 if absent. */
-static long decoded(const char *text)
-{
-	const char *at = strstr(text, "belt: prompt ");
-	at = at ? strstr(at, "; decode ") : NULL;
-	return at ? strtol(at + 9, NULL, 10) : -1;
 }
 
 /* Start belt with argv (argv[0] is replaced by $BELT_BIN), stdout on
@@ -177,7 +160,7 @@ START_TEST(output_to_closed_pipe)
 	close(fd[1]);
 	int st = wait_exit(pid);
 	static char err[16384];
-	slurp(tmp("err"), err, sizeof err);
+	slurp_buf(tmp("err"), err, sizeof err);
 	ck_assert_msg(st == 1, "exit %d: %s", st, err);
 	ck_assert_msg(strstr(err, "belt run: cannot write the output: Broken pipe"), "%s", err);
 	long n = tokens_after(strstr(err, "Broken pipe"));
@@ -206,7 +189,7 @@ START_TEST(output_reader_leaves)
 	close(fd[0]);
 	int st = wait_exit(pid);
 	static char err[16384];
-	slurp(tmp("err"), err, sizeof err);
+	slurp_buf(tmp("err"), err, sizeof err);
 	ck_assert_msg(got == sizeof buf, "read %zu bytes; stderr: %s", got, err);
 	ck_assert_msg(st == 1, "exit %d: %s", st, err);
 	ck_assert_msg(strstr(err, "Broken pipe"), "%s", err);
@@ -347,8 +330,8 @@ static void interrupt(int sig)
 	ck_assert(kill(pid, sig) == 0);
 	int code = wait_exit(pid);
 	static char text[1 << 20], e[16384];
-	slurp(err, e, sizeof e);
-	slurp(out, text, sizeof text);
+	slurp_buf(err, e, sizeof e);
+	slurp_buf(out, text, sizeof text);
 	ck_assert_msg(code == 128 + sig, "exit %d after signal %d: %s", code, sig, e);
 	long n = decoded(e);
 	ck_assert_msg(n > 0, "no stats line: %s", e);

@@ -18,18 +18,10 @@
 
 #include "ref.h"
 
-static void slurp(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "rb");
-	size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-	buf[n] = 0;
-	if (f)
-		fclose(f);
-}
-
 /* Run argv with stdout and stderr into out and err; the exit status. */
 static int run(const char **argv, char *out, size_t out_cap, char *err, size_t err_cap)
 {
+	/* mkstemp's templates: two fresh files */
 	char po[] = "/tmp/belt-grammar-refs-out-XXXXXX", pe[] = "/tmp/belt-grammar-refs-err-XXXXXX";
 	int fo = mkstemp(po), fe = mkstemp(pe);
 	ck_assert(fo >= 0 && fe >= 0);
@@ -45,19 +37,12 @@ static int run(const char **argv, char *out, size_t out_cap, char *err, size_t e
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	close(fo);
 	close(fe);
-	slurp(po, out, out_cap);
-	slurp(pe, err, err_cap);
+	slurp_buf(po, out, out_cap);
+	slurp_buf(pe, err, err_cap);
 	unlink(po);
 	unlink(pe);
 	ck_assert_msg(WIFEXITED(st), "belt died: status %d", st);
 	return WEXITSTATUS(st);
-}
-
-/* N of the stats line's "decode N tokens"; -1 if absent. */
-static long decoded(const char *text)
-{
-	const char *at = strstr(text, "; decode ");
-	return at ? strtol(at + 9, NULL, 10) : -1;
 }
 
 START_TEST(references)

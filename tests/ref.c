@@ -126,3 +126,19 @@ int32_t *parse_ids(const char *s, size_t *n)
 	}
 	return ids;
 }
+
+void slurp_buf(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+}
+
+long decoded(const char *text)
+{
+	const char *at = strstr(text, "belt: prompt ");
+	at = at ? strstr(at, "; decode ") : NULL;
+	return at ? strtol(at + 9, NULL, 10) : -1;
+}

@@ -21,5 +21,11 @@ void tsv_free(struct tsv *t);
 const char *tsv_get(const struct tsv *t, size_t r, const char *col);
 /* Parse space-separated ids into a new array; *n gets the count. */
 int32_t *parse_ids(const char *s, size_t *n);
+/* A file's text into buf (at most cap - 1 bytes, NUL-terminated; empty if
+ * it cannot be read). */
+void slurp_buf(const char *path, char *buf, size_t cap);
+/* N of belt's stats line ("belt: prompt ...; decode N tokens") in text;
+ * -1 if absent. */
+long decoded(const char *text);
 
 #endif

@@ -1081,18 +1081,26 @@ static enum belt_stop generate_checked(struct belt_session *s, const struct belt
 	return stop;
 }
 
+/* A session with default parameters on stories260K (loaded into *m). */
+static struct belt_session *stories_session(struct belt_model **m)
+{
+	*m = load_model("models/stories260K.f32.gguf");
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	struct belt_session *s;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_session_create(*m, &sp, &s, err, sizeof err) == 0, "%s", err);
+	return s;
+}
+
 /* Sampled generations (20 seeds per grammar, penalties on some) keep to
  * the grammar; greedy ones twice give the same tokens (the grammar is
  * reset at each start). */
 START_TEST(generate_sampled)
 {
-	struct belt_model *m = load_model("models/stories260K.f32.gguf");
+	struct belt_model *m;
+	struct belt_session *s = stories_session(&m);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
-	struct belt_session_params sp;
-	belt_session_params_default(&sp);
-	struct belt_session *s;
-	char err[BELT_ERR_SIZE];
-	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
 	static const char *const files[] = {"json.gbnf", "chess.gbnf", "arithmetic.gbnf"};
 	unsigned eog = 0, runs = 0;
 	for (size_t f = 0; f < 3; f++) {
@@ -1126,13 +1134,9 @@ END_TEST
  * stop_at_eog off the grammar has ended after it (BELT_STOP_GRAMMAR). */
 START_TEST(generate_stops)
 {
-	struct belt_model *m = load_model("models/stories260K.f32.gguf");
+	struct belt_model *m;
+	struct belt_session *s = stories_session(&m);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
-	struct belt_session_params sp;
-	belt_session_params_default(&sp);
-	struct belt_session *s;
-	char err[BELT_ERR_SIZE];
-	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
 	struct gen g;
 	ck_assert_int_eq(generate_checked(s, tok, "root ::= \"cat\" | \"dog\"", "Once", 16, NULL, true, &g),
 			 BELT_STOP_EOG);

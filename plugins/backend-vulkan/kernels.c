@@ -499,6 +499,19 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 	return 0;
 }
 
+/* Chunks per head (or kv head) of a split attention over n_ctx positions:
+ * as many of chunk positions as there are, at most splits, at least
+ * enough of cap positions (cap 0: no such bound), at least one. */
+static uint64_t split_chunks(uint64_t n_ctx, uint64_t chunk, uint64_t splits, uint64_t cap)
+{
+	uint64_t chunks = ceil_div(n_ctx, chunk);
+	if (chunks > splits)
+		chunks = splits;
+	if (cap && chunks < ceil_div(n_ctx, cap))
+		chunks = ceil_div(n_ctx, cap);
+	return chunks ? chunks : 1;
+}
+
 /* split_kv: a workgroup per head and chunk of positions, at most
  * pr->att_splits chunks per head of at least pr->att_chunk positions (the
  * shader sizes them from the token's positions); per (head, chunk) a
@@ -512,12 +525,8 @@ static int prep_attention_split(const struct belt_cmd *cmd,
 		return 0;
 	uint64_t n_head = (uint64_t)cmd->param[0].i;
 	uint64_t chunk = pr->att_chunk ? pr->att_chunk : ATT_SPLIT_CHUNK;
-	uint64_t splits = pr->att_splits ? pr->att_splits : ATT_SPLITS;
-	uint64_t chunks = ceil_div((uint64_t)cmd->param[3].i, chunk);
-	if (chunks > splits)
-		chunks = splits;
-	if (!chunks)
-		chunks = 1;
+	uint64_t chunks = split_chunks((uint64_t)cmd->param[3].i, chunk,
+				       pr->att_splits ? pr->att_splits : ATT_SPLITS, 0);
 	uint64_t words = n_head * chunks * (4 + (uint64_t)cmd->param[2].i) +
 			 n_head;
 	if (n_head * chunks > UINT32_MAX || words > UINT32_MAX / 8)
@@ -542,7 +551,8 @@ static int prep_attention_split(const struct belt_cmd *cmd,
 #define GQA_NSG 4     /* and its NSG */
 #define GQA_U 4	      /* its steps of loads in flight */
 /* attention_gqa.comp for cmd where it applies: 1 with pr filled, 0 where
- * it does not (pr then holds prep_attention's), -1 with err. */
+ * it does not (pr then holds prep_attention's), -1 with err; also
+ * split_kv's kernel for long contexts (vk_op.prepare_long). */
 static int gqa_prep(const struct belt_cmd *cmd, struct vk_prep *pr,
 		    char *err, size_t errsz)
 {
@@ -564,16 +574,10 @@ static int gqa_prep(const struct belt_cmd *cmd, struct vk_prep *pr,
 	uint64_t cap = GQA_SC / r / 32 * 32;
 	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
 	uint64_t chunk = pr->att_chunk ? pr->att_chunk : GQA_CHUNK;
-	uint64_t splits = pr->att_splits ? pr->att_splits : GQA_SPLITS;
 	if (chunk > cap)
 		chunk = cap;
-	uint64_t chunks = ceil_div(n_ctx, chunk);
-	if (chunks > splits)
-		chunks = splits;
-	if (chunks < ceil_div(n_ctx, cap))
-		chunks = ceil_div(n_ctx, cap);
-	if (!chunks)
-		chunks = 1;
+	uint64_t chunks = split_chunks(n_ctx, chunk,
+				       pr->att_splits ? pr->att_splits : GQA_SPLITS, cap);
 	if (2 * r * chunks > GQA_SC) /* the merge's shared weights */
 		return 0;
 	uint64_t words = (uint64_t)n_head * chunks * (4 + hd) + n_kvh;
@@ -605,13 +609,6 @@ static int prep_attention_gqa(const struct belt_cmd *cmd,
 		return r < 0 ? -1 : 0;
 	pr->shader = VK_SH_ATTENTION_SPLIT;
 	return prep_attention_split(cmd, pr, err, errsz);
-}
-
-/* split_kv's kernel for long contexts: the grouped one */
-static int prep_attention_long(const struct belt_cmd *cmd,
-			       struct vk_prep *pr, char *err, size_t errsz)
-{
-	return gqa_prep(cmd, pr, err, errsz);
 }
 
 /* ---- argmax ---- */
@@ -741,7 +738,7 @@ static const struct vk_op op_attention_split = {
 	.shader = VK_SH_ATTENTION_SPLIT,
 	.wtype = BELT_TYPE_ANY,
 	.prepare = prep_attention_split,
-	.prepare_long = prep_attention_long};
+	.prepare_long = gqa_prep};
 OP(op_attention_gqa, VK_SH_ATTENTION_GQA, BELT_TYPE_ANY, prep_attention_gqa,
    NULL);
 OP(op_silu_mul, VK_SH_SILU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);

@@ -1297,9 +1297,11 @@ END_TEST
 
 /* ---- attention ---- */
 
-static void attention_ref(const float *q, const float *kc, const float *vc,
-			  int n_head, int n_head_kv, int head_dim, int n_kv,
-			  double scale, double *out)
+/* The double reference of one row's attention (q: n_head heads) over the
+ * cache rows t < n_kv that vis[t] says (vis NULL: all of them). */
+static void attention_vis_ref(const float *q, const float *kc, const float *vc,
+			      int n_head, int n_head_kv, int head_dim, int n_kv,
+			      const bool *vis, double scale, double *out)
 {
 	int kv_dim = n_head_kv * head_dim, group = n_head / n_head_kv;
 	double *s = malloc((size_t)n_kv * sizeof *s);
@@ -1312,10 +1314,11 @@ static void attention_ref(const float *q, const float *kc, const float *vc,
 				d += (double)q[h * head_dim + i] *
 				     kc[t * kv_dim + kh * head_dim + i];
 			s[t] = d * scale;
-			max = fmax(max, s[t]);
+			if (!vis || vis[t])
+				max = fmax(max, s[t]);
 		}
 		for (int t = 0; t < n_kv; t++)
-			sum += s[t] = exp(s[t] - max);
+			sum += s[t] = !vis || vis[t] ? exp(s[t] - max) : 0;
 		for (int i = 0; i < head_dim; i++) {
 			double o = 0;
 			for (int t = 0; t < n_kv; t++)
@@ -1324,6 +1327,14 @@ static void attention_ref(const float *q, const float *kc, const float *vc,
 		}
 	}
 	free(s);
+}
+
+/* ... over every cache row t < n_kv. */
+static void attention_ref(const float *q, const float *kc, const float *vc,
+			  int n_head, int n_head_kv, int head_dim, int n_kv,
+			  double scale, double *out)
+{
+	attention_vis_ref(q, kc, vc, n_head, n_head_kv, head_dim, n_kv, NULL, scale, out);
 }
 
 /* Every variant (_i: default; split_kv as configured by default: chunks
@@ -3612,29 +3623,8 @@ START_TEST(test_attention_rows_cm)
 					  (const uint8_t *)vc, q, nh, nkv, hd, CTX, rows, pos, par, out);
 				for (uint32_t r = 0; r < rows; r++) {
 					int n = rows_visible(par, pos, r, vis);
-					int grp = nh / nkv;
-					for (int h = 0; h < nh; h++) {
-						int kh = h / grp;
-						double *sc = malloc(sizeof(double) * n), mx = -INFINITY, sum = 0;
-						for (int t = 0; t < n; t++) {
-							double d = 0;
-							for (int i = 0; i < hd; i++)
-								d += (double)q[r * qn + h * hd + i] *
-								     kf[t * kvn + kh * hd + i];
-							sc[t] = d / sqrt(hd);
-							if (vis[t])
-								mx = fmax(mx, sc[t]);
-						}
-						for (int t = 0; t < n; t++)
-							sum += sc[t] = vis[t] ? exp(sc[t] - mx) : 0;
-						for (int i = 0; i < hd; i++) {
-							double o = 0;
-							for (int t = 0; t < n; t++)
-								o += sc[t] / sum * vf[t * kvn + kh * hd + i];
-							ref[h * hd + i] = o;
-						}
-						free(sc);
-					}
+					attention_vis_ref(q + r * qn, kf, vf, nh, nkv, hd, n, vis,
+							  1.0 / sqrt(hd), ref);
 					for (int i = 0; i < qn; i++) {
 						double tol = path == 0 ? 3e-3 * vmax : 1e-5 * fabs(ref[i]) + 1e-6;
 						ck_assert_msg(fabs(out[r * qn + i] - ref[i]) <= tol,

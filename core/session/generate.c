@@ -226,7 +226,8 @@ static int32_t argmax(const float *l, int32_t n)
 }
 
 /* Pick the token after position pos from the logits of pos (in the logits
- * buffer), masked by the grammar g if any, drawn by so if any (else the
+ * buffer), masked by the grammar g if any (s->grammar_mask: what it
+ * allows there, written by grammar_allowed), drawn by so if any (else the
  * argmax), into s->ids[pos + 1] and token_ids[pos + 1]. 1 when the
  * grammar allows no token. */
 static int host_next(struct belt_session *s, const struct belt_sampler_ops *so,
@@ -238,8 +239,8 @@ static int host_next(struct belt_session *s, const struct belt_sampler_ops *so,
 			       (uint64_t)m->n_vocab * 4, err, errsz))
 		return -1;
 	int32_t id = -1;
-	uint32_t allowed = g ? belt_session_grammar_mask(g, s->logits_host, m->n_vocab,
-							  s->grammar_mask, &id) : 2;
+	uint32_t allowed = g ? belt_session_grammar_mask(s->grammar_mask, s->logits_host,
+							  m->n_vocab, &id) : 2;
 	if (allowed == 0)
 		return 1;
 	if (allowed > 1) /* one allowed token is taken as it is */
@@ -254,6 +255,14 @@ static int host_next(struct belt_session *s, const struct belt_sampler_ops *so,
 	s->ids[pos + 1] = id;
 	return m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4, &id, 4,
 				   err, errsz);
+}
+
+/* What g allows after the tokens it has accepted, into s->grammar_mask:
+ * once per position, for the check before its pass and for its pick. */
+static void grammar_allowed(struct belt_session *s, struct belt_grammar *g)
+{
+	if (g)
+		g->ops->allowed(g->state, s->grammar_mask, s->m->n_vocab);
 }
 
 static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
@@ -294,6 +303,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	if (prefill(s, t, prompt, n_prompt, 0, err, errsz))
 		return -1;
 	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
+	grammar_allowed(s, g);
 	int rc = host ? host_next(s, so, sp, g, (uint32_t)n_prompt - 1, err, errsz)
 		      : m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt],
 					   4, err, errsz);
@@ -307,8 +317,9 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	uint32_t pos = (uint32_t)n_prompt;
 	while (go && host && pos < s->n_ctx) {
 		/* a grammar that allows only the end needs no more logits */
+		grammar_allowed(s, g);
 		if (g && gp->stop_at_eog &&
-		    belt_session_grammar_only_eog(g, m->tok, m->n_vocab, s->grammar_mask)) {
+		    belt_session_grammar_only_eog(s->grammar_mask, m->tok, m->n_vocab)) {
 			s->stats.stop = BELT_STOP_EOG;
 			go = false;
 			break;

@@ -14,10 +14,9 @@ void belt_grammar_free(struct belt_grammar *g)
 	free(g);
 }
 
-uint32_t belt_session_grammar_mask(struct belt_grammar *g, float *logits, int32_t n,
-				   uint32_t *mask, int32_t *only)
+uint32_t belt_session_grammar_mask(const uint32_t *mask, float *logits, int32_t n,
+				   int32_t *only)
 {
-	g->ops->allowed(g->state, mask, n);
 	uint32_t count = 0;
 	for (int32_t w = 0; w < (n + 31) / 32; w++) {
 		uint32_t bits = mask[w];
@@ -37,16 +36,13 @@ uint32_t belt_session_grammar_mask(struct belt_grammar *g, float *logits, int32_
 	return count;
 }
 
-bool belt_session_grammar_only_eog(struct belt_grammar *g, const struct belt_tokenizer *tok,
-				   int32_t n, uint32_t *mask)
+bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
+				   int32_t n)
 {
-	int32_t only = -1;
-	g->ops->allowed(g->state, mask, n);
 	bool any = false;
 	for (int32_t w = 0; w < (n + 31) / 32; w++)
 		for (uint32_t bits = mask[w]; bits; bits &= bits - 1) {
-			only = w * 32 + __builtin_ctz(bits);
-			if (!belt_tok_is_eog(tok, only))
+			if (!belt_tok_is_eog(tok, w * 32 + __builtin_ctz(bits)))
 				return false;
 			any = true;
 		}

@@ -47,14 +47,14 @@ struct belt_grammar {
 	void *state;
 };
 
-/* The tokens g allows next into mask ((n + 31) / 32 words), the others'
- * logits set to -INFINITY (logits NULL: none); returns how many are
- * allowed, *only the last of them. */
-uint32_t belt_session_grammar_mask(struct belt_grammar *g, float *logits, int32_t n,
-				   uint32_t *mask, int32_t *only);
-/* Whether g allows end-of-generation tokens and nothing else. */
-bool belt_session_grammar_only_eog(struct belt_grammar *g, const struct belt_tokenizer *tok,
-				   int32_t n, uint32_t *mask);
+/* Given mask ((n + 31) / 32 words, as the grammar's allowed() wrote it),
+ * the logits of the tokens it does not allow set to -INFINITY (logits
+ * NULL: none); returns how many it allows, *only the last of them. */
+uint32_t belt_session_grammar_mask(const uint32_t *mask, float *logits, int32_t n,
+				   int32_t *only);
+/* Whether mask allows end-of-generation tokens and nothing else. */
+bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
+				   int32_t n);
 
 /* belt_generate with the sampler for non-greedy settings already found
  * (the layer above looks it up in the registry). */

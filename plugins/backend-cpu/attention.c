@@ -94,6 +94,14 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 		if (r1 > ps->row0 + ps->n_rows)
 			r1 = ps->row0 + ps->n_rows;
 		int nrow = (int)(r1 - r0), nq = nrow * d.group;
+		if (ps->n_rows <= CPU_FEW_ROWS && !ps->parent) {
+			/* a verification of few drafts: each row attends as
+			 * one-token decode does, so its pick is decode's */
+			for (int j = 0; j < nq; j++)
+				cpu_attend_row_head(c, w, ps, r0 + (uint32_t)(j / d.group),
+						    hk * d.group + j % d.group);
+			continue;
+		}
 		if (ps->parent) {
 			/* a tree: each row's own keys (its ancestors) */
 			for (int j = 0; j < nq; j++)

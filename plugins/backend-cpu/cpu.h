@@ -390,7 +390,11 @@ void cpu_pool_finish(struct cpu_pool *p, int ith);
 void cpu_pool_wait(struct cpu_pool *p, uint64_t target);
 
 /* Batched matvec (gemm.c): y rows of the pass = W x rows, weight rows
- * [r0, r1) per call, each tile of weight rows dequantized once. */
+ * [r0, r1) per call, each tile of weight rows dequantized once; a pass
+ * of at most CPU_FEW_ROWS rows runs decode's row kernel per row instead,
+ * on tiles of CPU_FEW_TILE_BYTES of weights. */
+#define CPU_FEW_ROWS 16
+#define CPU_FEW_TILE_BYTES 16384
 void cpu_run_matmul(const struct cpu_cmd *c, struct cpu_worker *w,
 		    const struct cpu_pass *ps, int64_t r0, int64_t r1);
 /* Weight rows per tile for rows of k elements, and the per-thread
@@ -413,6 +417,10 @@ bool cpu_attn_block(const struct cpu_cmd *c, int64_t *rows_per_item, size_t *scr
 void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 			const struct cpu_pass *ps, int64_t i0, int64_t i1);
 
+/* Row r of the pass, head h, attended as one-token decode attends (a
+ * batched pass's scores in w's scratch, n_ctx floats) (kernels.c). */
+void cpu_attend_row_head(const struct cpu_cmd *c, struct cpu_worker *w, const struct cpu_pass *ps,
+			 uint32_t r, int h);
 /* One head h of row r of a tree pass (kernels.c): the cache before pos and
  * the row's ancestors; att holds n_ctx floats, tmp head_dim (keys and
  * values of a typed cache). */

@@ -70,6 +70,9 @@ static struct int8_layout int8_layout(int k, int tile, uint32_t rows)
 
 size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x)
 {
+	/* a pass of few rows: each row's x quantized */
+	size_t few = (size_t)(rows < CPU_FEW_ROWS ? rows : CPU_FEW_ROWS) *
+			     aligned(cpu_xq_bytes(k)) + CPU_ALIGN;
 	/* the tile's block, k-major, plus one row of it as floats; with
 	 * round_x the pass's x rounded as decode's int8 x, and one row of
 	 * that quantized */
@@ -79,7 +82,7 @@ size_t cpu_matmul_scratch(int k, int tile, uint32_t rows, bool round_x)
 		size_t i8 = int8_layout(k, tile, rows).end + CPU_ALIGN;
 		b = b > i8 ? b : i8;
 	}
-	return b;
+	return b > few ? b : few;
 }
 
 /* Whether a type's blocks carry a float min (w = d * q + m). */
@@ -390,9 +393,44 @@ void cpu_gemm_block_generic(const float *wt, int kc, const float *x, size_t x_st
 	}
 }
 
+/* A pass of few rows (a verification of drafts): decode's own row kernel
+ * for each row, over tiles of weight rows small enough to stay in the
+ * first-level cache while every row reads them. Each y is then exactly
+ * what one-token decode computes, and no tile is unpacked. */
+static void run_matmul_few(const struct cpu_cmd *c, struct cpu_worker *w,
+			   const struct cpu_pass *ps, int64_t r0, int64_t r1)
+{
+	int k = c->prm[0].i, m = c->prm[1].i, n = (int)ps->n_rows;
+	const float *x = (const float *)c->p[1] + (size_t)ps->row0 * k;
+	float *y = (float *)c->p[2] + (size_t)ps->row0 * m;
+	char *xq = align_up(w->scratch);
+	size_t xq_bytes = aligned(cpu_xq_bytes(k));
+	if (c->quant && w->xq_seq != w->seq) {
+		if (!(c->reuse_xq && w->xq_seq == w->prev_seq))
+			for (int t = 0; t < n; t++)
+				c->quant(x + (size_t)t * k, xq + (size_t)t * xq_bytes, k);
+		w->xq_seq = w->seq;
+	}
+	int64_t tile = (int64_t)(CPU_FEW_TILE_BYTES / c->row_bytes);
+	if (tile < 1)
+		tile = 1;
+	for (int64_t t0 = r0; t0 < r1; t0 += tile) {
+		int64_t t1 = r1 - t0 < tile ? r1 : t0 + tile;
+		for (int t = 0; t < n; t++) {
+			const void *xt = c->quant ? (const void *)(xq + (size_t)t * xq_bytes)
+						  : (const void *)(x + (size_t)t * k);
+			c->rows_fn(c->p[0], c->row_bytes, xt, y + (size_t)t * m, t0, t1, k);
+		}
+	}
+}
+
 void cpu_run_matmul(const struct cpu_cmd *c, struct cpu_worker *w,
 		    const struct cpu_pass *ps, int64_t r0, int64_t r1)
 {
+	if (ps->n_rows <= CPU_FEW_ROWS && c->rows_fn) {
+		run_matmul_few(c, w, ps, r0, r1);
+		return;
+	}
 	if (c->gemm_i8) {
 		run_matmul_int8(c, w, ps, r0, r1);
 		return;

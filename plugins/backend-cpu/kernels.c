@@ -295,6 +295,7 @@ static int prep_matvec(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 		c->gemm = ctx->isa->gemm;
 		c->f16 = ctx->isa->f16;
 		c->tile = cpu_matmul_tile(k);
+		c->rows_fn = ctx->isa->rows[op->w];
 		if (cpu_w_quantized(op->w) && ctx->isa->quantize_x)
 			c->quant = ctx->isa->quantize_x;
 		if (c->quant && cpu_matmul_int8(op->w))
@@ -922,39 +923,41 @@ void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, ui
 		    att, (float *)c->p[3] + r * q_dim + (size_t)h * head_dim, tmp);
 }
 
-static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
-			  const struct cpu_pass *ps, int64_t i0, int64_t i1)
+void cpu_attend_row_head(const struct cpu_cmd *c, struct cpu_worker *w, const struct cpu_pass *ps,
+			 uint32_t r, int h)
 {
 	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i;
 	int head_dim = c->prm[2].i, n_ctx = c->prm[3].i;
 	int group = n_head / n_head_kv;
 	size_t kv_dim = (size_t)n_head_kv * head_dim;
 	size_t q_dim = (size_t)n_head * head_dim;
-	for (int64_t i = i0; i < i1; i++) {
-		uint32_t r = ps->row0 + (uint32_t)(i / n_head);
-		int64_t h = i % n_head;
-		struct belt_row_at at;
-		cpu_row_at(c, ps, r, &at);
-		size_t kv_off = (size_t)(h / group) * head_dim;
-		const float *q = (const float *)c->p[0] + r * q_dim + h * head_dim;
-		float *out = (float *)c->p[3] + r * q_dim + h * head_dim;
-		/* a batched pass scores in this thread's scratch: the att
-		 * binding has room for one row's heads */
-		float *att = ps->batched ? (float *)w->scratch
-					 : (float *)c->p[4] + h * n_ctx;
-		if (ps->parent)
-			attend_tree(c, ps, r, q, kv_off, att, out, kv_tmp(c, w, ps));
-		else if (c->kv_type[0] == BELT_TYPE_F32 && c->kv_type[1] == BELT_TYPE_F32)
-			c->attend(q, (const float *)c->p[1] + kv_off,
-				  (const float *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
-				  c->prm[4].f, att, out);
-		else if (c->kv_type[0] == BELT_TYPE_F16 && c->kv_type[1] == BELT_TYPE_F16)
-			c->attend_f16(q, (const uint16_t *)c->p[1] + kv_off,
-				      (const uint16_t *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
-				      c->prm[4].f, att, out);
-		else
-			cpu_attend_kv(c, q, kv_off, at.n_kv, att, out);
-	}
+	struct belt_row_at at;
+	cpu_row_at(c, ps, r, &at);
+	size_t kv_off = (size_t)(h / group) * head_dim;
+	const float *q = (const float *)c->p[0] + r * q_dim + (size_t)h * head_dim;
+	float *out = (float *)c->p[3] + r * q_dim + (size_t)h * head_dim;
+	/* a batched pass scores in this thread's scratch: the att binding
+	 * has room for one row's heads */
+	float *att = ps->batched ? (float *)w->scratch : (float *)c->p[4] + (size_t)h * n_ctx;
+	if (ps->parent)
+		attend_tree(c, ps, r, q, kv_off, att, out, kv_tmp(c, w, ps));
+	else if (c->kv_type[0] == BELT_TYPE_F32 && c->kv_type[1] == BELT_TYPE_F32)
+		c->attend(q, (const float *)c->p[1] + kv_off, (const float *)c->p[2] + kv_off,
+			  kv_dim, at.n_kv, head_dim, c->prm[4].f, att, out);
+	else if (c->kv_type[0] == BELT_TYPE_F16 && c->kv_type[1] == BELT_TYPE_F16)
+		c->attend_f16(q, (const uint16_t *)c->p[1] + kv_off,
+			      (const uint16_t *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
+			      c->prm[4].f, att, out);
+	else
+		cpu_attend_kv(c, q, kv_off, at.n_kv, att, out);
+}
+
+static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,
+			  const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	int n_head = c->prm[0].i;
+	for (int64_t i = i0; i < i1; i++)
+		cpu_attend_row_head(c, w, ps, ps->row0 + (uint32_t)(i / n_head), (int)(i % n_head));
 }
 
 static int prep_attention(const struct cpu_ctx *ctx,

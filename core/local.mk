@@ -19,6 +19,26 @@ libbelt_la_SOURCES += \
 	core/plugin/loader.c \
 	core/api/api.c
 
+# core/template: chat templates, the Jinja subset of tokenizer.chat_template
+# (doc/chat-templates.md); renders from a jansson value.
+libbelt_la_SOURCES += \
+	core/template/arena.c \
+	core/template/lexer.c \
+	core/template/parse_expr.c \
+	core/template/parse_stmt.c \
+	core/template/value.c \
+	core/template/strings.c \
+	core/template/json.c \
+	core/template/eval.c \
+	core/template/render.c \
+	core/template/filters.c \
+	core/template/tests.c \
+	core/template/methods.c \
+	core/template/globals.c
+libbelt_la_CFLAGS += $(JANSSON_CFLAGS)
+libbelt_la_LIBADD += $(JANSSON_LIBS)
+beltinclude_HEADERS += core/include/belt/template.h
+
 noinst_HEADERS += \
 	core/arch/arch.h \
 	core/arch/config.h \
@@ -26,7 +46,8 @@ noinst_HEADERS += \
 	core/dispatch/dispatch.h \
 	core/model/model.h \
 	core/plugin/registry.h \
-	core/session/session.h
+	core/session/session.h \
+	core/template/tpl.h
 
 dist_arch_DATA += conf/arch/llama.yaml conf/arch/qwen2.yaml conf/arch/qwen3.yaml conf/arch/phi3.yaml conf/arch/gemma2.yaml conf/arch/gemma3.yaml conf/arch/qwen3moe.yaml
 dist_conf_DATA += conf/belt.yaml

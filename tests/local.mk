@@ -108,6 +108,29 @@ tests_check_cli_misuse_SOURCES = tests/cli_misuse.c tests/ref.c tests/synth/synt
 tests_check_cli_misuse_CFLAGS = $(TEST_CFLAGS)
 tests_check_cli_misuse_LDADD = $(TEST_LIBS)
 
+# core/template: chat templates against $BELT_SHARED_DIR/templates'
+# reference renderings and, for new conversations, the reference renderer
+# itself (python3-jinja2); the language, its errors and its limits.
+check_PROGRAMS += tests/check_template
+TESTS += tests/check_template
+tests_check_template_SOURCES = tests/template.c
+tests_check_template_CPPFLAGS = $(AM_CPPFLAGS) -DBELT_TEST_SRCDIR='"$(abs_top_srcdir)/tests"'
+tests_check_template_CFLAGS = $(TEST_CFLAGS) $(JANSSON_CFLAGS)
+tests_check_template_LDADD = $(TEST_LIBS) $(JANSSON_LIBS)
+EXTRA_DIST += tests/template-cases.json tests/fuzz/template.dict
+# The template fuzz target (tests/fuzz/README.md) over the shared templates.
+check_PROGRAMS += tests/fuzz/replay-template
+tests_fuzz_replay_template_SOURCES = tests/fuzz/template.c tests/fuzz/replay.c
+tests_fuzz_replay_template_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_replay_template_LDADD = libbelt.la $(JANSSON_LIBS)
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-template
+tests_fuzz_fuzz_template_SOURCES = tests/fuzz/template.c
+tests_fuzz_fuzz_template_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_template_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_template_LDADD = libbelt.la $(JANSSON_LIBS)
+endif
+
 # core/arch: the YAML loaders and expressions, with what fuzzing found.
 check_PROGRAMS += tests/check_arch
 TESTS += tests/check_arch
@@ -150,7 +173,7 @@ tests_fuzz_replay_tokenizer_CPPFLAGS = $(FUZZ_TOKENIZER_CPPFLAGS)
 tests_fuzz_replay_tokenizer_LDADD = libbelt.la
 tests_fuzz_replay_cli_SOURCES = $(FUZZ_CLI_SOURCES) tests/fuzz/replay.c
 tests_fuzz_replay_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
-tests_fuzz_replay_cli_LDADD = libbelt.la
+tests_fuzz_replay_cli_LDADD = libbelt.la $(JANSSON_LIBS)
 tests_fuzz_replay_quantize_SOURCES = tests/fuzz/quantize.c tests/fuzz/replay.c
 tests_fuzz_replay_quantize_LDADD = libbelt.la -lm
 
@@ -175,7 +198,7 @@ tests_fuzz_fuzz_tokenizer_LDADD = libbelt.la
 tests_fuzz_fuzz_cli_SOURCES = $(FUZZ_CLI_SOURCES)
 tests_fuzz_fuzz_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
 tests_fuzz_fuzz_cli_LDFLAGS = $(FUZZ_LINK_FLAGS)
-tests_fuzz_fuzz_cli_LDADD = libbelt.la
+tests_fuzz_fuzz_cli_LDADD = libbelt.la $(JANSSON_LIBS)
 tests_fuzz_fuzz_quantize_SOURCES = tests/fuzz/quantize.c
 tests_fuzz_fuzz_quantize_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_quantize_LDADD = libbelt.la -lm

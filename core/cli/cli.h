@@ -15,6 +15,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_template(int argc, char **argv);
 
 /* Room for an error message of the library or the CLI: a path of
  * PATH_MAX bytes and the errno text after it are not cut. */

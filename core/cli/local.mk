@@ -5,6 +5,7 @@ belt_SOURCES = \
 	core/cli/run.c \
 	core/cli/info.c \
 	core/cli/tokenize.c \
+	core/cli/template.c \
 	core/cli/bench.c \
 	core/cli/perplexity.c \
 	core/cli/quantize.c \
@@ -12,4 +13,5 @@ belt_SOURCES = \
 	core/cli/messages.c \
 	core/cli/model_checks.c
 noinst_HEADERS += core/cli/cli.h
-belt_LDADD = libbelt.la
+belt_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+belt_LDADD = libbelt.la $(JANSSON_LIBS)

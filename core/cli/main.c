@@ -26,6 +26,7 @@ static const char usage[] =
 	"  bench       measure prompt and generation speed\n"
 	"  perplexity  score a text file as llama.cpp's llama-perplexity does\n"
 	"  quantize    write a model's weights in a quantized type (Q4_K_M, Q8_0, ...)\n"
+	"  template    render a chat template for a conversation (JSON messages)\n"
 	"  version     the version and the plugin ABIs (also --version)\n"
 	"\n"
 	"belt COMMAND --help describes each command.\n";
@@ -174,6 +175,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_quantize(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tokenize"))
 		return cmd_tokenize(argc - 1, argv + 1);
+	if (!strcmp(cmd, "template"))
+		return cmd_template(argc - 1, argv + 1);
 	cli_error(NULL, "unknown command '%s'", cmd);
 	fprintf(stderr, "\n%s", usage);
 	return CLI_USAGE;

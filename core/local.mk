@@ -14,6 +14,7 @@ libbelt_la_SOURCES += \
 	core/session/session.c \
 	core/session/generate.c \
 	core/session/chain.c \
+	core/session/speculate.c \
 	core/session/grammar.c \
 	core/plugin/registry.c \
 	core/plugin/loader.c \

@@ -436,6 +436,33 @@ START_TEST(flag_values)
 }
 END_TEST
 
+/* 12. Drafting flags: an unknown drafter or bad options name the flag and
+ * the value, exit 1; flags without --draft, with a grammar, or a draft
+ * longer than a pass are usage errors; a good one runs and reports. */
+START_TEST(draft_flags)
+{
+	static struct result r;
+	sh(&r, "%s run -m '%s' -p hi -n 4 --draft nosuch", belt_bin(), stories());
+	expect_error(&r, 1, "--draft nosuch");
+	ck_assert_msg(strstr(r.err, "draft-nosuch"), "%s", r.err);
+	sh(&r, "%s run -m '%s' -p hi -n 4 --draft ngram --draft-options min=9,max=2", belt_bin(),
+	   stories());
+	expect_error(&r, 1, "min=9,max=2");
+	sh(&r, "%s run -m '%s' -p hi --draft-max 4", belt_bin(), stories());
+	expect_error(&r, 2, "--draft-max and --draft-options need --draft NAME");
+	sh(&r, "%s run -m '%s' -p hi --draft ngram --grammar 'root ::= \"a\"'", belt_bin(),
+	   stories());
+	expect_error(&r, 2, "--draft does not combine with a grammar");
+	sh(&r, "%s run -m '%s' -p hi --draft ngram --draft-max 8 -ub 8", belt_bin(), stories());
+	expect_error(&r, 2, "--draft-max 8: a verification pass of 9 rows needs -ub of at least 9");
+	sh(&r, "%s bench -m '%s' -d 16 -f /dev/null", belt_bin(), stories());
+	expect_error(&r, 2, "-f sets the tg tests' prompt and -d fills the context");
+	sh(&r, "%s run -m '%s' -p 'Once upon a time' -n 64 --ignore-eos --draft ngram --draft-options min=1,max=3", belt_bin(),
+	   stories());
+	ck_assert_msg(r.status == 0 && strstr(r.err, "belt: drafts: "), "%d %s", r.status, r.err);
+}
+END_TEST
+
 static void escape_arch(struct synth_shape *s) { s->arch = "gpt\x1b[2J\xff\xc2\x9b"; }
 
 /* 11. Bytes from files and argv are escaped in messages, never echoed. */
@@ -554,6 +581,7 @@ int main(void)
 	tcase_add_test(tc, block_count_short);
 	tcase_add_test(tc, bos_out_of_range);
 	tcase_add_test(tc, context_above_training);
+	tcase_add_test(tc, draft_flags);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

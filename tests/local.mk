@@ -63,6 +63,18 @@ tests_plugins_backend_newabi_la_SOURCES = tests/plugins/backend-newabi.c
 tests_plugins_backend_newabi_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
 tests_plugins_backend_newabi_la_LIBADD = libbelt.la
 
+# Speculative decoding: greedy and sampled output with drafts equals it
+# without them (doc/drafting.md), on every shipped model.
+check_PROGRAMS += tests/check_draft
+TESTS += tests/check_draft
+tests_check_draft_SOURCES = tests/draft.c tests/ref.c
+tests_check_draft_CFLAGS = $(TEST_CFLAGS)
+tests_check_draft_LDADD = $(TEST_LIBS) -lm
+if HAVE_VULKAN
+TESTS += tests/draft-vulkan.sh
+endif
+EXTRA_DIST += tests/draft-vulkan.sh
+
 # Zero heap allocations in the decode hot path.
 check_PROGRAMS += tests/check_noalloc
 TESTS += tests/check_noalloc

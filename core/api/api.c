@@ -42,6 +42,27 @@ int belt_grammar_new(const struct belt_tokenizer *tok, const char *name, const c
 	return 0;
 }
 
+int belt_drafter_new(const struct belt_model *m, const char *name, const char *options,
+		     struct belt_drafter **out, char *err, size_t errsz)
+{
+	*out = NULL;
+	const struct belt_draft_ops *ops = belt_draft_get(name, err, errsz);
+	if (!ops)
+		return -1;
+	double n_embd = 0;
+	belt_model_hparam(m, "n_embd", &n_embd);
+	struct belt_drafter *d = malloc(sizeof *d);
+	if (!d)
+		return belt_errf(err, errsz, "draft: out of memory");
+	d->ops = ops;
+	if (ops->create(belt_model_n_vocab(m), (uint32_t)n_embd, options, &d->ctx, err, errsz)) {
+		free(d);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
 int belt_generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
 		  const struct belt_generate_params *gp, belt_token_fn fn, void *ud,
 		  char *err, size_t errsz)

@@ -1,5 +1,6 @@
 /* belt bench: prompt processing (pp) and generation (tg) speed, as a
  * llama-bench-style table, plus what a decode step reads and dispatches. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,10 +35,18 @@ static const char help[] =
 	"      --temp T         also time sampled decode at temperature T (llama.cpp's\n"
 	"                       defaults otherwise: top-k 40, top-p 0.95, min-p 0.05;\n"
 	"                       seed 1) and print its ratio to greedy decode\n"
-	"      --top-k N, --top-p P, --min-p P  those settings for --temp\n";
+	"      --top-k N, --top-p P, --min-p P  those settings for --temp\n"
+	"      --draft NAME     also time decode with the drafter NAME (doc/drafting.md), its\n"
+	"                       tokens per verification pass, and a pass's cost against a\n"
+	"                       decode step\n"
+	"      --draft-max N, --draft-options TEXT  as for belt run\n"
+	"  -f, --file FILE      the tg tests' prompt: this text instead of random tokens\n"
+	"                       (drafts need text that repeats to be of use)\n";
 
 struct bench_opts {
 	const char *model, *backend, *kernels;
+	const char *draft, *draft_options, *file; /* --draft, --draft-options, -f */
+	long draft_max;
 	long n_prompt, n_gen, depth, reps, n_batch, n_ubatch, threads, chunk, device;
 	int type_k, type_v;
 	bool profile;
@@ -47,7 +56,7 @@ struct bench_opts {
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P,
-	       O_MIN_P, O_CTK, O_CTV };
+	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
 		{"n-depth", 1, 0, 'd'}, {"batch-size", 1, 0, 'b'}, {"ubatch-size", 1, 0, 'u'},
@@ -55,7 +64,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{"chunk", 1, 0, O_CHUNK}, {"kernel", 1, 0, O_KERNEL}, {"device", 1, 0, O_DEVICE},
 		{"profile", 0, 0, O_PROFILE}, {"temp", 1, 0, O_TEMP}, {"top-k", 1, 0, O_TOP_K},
 		{"top-p", 1, 0, O_TOP_P}, {"min-p", 1, 0, O_MIN_P}, {"cache-type-k", 1, 0, O_CTK},
-		{"cache-type-v", 1, 0, O_CTV}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"cache-type-v", 1, 0, O_CTV}, {"draft", 1, 0, O_DRAFT},
+		{"draft-max", 1, 0, O_DRAFT_MAX}, {"draft-options", 1, 0, O_DRAFT_OPTIONS},
+		{"file", 1, 0, 'f'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct bench_opts){.backend = "cpu", .n_prompt = 512, .n_gen = 128, .reps = 3,
 				 .n_batch = 2048, .n_ubatch = 512, .chunk = 16, .device = -1,
 				 .type_k = BELT_TYPE_F16, .type_v = BELT_TYPE_F16};
@@ -67,7 +78,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	int c, li = -1;
 	long lv;
 	const char *v;
-	while ((c = getopt_long(argc, argv, ":m:p:n:d:r:b:u:t:c:h", opts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":m:p:n:d:r:b:u:t:c:f:h", opts, &li)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'p': if (!cli_int("bench", "-p", optarg, 0, 1L << 20, &o->n_prompt)) return CLI_USAGE; break;
@@ -103,6 +114,10 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 			o->samp.top_k = (int32_t)lv;
 			break;
 		case O_BACKEND: o->backend = optarg; break;
+		case O_DRAFT: o->draft = optarg; break;
+		case O_DRAFT_OPTIONS: o->draft_options = optarg; break;
+		case O_DRAFT_MAX: if (!cli_int("bench", "--draft-max", optarg, 1, CLI_MAX_BATCH - 1, &o->draft_max)) return CLI_USAGE; break;
+		case 'f': o->file = optarg; break;
 		case O_KERNEL: o->kernels = optarg; break;
 		case 'h': fputs(help, stdout); return -1;
 		case ':': return cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
@@ -114,6 +129,13 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return cli_usage_error("bench", "-m MODEL is required");
+	if ((o->draft_max || o->draft_options) && !o->draft)
+		return cli_usage_error("bench", "--draft-max and --draft-options need --draft NAME");
+	if (o->file && o->depth)
+		return cli_usage_error("bench", "-f sets the tg tests' prompt and -d fills the context: give one of them");
+	if (o->draft && o->draft_max >= o->n_ubatch)
+		return cli_usage_error("bench", "--draft-max %ld: a verification pass of %ld rows needs -ub of at least %ld (it is %ld)",
+				       o->draft_max, o->draft_max + 1, o->draft_max + 1, o->n_ubatch);
 	char err[CLI_ERR_SIZE];
 	if (belt_sampling_check(&o->samp, err, sizeof err))
 		return cli_usage_error("bench", "%s", err);
@@ -162,7 +184,7 @@ static bool count_only(void *ud, int32_t id, const char *text, size_t len)
 
 /* The names of the tests, as llama-bench writes them ("pp512 @ d4096"). */
 struct names {
-	char pp[48], tg[48], tgs[64];
+	char pp[48], tg[48], tgs[64], tgd[64], tgsd[80];
 	int width; /* of the test column: 7, or the longest name */
 };
 
@@ -174,14 +196,76 @@ static void test_names(const struct bench_opts *o, struct names *t)
 	snprintf(t->pp, sizeof t->pp, "pp%ld%s", o->n_prompt, at);
 	snprintf(t->tg, sizeof t->tg, "tg%ld%s", o->n_gen, at);
 	snprintf(t->tgs, sizeof t->tgs, "tg%ld T%g%s", o->n_gen, (double)o->samp.temp, at);
+	snprintf(t->tgd, sizeof t->tgd, "%s %s", t->tg, o->draft ? o->draft : "");
+	snprintf(t->tgsd, sizeof t->tgsd, "%s %s", t->tgs, o->draft ? o->draft : "");
 	size_t w = 7;
 	if (o->n_prompt && strlen(t->pp) > w)
 		w = strlen(t->pp);
 	if (o->n_gen && strlen(t->tg) > w)
 		w = strlen(t->tg);
-	if (o->n_gen && o->samp.temp > 0 && strlen(t->tgs) > w)
-		w = strlen(t->tgs);
+	if (o->n_gen && o->samp.temp > 0 && strlen(o->draft ? t->tgsd : t->tgs) > w)
+		w = strlen(o->draft ? t->tgsd : t->tgs);
+	if (o->n_gen && o->draft && strlen(t->tgd) > w)
+		w = strlen(t->tgd);
 	t->width = (int)w;
+}
+
+/* -f: the file's text as the tg tests' prompt (BOS first where the model
+ * adds one) into a new array; NULL with err. */
+static int32_t *file_prompt(struct belt_model *m, const char *path, size_t *n, char *err)
+{
+	size_t len;
+	char *text = cli_read_file(path, &len);
+	if (!text) {
+		belt_errf(err, CLI_ERR_SIZE, "-f %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
+	bool bos = belt_tok_add_bos(tok);
+	int32_t *ids = NULL;
+	if (belt_tok_encode(tok, text, len, bos, NULL, 0, n, err, CLI_ERR_SIZE) == 0 &&
+	    (ids = malloc((*n + 1) * sizeof *ids)) &&
+	    belt_tok_encode(tok, text, len, bos, ids, *n, n, err, CLI_ERR_SIZE)) {
+		free(ids);
+		ids = NULL;
+	} else if (!ids && *n) {
+		belt_errf(err, CLI_ERR_SIZE, "-f %s: out of memory", path);
+	}
+	free(text);
+	if (ids && *n == 0) {
+		free(ids);
+		belt_errf(err, CLI_ERR_SIZE, "-f %s: no tokens to feed the model", path);
+		return NULL;
+	}
+	return ids;
+}
+
+/* The cost of a verification pass of n rows at pos (the tokens of ids,
+ * n_ids of them, over and over) against a decode step of 1 / tps
+ * seconds: its mean time over reps passes after a warm-up. */
+static int verify_cost(struct belt_session *s, const int32_t *ids, size_t n_ids, uint32_t n,
+		       uint32_t pos, long reps, double tps, char *err)
+{
+	int32_t *rows = malloc(2 * (size_t)n * sizeof *rows);
+	if (!rows)
+		return belt_errf(err, CLI_ERR_SIZE, "out of memory for %u rows", n);
+	for (uint32_t i = 0; i < n; i++)
+		rows[i] = ids[i % n_ids];
+	double t = 0;
+	for (long r = -1; r < reps; r++) {
+		double t0 = now();
+		if (belt_session_verify(s, rows, NULL, n, pos, rows + n, err, CLI_ERR_SIZE)) {
+			free(rows);
+			return -1;
+		}
+		if (r >= 0)
+			t += now() - t0;
+	}
+	free(rows);
+	t /= (double)reps;
+	printf("verification pass of %u rows: %.3f ms, %.2f x a decode step (%.3f ms at %.1f tokens/s)\n",
+	       n, t * 1e3, t * tps, 1e3 / tps, tps);
+	return 0;
 }
 
 static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
@@ -193,11 +277,19 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		params += (double)(g->tensors[i].ne[0] * g->tensors[i].ne[1] * g->tensors[i].ne[2] *
 				   g->tensors[i].ne[3]);
 	}
-	/* tg decodes after a prompt of the depth's tokens (one at depth 0) */
-	long tg_prompt = o->depth ? o->depth : 1;
+	/* tg decodes after a prompt of the depth's tokens (one at depth 0),
+	 * or the text of -f */
+	size_t n_file = 0;
+	int32_t *file_ids = o->file ? file_prompt(m, o->file, &n_file, err) : NULL;
+	if (o->file && !file_ids)
+		return -1;
+	long tg_prompt = file_ids ? (long)n_file : o->depth ? o->depth : 1;
 	long need = o->depth + o->n_prompt;
 	if (tg_prompt + o->n_gen > need)
 		need = tg_prompt + o->n_gen;
+	/* and a verification pass after the prompt */
+	if (o->draft && tg_prompt + (o->draft_max ? o->draft_max : 8) > need)
+		need = tg_prompt + (o->draft_max ? o->draft_max : 8);
 	uint32_t train = belt_model_n_ctx_train(m);
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
@@ -208,8 +300,16 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	sp.type_k = o->type_k;
 	sp.type_v = o->type_v;
 	struct belt_session *s;
-	if (belt_session_create(m, &sp, &s, err, CLI_ERR_SIZE))
+	struct belt_drafter *d = NULL;
+	if (o->draft && belt_drafter_new(m, o->draft, o->draft_options, &d, err, CLI_ERR_SIZE)) {
+		free(file_ids);
+		return belt_err_prefix(err, CLI_ERR_SIZE, "--draft");
+	}
+	if (belt_session_create(m, &sp, &s, err, CLI_ERR_SIZE)) {
+		belt_drafter_free(d);
+		free(file_ids);
 		return -1;
+	}
 	cli_model_warnings("bench", m, 0);
 	int32_t n_vocab = belt_model_n_vocab(m);
 	/* the depth's tokens, then the pp test's */
@@ -217,8 +317,11 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	int32_t *ids = malloc(sizeof *ids * n_ids);
 	if (!ids) {
 		belt_session_free(s);
+		belt_drafter_free(d);
+		free(file_ids);
 		return belt_errf(err, CLI_ERR_SIZE, "out of memory for %zu token ids", n_ids);
 	}
+	const int32_t *tg_ids = file_ids ? file_ids : ids;
 	uint64_t rng = 88172645463325252ull;
 	for (size_t i = 0; i < n_ids; i++) {
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
@@ -239,7 +342,9 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	belt_generate_params_default(&gp);
 	gp.stop_at_eog = false;
 	gp.n_predict = (uint32_t)o->n_gen + 1;
-	struct series pp = {0}, tg = {0}, tgs = {0};
+	gp.draft_max = (uint32_t)o->draft_max;
+	struct series pp = {0}, tg = {0}, tgs = {0}, tgd = {0}, tgsd = {0};
+	uint64_t n_verify = 0, n_accepted = 0, n_drafted = 0;
 	bool sampled = o->samp.temp > 0;
 	/* one warm-up of each, then the measured repetitions */
 	for (long r = -1; rc == 0 && r < o->reps; r++) {
@@ -254,15 +359,33 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		/* belt_generate refills the depth as its prompt: its prefill
 		 * is timed apart from decode_s, which alone is counted */
 		if (rc == 0 && o->n_gen &&
-		    (rc = belt_generate(s, ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
+		    (rc = belt_generate(s, tg_ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
 					CLI_ERR_SIZE)) == 0 && r >= 0)
 			add(&tg, (belt_session_stats(s)->n_generated - 1) / belt_session_stats(s)->decode_s);
+		/* with drafts right after without, the same prompt and length */
+		gp.drafter = d;
+		if (rc == 0 && o->n_gen && d &&
+		    (rc = belt_generate(s, tg_ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
+					CLI_ERR_SIZE)) == 0 && r >= 0) {
+			const struct belt_stats *st = belt_session_stats(s);
+			add(&tgd, (st->n_generated - 1) / st->decode_s);
+			n_verify += st->n_verify;
+			n_accepted += st->n_accepted;
+			n_drafted += st->n_drafted;
+		}
+		gp.drafter = NULL;
 		/* sampled right after greedy, the same length: a fair ratio */
 		gp.sampling = &o->samp;
 		if (rc == 0 && o->n_gen && sampled &&
-		    (rc = belt_generate(s, ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
+		    (rc = belt_generate(s, tg_ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
 					CLI_ERR_SIZE)) == 0 && r >= 0)
 			add(&tgs, (belt_session_stats(s)->n_generated - 1) / belt_session_stats(s)->decode_s);
+		gp.drafter = d;
+		if (rc == 0 && o->n_gen && sampled && d &&
+		    (rc = belt_generate(s, tg_ids, (size_t)tg_prompt, &gp, count_only, NULL, err,
+					CLI_ERR_SIZE)) == 0 && r >= 0)
+			add(&tgsd, (belt_session_stats(s)->n_generated - 1) / belt_session_stats(s)->decode_s);
+		gp.drafter = NULL;
 		gp.sampling = NULL;
 	}
 	if (rc == 0 && pp.n)
@@ -273,20 +396,38 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		uint64_t wbytes;
 		belt_session_cost(s, &cmds, &wbytes);
 		double tps = tg.sum / tg.n;
+		if (tgd.n)
+			row(name, bytes / 1048576, params, o, t.width, t.tgd, &tgd);
 		if (tgs.n)
 			row(name, bytes / 1048576, params, o, t.width, t.tgs, &tgs);
+		if (tgsd.n)
+			row(name, bytes / 1048576, params, o, t.width, t.tgsd, &tgsd);
 		printf("\ndecode: %u table commands/token (a backend may fuse them), %.2f MiB of weights/token, %.1f GB/s of weights at %.1f tokens/s\n",
 		       cmds, wbytes / 1048576.0, wbytes * tps / 1e9, tps);
 		if (tgs.n)
 			printf("sampled decode (temp %g, top-k %d, top-p %g, min-p %g): %.3f x greedy\n",
 			       (double)o->samp.temp, (int)o->samp.top_k, (double)o->samp.top_p,
 			       (double)o->samp.min_p, tgs.sum / tgs.n / tps);
+		if (tgd.n) {
+			uint32_t rows = o->draft_max ? (uint32_t)o->draft_max : 8;
+			printf("drafts (%s): %.3f x greedy; %.2f tokens per verification pass (%llu of %llu drafted tokens accepted)\n",
+			       o->draft, tgd.sum / tgd.n / tps,
+			       n_verify ? (double)(n_accepted + n_verify) / (double)n_verify : 0.0,
+			       (unsigned long long)n_accepted, (unsigned long long)n_drafted);
+			if (tgsd.n)
+				printf("sampled decode with drafts: %.3f x sampled without\n",
+				       tgsd.sum / tgsd.n / (tgs.sum / tgs.n));
+			rc = verify_cost(s, tg_ids, (size_t)tg_prompt, rows, (uint32_t)tg_prompt,
+					 o->reps, tps, err);
+		}
 	}
 	if (rc == 0)
 		printf("%sKV cache: K %s, V %s\n", tg.n ? "" : "\n", belt_type_name(o->type_k),
 		       belt_type_name(o->type_v));
 	free(ids);
+	free(file_ids);
 	belt_session_free(s);
+	belt_drafter_free(d);
 	return rc;
 }
 

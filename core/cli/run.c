@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "belt/belt.h"
 #include "belt/sampler.h"
@@ -48,6 +49,12 @@ static const char help[] =
 	"      --seed N         seed of the draws (default: from the clock, printed)\n"
 	"      --grammar TEXT   only text of this GBNF grammar (llama.cpp's; doc/grammars.md)\n"
 	"      --grammar-file FILE  the same, the grammar read from FILE\n"
+	"      --json-schema S  only JSON valid under this JSON Schema: S is a file if one\n"
+	"                       of that name exists, else the schema's text (doc/grammars.md)\n"
+	"      --draft NAME     speculative decoding with the drafter NAME (ngram; doc/drafting.md):\n"
+	"                       the same tokens, fewer passes where the text repeats\n"
+	"      --draft-max N    drafted tokens per verification pass at most (default 8)\n"
+	"      --draft-options TEXT  the drafter's settings (ngram: min=N,max=N, default min=2,max=4)\n"
 	"  -h, --help           this help\n";
 
 /* Set by SIGINT or SIGTERM (to the signal): generation stops after the
@@ -108,6 +115,9 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 struct run_opts {
 	const char *model, *prompt, *prompt_file, *backend, *kernels;
 	const char *grammar, *grammar_file; /* --grammar TEXT, --grammar-file FILE */
+	const char *json_schema;	    /* --json-schema FILE or TEXT */
+	const char *draft, *draft_options;  /* --draft NAME, --draft-options TEXT */
+	long draft_max;
 	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device;
 	int type_k, type_v;
 	bool ids, no_bos, ignore_eos, profile;
@@ -120,7 +130,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
 	       O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P, O_MIN_P, O_REPEAT, O_LAST_N, O_PRESENCE,
-	       O_FREQUENCY, O_SEED, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE };
+	       O_FREQUENCY, O_SEED, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE, O_JSON_SCHEMA,
+	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
@@ -141,6 +152,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"cache-type-v", required_argument, 0, O_CTV},
 		{"grammar", required_argument, 0, O_GRAMMAR},
 		{"grammar-file", required_argument, 0, O_GRAMMAR_FILE},
+		{"json-schema", required_argument, 0, O_JSON_SCHEMA},
+		{"draft", required_argument, 0, O_DRAFT},
+		{"draft-max", required_argument, 0, O_DRAFT_MAX},
+		{"draft-options", required_argument, 0, O_DRAFT_OPTIONS},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .n_batch = 2048, .n_ubatch = 512,
@@ -190,6 +205,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
 		case O_GRAMMAR: o->grammar = optarg; break;
 		case O_GRAMMAR_FILE: o->grammar_file = optarg; break;
+		case O_JSON_SCHEMA: o->json_schema = optarg; break;
+		case O_DRAFT: o->draft = optarg; break;
+		case O_DRAFT_OPTIONS: o->draft_options = optarg; break;
+		case O_DRAFT_MAX: if (!cli_int("run", "--draft-max", optarg, 1, CLI_MAX_BATCH - 1, &o->draft_max)) return CLI_USAGE; break;
 		case O_TEMP: if (!cli_float("run", "--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
 		case O_TOP_P: if (!cli_float("run", "--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
 		case O_MIN_P: if (!cli_float("run", "--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
@@ -226,6 +245,15 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		return cli_usage_error("run", "give -p or -f, not both");
 	if (o->grammar && o->grammar_file)
 		return cli_usage_error("run", "give --grammar or --grammar-file, not both");
+	if (o->json_schema && (o->grammar || o->grammar_file))
+		return cli_usage_error("run", "give --json-schema or a grammar, not both");
+	if ((o->draft_max || o->draft_options) && !o->draft)
+		return cli_usage_error("run", "--draft-max and --draft-options need --draft NAME");
+	if (o->draft && (o->grammar || o->grammar_file || o->json_schema))
+		return cli_usage_error("run", "--draft does not combine with a grammar yet: give one of them");
+	if (o->draft_max && o->draft_max >= o->n_ubatch)
+		return cli_usage_error("run", "--draft-max %ld: a verification pass of %ld rows needs -ub of at least %ld (it is %ld)",
+				       o->draft_max, o->draft_max + 1, o->draft_max + 1, o->n_ubatch);
 	char err[BELT_ERR_SIZE];
 	if (belt_sampling_check(&o->samp, err, sizeof err))
 		return cli_usage_error("run", "%s", err);
@@ -252,29 +280,45 @@ static void report(const struct belt_session *s)
 		st->n_prompt, st->prefill_s, st->prefill_s > 0 ? st->n_prompt / st->prefill_s : 0,
 		st->n_generated, st->decode_s,
 		st->decode_s > 0 && st->n_generated > 1 ? (st->n_generated - 1) / st->decode_s : 0);
+	if (st->n_verify)
+		fprintf(stderr,
+			"belt: drafts: %u verification passes, %u of %u drafted tokens accepted, %.2f tokens per pass\n",
+			st->n_verify, st->n_accepted, st->n_drafted,
+			(double)(st->n_accepted + st->n_verify) / st->n_verify);
 }
 
-/* Compile --grammar or --grammar-file against the model's vocabulary,
- * read from its GGUF before the weights load, so that a bad grammar is
- * said at once; *tok stays for the grammar's life. The exit status. */
+/* Compile --grammar, --grammar-file or --json-schema against the model's
+ * vocabulary, read from its GGUF before the weights load, so that a bad
+ * grammar is said at once; *tok stays for the grammar's life. The exit
+ * status. */
 static int load_grammar(const struct run_opts *o, struct belt_tokenizer **tok,
 			struct belt_grammar **out)
 {
 	char err[CLI_ERR_SIZE];
 	size_t len = 0;
 	char *file_text = NULL;
-	if (o->grammar_file && !(file_text = cli_read_file(o->grammar_file, &len)))
-		return cli_error("run", "--grammar-file %s: %s", o->grammar_file, strerror(errno));
-	const char *text = file_text ? file_text : o->grammar;
+	/* --json-schema: a file if there is one of that name, else the text */
+	const char *file = o->grammar_file, *flag = o->json_schema ? "--json-schema" : "--grammar";
+	struct stat sb;
+	if (o->json_schema && stat(o->json_schema, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		file = o->json_schema;
+	else if (o->json_schema && o->json_schema[strspn(o->json_schema, " \t\r\n")] != '{')
+		return cli_error("run", "--json-schema %s: %s (nor is it a schema's text, which begins "
+				 "with '{')", o->json_schema, strerror(errno));
+	if (file && !(file_text = cli_read_file(file, &len)))
+		return cli_error("run", "%s %s: %s", o->json_schema ? "--json-schema" : "--grammar-file",
+				 file, strerror(errno));
+	const char *text = file_text ? file_text : o->json_schema ? o->json_schema : o->grammar;
 	if (!file_text)
 		len = strlen(text);
 	int rc = 0;
 	struct belt_gguf *g = belt_gguf_open(o->model, err, sizeof err);
 	if (!g || belt_tok_load(g, tok, err, sizeof err)) {
 		rc = cli_fail(err);
-	} else if (belt_grammar_new(*tok, NULL, "gbnf", text, len, out, err, sizeof err)) {
+	} else if (belt_grammar_new(*tok, "gbnf", o->json_schema ? "json-schema" : "gbnf", text, len,
+				    out, err, sizeof err)) {
 		/* file:line:col: as compilers say it, when the message has a place */
-		const char *where = file_text ? o->grammar_file : "--grammar";
+		const char *where = file_text ? file : flag;
 		rc = cli_error("run", "%s:%s%s", where, *err >= '0' && *err <= '9' ? "" : " ", err);
 	}
 	belt_gguf_close(g);
@@ -297,8 +341,13 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	sp.type_k = o->type_k;
 	sp.type_v = o->type_v;
 	struct belt_session *s;
-	if (belt_session_create(m, &sp, &s, err, sizeof err))
+	struct belt_drafter *drafter = NULL;
+	if (o->draft && belt_drafter_new(m, o->draft, o->draft_options, &drafter, err, sizeof err))
+		return cli_error("run", "--draft %s: %s", o->draft, err);
+	if (belt_session_create(m, &sp, &s, err, sizeof err)) {
+		belt_drafter_free(drafter);
 		return cli_fail(err);
+	}
 	cli_model_warnings("run", m, belt_session_n_ctx(s));
 	size_t n = 0;
 	int32_t *ids = NULL;
@@ -323,6 +372,8 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	}
 	gp.sampling = &samp;
 	gp.grammar = grammar;
+	gp.drafter = drafter;
+	gp.draft_max = (uint32_t)o->draft_max;
 	struct out out = {.ids = o->ids, .first = true, .tty = isatty(1),
 			  .flush_every = (uint32_t)o->chunk};
 	if (rc == 0 && o->n_predict != 0) {
@@ -343,6 +394,7 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	}
 	free(ids);
 	belt_session_free(s);
+	belt_drafter_free(drafter);
 	return rc == 0 && stop_signal ? 128 + stop_signal : rc;
 }
 
@@ -362,7 +414,8 @@ int cmd_run(int argc, char **argv)
 		len = strlen(text);
 	struct belt_tokenizer *gtok = NULL;
 	struct belt_grammar *grammar = NULL;
-	if ((o.grammar || o.grammar_file) && (rc = load_grammar(&o, &gtok, &grammar))) {
+	if ((o.grammar || o.grammar_file || o.json_schema) &&
+	    (rc = load_grammar(&o, &gtok, &grammar))) {
 		belt_tok_free(gtok);
 		free(file_text);
 		return rc;

@@ -172,10 +172,8 @@ int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int
 	return m->be->buffer_read(m->be_ctx, s->row_ids, 0, out, (uint64_t)n * 4, err, errsz);
 }
 
-/* Hand one new token to the caller; false (with stats.stop set) when
- * generation must stop. */
-static bool emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
-		 const struct belt_generate_params *gp, belt_token_fn fn, void *ud)
+bool belt_session_emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
+		       const struct belt_generate_params *gp, belt_token_fn fn, void *ud)
 {
 	if (gp->stop_at_eog && belt_tok_is_eog(s->m->tok, id)) {
 		s->stats.stop = BELT_STOP_EOG;
@@ -194,10 +192,9 @@ static bool emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
 	return true;
 }
 
-/* Host arrays for decode with the pick on the host (a sampler so, a
- * grammar g, or both), made once per session. */
-static int host_setup(struct belt_session *s, const struct belt_sampler_ops *so,
-		      const struct belt_grammar *g, char *err, size_t errsz)
+/* Made once per session. */
+int belt_session_host_setup(struct belt_session *s, const struct belt_sampler_ops *so,
+			    const struct belt_grammar *g, char *err, size_t errsz)
 {
 	int32_t n = s->m->n_vocab;
 	size_t ws = so ? so->work_size(n) : 0;
@@ -225,14 +222,10 @@ static int32_t argmax(const float *l, int32_t n)
 	return best;
 }
 
-/* Pick the token after position pos from the logits of pos (in the logits
- * buffer), masked by the grammar g if any (s->grammar_mask: what it
- * allows there, written by grammar_allowed), drawn by so if any (else the
- * argmax), into s->ids[pos + 1] and token_ids[pos + 1]. 1 when the
- * grammar allows no token. */
-static int host_next(struct belt_session *s, const struct belt_sampler_ops *so,
-		     const struct belt_sampling *sp, struct belt_grammar *g, uint32_t pos,
-		     char *err, size_t errsz)
+/* The grammar's mask is s->grammar_mask, written by grammar_allowed. */
+int belt_session_host_next(struct belt_session *s, const struct belt_sampler_ops *so,
+			   const struct belt_sampling *sp, struct belt_grammar *g, uint32_t pos,
+			   char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	if (m->be->buffer_read(m->be_ctx, s->logits->buf, 0, s->logits_host,
@@ -293,7 +286,13 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		}
 	}
 	bool host = so || g; /* pick each token on the host */
-	if (host && host_setup(s, so, g, err, errsz))
+	if (host && belt_session_host_setup(s, so, g, err, errsz))
+		return -1;
+	/* drafts are checked with the pick on the host when sampled */
+	bool draft = gp->drafter && !g && s->batch.n_cmds;
+	const struct belt_sampler_ops *so_verify = draft && sp && !belt_sampling_greedy(sp)
+							   ? sampler : NULL;
+	if (so_verify && belt_session_host_setup(s, so_verify, NULL, err, errsz))
 		return -1;
 	if (g)
 		g->ops->reset(g->state);
@@ -304,7 +303,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		return -1;
 	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
 	grammar_allowed(s, g);
-	int rc = host ? host_next(s, so, sp, g, (uint32_t)n_prompt - 1, err, errsz)
+	int rc = host ? belt_session_host_next(s, so, sp, g, (uint32_t)n_prompt - 1, err, errsz)
 		      : m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt],
 					   4, err, errsz);
 	if (rc < 0)
@@ -312,9 +311,12 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	double t1 = now();
 	s->stats.n_prompt = (uint32_t)n_prompt;
 	s->stats.prefill_s = t1 - t0;
-	bool go = rc == 0 && emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
+	bool go = rc == 0 && belt_session_emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
 	/* The token at position pos is in s->ids[pos]; feeding it yields pos+1. */
 	uint32_t pos = (uint32_t)n_prompt;
+	if (go && draft && belt_session_speculate(s, gp, so_verify, so, t, &ts, &pos, fn, ud, &go,
+						  err, errsz))
+		return -1;
 	while (go && host && pos < s->n_ctx) {
 		/* a grammar that allows only the end needs no more logits */
 		grammar_allowed(s, g);
@@ -325,10 +327,10 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 			break;
 		}
 		if (m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz) ||
-		    (rc = host_next(s, so, sp, g, pos, err, errsz)) < 0)
+		    (rc = belt_session_host_next(s, so, sp, g, pos, err, errsz)) < 0)
 			return -1;
 		pos++;
-		go = rc == 0 && emit(s, &ts, s->ids[pos], gp, fn, ud);
+		go = rc == 0 && belt_session_emit(s, &ts, s->ids[pos], gp, fn, ud);
 	}
 	if (rc > 0)
 		s->stats.stop = BELT_STOP_GRAMMAR;
@@ -344,7 +346,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
 			return -1;
 		for (uint32_t i = 1; i <= n && go; i++)
-			go = emit(s, &ts, s->ids[pos + i], gp, fn, ud);
+			go = belt_session_emit(s, &ts, s->ids[pos + i], gp, fn, ud);
 		pos += n;
 	}
 	/* both loops end with go set only when the context is full */

@@ -235,6 +235,7 @@ void belt_session_free(struct belt_session *s)
 		return;
 	struct belt_model *m = s->m;
 	belt_session_chain_release(s);
+	belt_session_speculate_release(s);
 	if (s->table.priv)
 		m->be->table_release(m->be_ctx, &s->table);
 	if (s->batch.priv)

@@ -3,6 +3,7 @@
 #ifndef BELT_SESSION_SESSION_H
 #define BELT_SESSION_SESSION_H
 
+#include "belt/draft.h"
 #include "belt/grammar.h"
 #include "belt/sampler.h"
 #include "dispatch/dispatch.h"
@@ -39,6 +40,17 @@ struct belt_session {
 	struct belt_buffer *chain_scratch;
 	struct belt_sampling chain_params;
 	bool chain_ready;
+	/* speculative decode (speculate.c), made on first use */
+	struct belt_draft_node *draft_nodes; /* n_ubatch */
+	int32_t *draft_rows, *draft_out;     /* n_ubatch */
+	float *draft_logits; /* rows x n_vocab, sampled verification */
+	uint32_t draft_logit_rows;
+};
+
+/* A drafter: its plugin and the context create() made. */
+struct belt_drafter {
+	const struct belt_draft_ops *ops;
+	void *ctx;
 };
 
 /* A compiled grammar: its plugin and the state compile() made. */
@@ -55,6 +67,35 @@ uint32_t belt_session_grammar_mask(const uint32_t *mask, float *logits, int32_t 
 /* Whether mask allows end-of-generation tokens and nothing else. */
 bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
 				   int32_t n);
+
+/* Hand the new token id to the caller as belt_generate does (its text
+ * through ts, the stop rules of gp); false, with stats.stop set, when
+ * generation must stop. */
+bool belt_session_emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
+		       const struct belt_generate_params *gp, belt_token_fn fn, void *ud);
+/* Pick the token after position pos on the host from the logits buffer,
+ * drawn by so with sp (NULL: the argmax), masked by g (NULL: none; its
+ * mask in s->grammar_mask), into s->ids[pos + 1] and token_ids; 1 when
+ * the grammar allows no token. Needs belt_session_host_setup. */
+int belt_session_host_next(struct belt_session *s, const struct belt_sampler_ops *so,
+			   const struct belt_sampling *sp, struct belt_grammar *g, uint32_t pos,
+			   char *err, size_t errsz);
+/* The host arrays that picking on the host with so and g needs. */
+int belt_session_host_setup(struct belt_session *s, const struct belt_sampler_ops *so,
+			    const struct belt_grammar *g, char *err, size_t errsz);
+
+/* Decode from position pos (s->ids[pos], the last token, not yet run)
+ * with gp->drafter: each proposal checked in one batched pass, greedy or
+ * drawn on the host by so (NULL: greedy); idle positions run through t
+ * as chains, drawn by so_idle if set (t's own commands otherwise).
+ * Stops as belt_generate does; *pos is where it stopped, *go whether the
+ * context filled up without another reason. */
+int belt_session_speculate(struct belt_session *s, const struct belt_generate_params *gp,
+			   const struct belt_sampler_ops *so, const struct belt_sampler_ops *so_idle,
+			   struct belt_table *t, struct belt_tok_stream *ts, uint32_t *pos,
+			   belt_token_fn fn, void *ud, bool *go, char *err, size_t errsz);
+/* Release speculate's arrays. */
+void belt_session_speculate_release(struct belt_session *s);
 
 /* belt_generate with the sampler for non-greedy settings already found
  * (the layer above looks it up in the registry). */

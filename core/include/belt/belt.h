@@ -93,6 +93,17 @@ int belt_grammar_new(const struct belt_tokenizer *tok, const char *name,
 /* Free; NULL is allowed. */
 void belt_grammar_free(struct belt_grammar *g);
 
+/* A drafter (belt/draft.h) for speculative decoding: its proposals are
+ * verified by the model in one batched pass each, so the output is what
+ * decoding without it gives (doc/drafting.md). */
+struct belt_drafter;
+/* The drafter of plugin name (the module "draft-<name>") for model m,
+ * with its options ("min=2,max=4" for "ngram"; NULL: its defaults). */
+int belt_drafter_new(const struct belt_model *m, const char *name, const char *options,
+		     struct belt_drafter **out, char *err, size_t errsz);
+/* Free; NULL is allowed. */
+void belt_drafter_free(struct belt_drafter *d);
+
 struct belt_sampling;
 struct belt_generate_params {
 	uint32_t n_predict; /* new tokens at most; 0: until context is full */
@@ -106,6 +117,14 @@ struct belt_generate_params {
 	 * generation stops at an end-of-generation token once the grammar
 	 * is complete, or when it allows no token at all */
 	struct belt_grammar *grammar;
+	/* NULL, or a drafter whose proposals each position's pick checks in
+	 * batched verification passes (backends with batched tables, no
+	 * grammar); the ids are those of decoding without it */
+	struct belt_drafter *drafter;
+	uint32_t draft_max; /* drafted tokens per pass at most; 0: 8 */
+	/* check every proposal, also where drafting is measured to cost more
+	 * time per token than plain decoding (which otherwise pauses it) */
+	bool draft_unpaced;
 };
 void belt_generate_params_default(struct belt_generate_params *p);
 
@@ -160,6 +179,9 @@ struct belt_stats {
 	double prefill_s;     /* seconds spent on the prompt */
 	double decode_s;      /* seconds spent generating */
 	enum belt_stop stop;  /* why it stopped */
+	/* with a drafter: verification passes, tokens proposed, and of
+	 * those the tokens accepted (each pass adds one more of its own) */
+	uint32_t n_verify, n_drafted, n_accepted;
 };
 /* Timing and stop reason of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);

@@ -1,0 +1,238 @@
+/* Speculative decode (doc/drafting.md): the drafter proposes a chain of
+ * tokens to follow the last one; the batched table runs the last token
+ * and the proposal as rows of one pass, and each row's pick (the argmax,
+ * or the sampler's draw for that position) is what one-token decoding
+ * would have picked there. The proposal holds up to the first row whose
+ * pick differs from the next proposed token; that pick is the correction
+ * and comes free. Row r's cache slot is pos + r, so the slots of the
+ * accepted rows are already those plain decoding writes; the rejected
+ * rows' slots lie past the new position and are written again before
+ * any row reads them. A sampler draws with noise keyed by seed and
+ * position (doc/samplers.md), so sampled output equals plain sampled
+ * output too, not only in distribution. Where the drafter has nothing,
+ * positions run as plain chains, longer the longer it stays silent; and
+ * where drafting costs more time per token than plain chains (struct
+ * pace), plain chains run until the next try. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "belt/sampler.h"
+#include "session/session.h"
+
+#define DRAFT_MAX_DEFAULT 8
+
+void belt_drafter_free(struct belt_drafter *d)
+{
+	if (!d)
+		return;
+	d->ops->free(d->ctx);
+	free(d);
+}
+
+void belt_session_speculate_release(struct belt_session *s)
+{
+	free(s->draft_nodes);
+	free(s->draft_rows);
+	free(s->draft_out);
+	free(s->draft_logits);
+	s->draft_nodes = NULL;
+	s->draft_rows = s->draft_out = NULL;
+	s->draft_logits = NULL;
+	s->draft_logit_rows = 0;
+}
+
+/* The arrays for proposals of up to max tokens (max + 1 rows). */
+static int setup(struct belt_session *s, uint32_t max, bool sampled, char *err, size_t errsz)
+{
+	size_t n = s->n_ubatch;
+	if (!s->draft_nodes) {
+		s->draft_nodes = malloc(n * sizeof *s->draft_nodes);
+		s->draft_rows = malloc(n * sizeof *s->draft_rows);
+		s->draft_out = malloc(n * sizeof *s->draft_out);
+	}
+	if (sampled && s->draft_logit_rows < max + 1) {
+		free(s->draft_logits);
+		s->draft_logits = malloc((size_t)(max + 1) * (size_t)s->m->n_vocab * sizeof(float));
+		s->draft_logit_rows = s->draft_logits ? max + 1 : 0;
+	}
+	if (!s->draft_nodes || !s->draft_rows || !s->draft_out ||
+	    (sampled && !s->draft_logits))
+		return belt_errf(err, errsz, "drafting: out of memory for %u rows", max + 1);
+	return 0;
+}
+
+/* Run n positions from pos without drafts, as belt_generate's loops do:
+ * a chain through t (its own pick), or one position per run with the
+ * pick on the host by so; s->ids[pos + 1 .. pos + n] get the tokens. */
+static int plain(struct belt_session *s, struct belt_table *t, const struct belt_sampler_ops *so,
+		 const struct belt_generate_params *gp, uint32_t pos, uint32_t n, char *err,
+		 size_t errsz)
+{
+	struct belt_model *m = s->m;
+	/* a rejected draft may sit in token_ids[pos] */
+	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, &s->ids[pos], 4, err,
+				errsz))
+		return -1;
+	if (so) {
+		for (uint32_t i = 0; i < n; i++)
+			if (m->be->table_run(m->be_ctx, t, pos + i, 1, 0, err, errsz) ||
+			    belt_session_host_next(s, so, gp->sampling, NULL, pos + i, err, errsz))
+				return -1;
+		return 0;
+	}
+	uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
+	if (m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz))
+		return -1;
+	return m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
+				  &s->ids[pos + 1], (uint64_t)n * 4, err, errsz);
+}
+
+/* Check rows[0..n) at pos in one pass; out[r] the pick after row r,
+ * drawn by so on the host (rows after the first that differs from its
+ * draft are left as they are) or the pass's argmax. The accepted drafts
+ * and their picks go to s->ids. Returns how many drafts held. */
+static int verify(struct belt_session *s, const struct belt_sampler_ops *so,
+		  const struct belt_sampling *sp, const int32_t *rows, uint32_t n, uint32_t pos,
+		  int32_t *out, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	if (!so) {
+		if (belt_session_verify(s, rows, NULL, n, pos, out, err, errsz))
+			return -1;
+	} else {
+		size_t nv = (size_t)m->n_vocab;
+		if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, rows,
+					(uint64_t)n * 4, err, errsz) ||
+		    m->be->table_run(m->be_ctx, &s->batch, pos, n, 0, err, errsz) ||
+		    m->be->buffer_read(m->be_ctx, s->logits->buf, 0, s->draft_logits,
+				       (uint64_t)n * nv * 4, err, errsz))
+			return -1;
+		for (uint32_t r = 0; r < n; r++) {
+			/* the history the sampler's penalties read: the
+			 * accepted drafts up to this row */
+			s->ids[pos + r] = rows[r];
+			out[r] = so->sample(sp, s->draft_logits + r * nv, m->n_vocab, s->ids,
+					    pos + r + 1, pos + r, s->sample_work);
+			if (out[r] < 0 || out[r] >= m->n_vocab)
+				return belt_errf(err, errsz, "sampler %s returned token %d",
+						 so->name, out[r]);
+			if (r + 1 < n && out[r] != rows[r + 1])
+				break;
+		}
+	}
+	uint32_t j = 0;
+	while (j + 1 < n && out[j] == rows[j + 1])
+		j++;
+	for (uint32_t r = 0; r <= j; r++)
+		s->ids[pos + r + 1] = out[r];
+	return (int)j;
+}
+
+/* What drafting costs against plain decoding, measured as it runs: host
+ * seconds per new token of the verification passes and of plain chains
+ * of `chunk` positions (moving averages). Where drafts cost more than
+ * they save (a slow verification pass, drafts that hold too little),
+ * decoding goes on as plain chains and tries one proposal again after
+ * `gap` tokens, a gap that doubles (to GAP_MAX) while drafting stays the
+ * dearer. */
+#define GAP_FIRST 32
+#define GAP_MAX 2048
+struct pace {
+	double draft, plain; /* seconds per token; 0 until measured */
+	uint32_t gap, until; /* plain tokens between tries; left to the next */
+};
+
+static void average(double *avg, double v)
+{
+	*avg = *avg > 0 ? 0.75 * *avg + 0.25 * v : v;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int belt_session_speculate(struct belt_session *s, const struct belt_generate_params *gp,
+			   const struct belt_sampler_ops *so, const struct belt_sampler_ops *so_idle,
+			   struct belt_table *t, struct belt_tok_stream *ts, uint32_t *pos_io,
+			   belt_token_fn fn, void *ud, bool *go, char *err, size_t errsz)
+{
+	struct belt_drafter *d = gp->drafter;
+	uint32_t max = gp->draft_max ? gp->draft_max : DRAFT_MAX_DEFAULT;
+	if (max > s->n_ubatch - 1)
+		max = s->n_ubatch - 1;
+	if (setup(s, max, so != NULL, err, errsz))
+		return -1;
+	uint32_t pos = *pos_io, idle = 1;
+	struct pace pc = {.gap = GAP_FIRST};
+	while (*go && pos < s->n_ctx) {
+		/* drafts must fit the context and what is left to generate */
+		uint32_t room = s->n_ctx - 1 - pos, k = max;
+		if (k > room)
+			k = room;
+		if (gp->n_predict && k > gp->n_predict - s->stats.n_generated - 1)
+			k = gp->n_predict - s->stats.n_generated - 1;
+		/* plain chains first, to know what drafts must beat; then, with
+		 * drafting found dearer, no proposal until the gap is run */
+		bool paused = !gp->draft_unpaced && (pc.until > 0 || pc.plain == 0);
+		double t0 = now();
+		int got = k && !paused ? d->ops->propose(d->ctx, s->ids, pos + 1, NULL,
+							 s->draft_nodes, (int)k, err, errsz)
+				       : 0;
+		if (got < 0)
+			return belt_err_prefix(err, errsz, d->ops->name);
+		/* a chain: the nodes up to the first that branches */
+		uint32_t n = 0;
+		while (n < (uint32_t)got && n < k && s->draft_nodes[n].parent == (int32_t)n - 1)
+			if (s->draft_nodes[n++].token < 0 ||
+			    s->draft_nodes[n - 1].token >= s->m->n_vocab)
+				return belt_errf(err, errsz, "%s: proposed token %d: expected 0 .. %d",
+						 d->ops->name, s->draft_nodes[n - 1].token,
+						 s->m->n_vocab - 1);
+		uint32_t add; /* new tokens, in s->ids[pos + 1 ..] */
+		if (n == 0) {
+			uint32_t want = paused || pc.plain == 0 ? s->chunk : idle;
+			add = s->n_ctx - pos < want ? s->n_ctx - pos : want;
+			if (gp->n_predict && add > gp->n_predict - s->stats.n_generated)
+				add = gp->n_predict - s->stats.n_generated;
+			if (plain(s, t, so_idle, gp, pos, add, err, errsz))
+				return -1;
+			if (add == want && want == s->chunk)
+				average(&pc.plain, (now() - t0) / add);
+			idle = idle * 2 <= s->chunk ? idle * 2 : s->chunk;
+			pc.until = pc.until > add ? pc.until - add : 0;
+		} else {
+			s->draft_rows[0] = s->ids[pos];
+			for (uint32_t i = 0; i < n; i++)
+				s->draft_rows[i + 1] = s->draft_nodes[i].token;
+			int held = verify(s, so, gp->sampling, s->draft_rows, n + 1, pos, s->draft_out,
+					  err, errsz);
+			if (held < 0)
+				return -1;
+			int32_t *path = s->draft_rows; /* the rows are spent */
+			for (int i = 0; i < held; i++)
+				path[i] = i;
+			d->ops->accept(d->ctx, path, held);
+			s->stats.n_verify++;
+			s->stats.n_drafted += n;
+			s->stats.n_accepted += (uint32_t)held;
+			add = (uint32_t)held + 1;
+			average(&pc.draft, (now() - t0) / add);
+			idle = 1;
+			if (pc.plain > 0 && pc.draft > pc.plain) {
+				pc.until = pc.gap;
+				pc.gap = pc.gap * 2 <= GAP_MAX ? pc.gap * 2 : GAP_MAX;
+			} else {
+				pc.gap = GAP_FIRST;
+			}
+		}
+		for (uint32_t i = 1; i <= add && *go; i++)
+			*go = belt_session_emit(s, ts, s->ids[pos + i], gp, fn, ud);
+		pos += add;
+	}
+	*pos_io = pos;
+	return 0;
+}

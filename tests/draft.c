@@ -1,0 +1,384 @@
+/* Speculative decoding end to end (doc/drafting.md): with a drafter, greedy
+ * generation gives exactly the ids it gives without one, for every shipped
+ * model and every reference prompt in $BELT_SHARED_DIR/models; sampled
+ * generation gives the same draws for a seed, and over many seeds the
+ * same distribution (a two-sample chi-square test on seeds that differ).
+ * Two drafters: "ngram" set to draft at every chance (n-grams of one
+ * token), and the test plugin "test" (tests/plugins/draft-test.c), whose
+ * proposals (the last token repeated) mostly fail, so both the accepting
+ * and the rejecting paths run. BELT_TEST_BACKEND picks the backend;
+ * BELT_DRAFT_TOKENS caps the tokens per prompt (software Vulkan);
+ * BELT_GOLDEN_ONLY limits the files, as for check_golden. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/belt.h"
+#include "belt/sampler.h"
+#include "ref.h"
+
+#define MAX_TOKENS 512
+
+static struct belt_model *load(const char *file)
+{
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	char rel[256];
+	snprintf(rel, sizeof rel, "models/%s", file);
+	mp.path = shared_path(rel);
+	mp.n_threads = 2;
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
+	struct belt_model *m;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	return m;
+}
+
+/* Passes of 32 rows at most: room for any proposal (8 drafts by default),
+ * and in software Vulkan a pass costs what its table's rows cost. */
+static struct belt_session *session(struct belt_model *m, uint32_t n_ctx)
+{
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.n_ctx = n_ctx;
+	sp.n_ubatch = 32;
+	struct belt_session *s;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+	return s;
+}
+
+struct ids {
+	int32_t id[MAX_TOKENS];
+	size_t n;
+};
+
+static bool collect(void *ud, int32_t id, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	struct ids *c = ud;
+	if (id >= 0 && c->n < MAX_TOKENS)
+		c->id[c->n++] = id;
+	return true;
+}
+
+/* Generate n tokens (no stop at end-of-generation) with drafter d (NULL:
+ * none), sampled with sp (NULL: greedy). */
+static void generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt, uint32_t n,
+		     struct belt_drafter *d, const struct belt_sampling *sp, struct ids *out)
+{
+	struct belt_generate_params gp;
+	belt_generate_params_default(&gp);
+	gp.n_predict = n;
+	gp.stop_at_eog = false;
+	gp.drafter = d;
+	gp.draft_unpaced = true; /* every proposal checked, however slow */
+	gp.sampling = sp;
+	memset(out, 0, sizeof *out);
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_generate(s, prompt, n_prompt, &gp, collect, out, err, sizeof err) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(out->n, n);
+}
+
+static struct belt_drafter *drafter(struct belt_model *m, const char *name, const char *options)
+{
+	struct belt_drafter *d;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_drafter_new(m, name, options, &d, err, sizeof err) == 0, "%s", err);
+	return d;
+}
+
+static uint32_t cap(uint32_t n)
+{
+	const char *c = getenv("BELT_DRAFT_TOKENS");
+	return c && (uint32_t)atoi(c) > 0 && (uint32_t)atoi(c) < n ? (uint32_t)atoi(c) : n;
+}
+
+/* Totals over a file's prompts, to show the drafts were exercised. */
+struct tally {
+	unsigned prompts;
+	uint64_t verify, drafted, accepted;
+};
+
+/* Greedy with and without each drafter on one prompt: the same ids. */
+static void check_prompt(struct belt_model *m, struct belt_session *s,
+			 struct belt_drafter *const *ds, const char *const *names, int n_ds,
+			 const char *file, const char *text, uint32_t n, struct tally *t)
+{
+	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
+	int32_t prompt[1024];
+	size_t n_prompt;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_tok_encode(tok, text, strlen(text), belt_tok_add_bos(tok), prompt, 1024,
+				      &n_prompt, err, sizeof err) == 0, "%s", err);
+	n = cap(n);
+	static struct ids plain, drafted;
+	generate(s, prompt, n_prompt, n, NULL, NULL, &plain);
+	for (int i = 0; i < n_ds; i++) {
+		generate(s, prompt, n_prompt, n, ds[i], NULL, &drafted);
+		size_t same = 0;
+		while (same < n && drafted.id[same] == plain.id[same])
+			same++;
+		ck_assert_msg(same == n,
+			      "%s, drafter %s, prompt '%s': id %zu of %u is %d with drafts, %d without",
+			      file, names[i], text, same, n, drafted.id[same], plain.id[same]);
+		const struct belt_stats *st = belt_session_stats(s);
+		t[i].verify += st->n_verify;
+		t[i].drafted += st->n_drafted;
+		t[i].accepted += st->n_accepted;
+		t[i].prompts++;
+	}
+}
+
+/* Every prompt of the references for model (reference.tsv's rows of that
+ * name, longest row per prompt; and reference_llamacpp.tsv's rows of the
+ * file), greedy, with both drafters. */
+static void check_file(const char *model, const char *file)
+{
+	/* BELT_GOLDEN_ONLY=a.gguf,b.gguf: the files a machine has (as for
+	 * check_golden) */
+	const char *only = getenv("BELT_GOLDEN_ONLY");
+	if (only && !strstr(only, file)) {
+		printf("draft %s not in BELT_GOLDEN_ONLY, not checked in this run\n", file);
+		return;
+	}
+	struct belt_model *m = load(file);
+	struct belt_session *s = session(m, 1024);
+	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"), drafter(m, "test", "6")};
+	const char *names[2] = {"ngram", "test"};
+	struct tally t[2] = {{0}};
+	struct tsv *ref = tsv_load(shared_path("models/reference.tsv"));
+	ck_assert(ref);
+	for (size_t r = 0; r < ref->n_rows; r++) {
+		if (strcmp(tsv_get(ref, r, "model"), model))
+			continue;
+		const char *prompt = tsv_get(ref, r, "prompt");
+		long steps = atol(tsv_get(ref, r, "n_steps"));
+		bool longer = false; /* a longer row of the same prompt follows */
+		for (size_t e = 0; e < ref->n_rows && !longer; e++)
+			longer = e != r && !strcmp(tsv_get(ref, e, "model"), model) &&
+				 !strcmp(tsv_get(ref, e, "prompt"), prompt) &&
+				 atol(tsv_get(ref, e, "n_steps")) > steps;
+		if (!longer)
+			check_prompt(m, s, ds, names, 2, file, prompt, (uint32_t)steps, t);
+	}
+	tsv_free(ref);
+	struct tsv *lc = tsv_load(shared_path("models/reference_llamacpp.tsv"));
+	ck_assert(lc);
+	for (size_t r = 0; r < lc->n_rows; r++)
+		if (!strcmp(tsv_get(lc, r, "file"), file))
+			check_prompt(m, s, ds, names, 2, file, tsv_get(lc, r, "prompt"),
+				     (uint32_t)atol(tsv_get(lc, r, "n_predict")), t);
+	tsv_free(lc);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_msg(t[i].prompts > 0 && t[i].verify > 0,
+			      "%s: drafter %s verified no proposal", file, names[i]);
+		printf("draft %-26s %s %-5s: %u prompts identical with and without drafts; %llu passes verified %llu drafted tokens, %llu accepted\n",
+		       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu",
+		       names[i], t[i].prompts, (unsigned long long)t[i].verify,
+		       (unsigned long long)t[i].drafted, (unsigned long long)t[i].accepted);
+	}
+	/* over the references' full lengths the text repeats somewhere */
+	ck_assert_msg(t[0].accepted > 0 || getenv("BELT_DRAFT_TOKENS"),
+		      "%s: no ngram draft was accepted", file);
+	belt_drafter_free(ds[0]);
+	belt_drafter_free(ds[1]);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+
+START_TEST(greedy_stories_f32) { check_file("stories260K", "stories260K.f32.gguf"); }
+END_TEST
+START_TEST(greedy_stories_f16) { check_file("stories260K", "stories260K.f16.gguf"); }
+END_TEST
+START_TEST(greedy_stories_ggml_org) { check_file("stories260K", "stories260K.ggml-org.gguf"); }
+END_TEST
+START_TEST(greedy_aidreams_f32) { check_file("aidreams260K", "aidreams260K.f32.gguf"); }
+END_TEST
+START_TEST(greedy_aidreams_f16) { check_file("aidreams260K", "aidreams260K.f16.gguf"); }
+END_TEST
+START_TEST(greedy_pycoder_f16) { check_file("pycoder29M", "pycoder29M.f16.gguf"); }
+END_TEST
+START_TEST(greedy_pycoder_q8_0) { check_file("pycoder29M", "pycoder29M.q8_0.gguf"); }
+END_TEST
+START_TEST(greedy_pycoder_q4_0) { check_file("pycoder29M", "pycoder29M.q4_0.gguf"); }
+END_TEST
+START_TEST(greedy_pycoder_q4_k_m) { check_file("pycoder29M", "pycoder29M.q4_k_m.gguf"); }
+END_TEST
+
+#define SAMPLED_TOKENS 12
+
+static void sampling(struct belt_sampling *sp, uint64_t seed)
+{
+	belt_sampling_default(sp);
+	sp->temp = 1.0f;
+	sp->top_k = 0;
+	sp->top_p = 1.0f;
+	sp->min_p = 0.0f;
+	sp->seed = seed;
+}
+
+/* Sampled: a seed gives the same draws with and without drafts (the
+ * sampler's noise is keyed by seed and position), twice alike. */
+START_TEST(sampled_same_draws)
+{
+	struct belt_model *m = load("stories260K.f32.gguf");
+	struct belt_session *s = session(m, 256);
+	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"), drafter(m, "test", "4")};
+	const int32_t prompt[] = {1, 403, 407, 261, 378}; /* "Once upon a time" */
+	static struct ids plain, a, b;
+	uint64_t verified = 0;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct belt_sampling sp;
+		sampling(&sp, seed);
+		sp.repeat_penalty = seed % 2 ? 1.0f : 1.3f; /* penalties read the drafts */
+		generate(s, prompt, 5, 48, NULL, &sp, &plain);
+		for (int i = 0; i < 2; i++) {
+			generate(s, prompt, 5, 48, ds[i], &sp, &a);
+			verified += belt_session_stats(s)->n_verify;
+			generate(s, prompt, 5, 48, ds[i], &sp, &b);
+			ck_assert_msg(!memcmp(a.id, b.id, sizeof a.id), "seed %llu: two runs differ",
+				      (unsigned long long)seed);
+			ck_assert_msg(!memcmp(a.id, plain.id, sizeof a.id),
+				      "seed %llu, drafter %d: the draws differ from plain sampling's",
+				      (unsigned long long)seed, i);
+		}
+	}
+	ck_assert_uint_gt(verified, 0);
+	printf("draft sampled %s: 20 seeds x 2 drafters, the same 48 draws as without drafts (%llu passes)\n",
+	       getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu",
+	       (unsigned long long)verified);
+	belt_drafter_free(ds[0]);
+	belt_drafter_free(ds[1]);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+END_TEST
+
+/* The distribution: the token at each of SAMPLED_TOKENS positions over
+ * N_SEEDS seeds with drafts against N_SEEDS other seeds without; Pearson's
+ * two-sample chi-square over the tokens seen at least 10 times in all,
+ * the rest pooled, at p > 0.001 per position (the seeds are fixed, so the
+ * test is deterministic; a sampler that ignored the target's
+ * probabilities on drafted rows fails it by far). */
+#define N_SEEDS 300
+START_TEST(sampled_chi_square)
+{
+	struct belt_model *m = load("stories260K.f32.gguf");
+	int32_t nv = belt_model_n_vocab(m);
+	struct belt_session *s = session(m, 256);
+	struct belt_drafter *d = drafter(m, "test", "4");
+	const int32_t prompt[] = {1, 403, 407, 261, 378};
+	uint32_t *cnt = calloc((size_t)2 * SAMPLED_TOKENS * (size_t)nv, sizeof *cnt);
+	ck_assert(cnt);
+	static struct ids out;
+	for (int side = 0; side < 2; side++)
+		for (uint64_t i = 0; i < N_SEEDS; i++) {
+			struct belt_sampling sp;
+			sampling(&sp, 1000 + 2 * i + (uint64_t)side);
+			generate(s, prompt, 5, SAMPLED_TOKENS, side ? d : NULL, &sp, &out);
+			for (int p = 0; p < SAMPLED_TOKENS; p++)
+				cnt[((size_t)side * SAMPLED_TOKENS + (size_t)p) * nv + out.id[p]]++;
+		}
+	double worst = 0;
+	for (int p = 0; p < SAMPLED_TOKENS; p++) {
+		const uint32_t *a = cnt + (size_t)p * nv, *b = cnt + ((size_t)SAMPLED_TOKENS + p) * nv;
+		double chi = 0, pa = 0, pb = 0;
+		int df = -1;
+		for (int32_t v = 0; v < nv; v++) {
+			if (a[v] + b[v] >= 10) {
+				/* equal sample sizes: (a - b)^2 / (a + b) */
+				chi += (double)((int64_t)a[v] - b[v]) * ((int64_t)a[v] - b[v]) /
+				       (a[v] + b[v]);
+				df++;
+			} else {
+				pa += a[v];
+				pb += b[v];
+			}
+		}
+		if (pa + pb > 0) {
+			chi += (pa - pb) * (pa - pb) / (pa + pb);
+			df++;
+		}
+		/* Wilson-Hilferty: chi2_df > df (1 - 2/(9df) + z sqrt(2/(9df)))^3
+		 * with probability 0.001 at z = 3.09 */
+		double lim = df < 1 ? 10.83
+				    : df * pow(1 - 2.0 / (9 * df) + 3.09 * sqrt(2.0 / (9 * df)), 3);
+		ck_assert_msg(chi < lim, "position %d: chi-square %.1f over %d degrees of freedom, limit %.1f",
+			      p, chi, df, lim);
+		if (chi / lim > worst)
+			worst = chi / lim;
+	}
+	printf("draft chi-square %s: %d positions x %d seeds each way, worst statistic at %.2f of its p = 0.001 limit\n",
+	       getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", SAMPLED_TOKENS,
+	       N_SEEDS, worst);
+	free(cnt);
+	belt_drafter_free(d);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+END_TEST
+
+/* Bad drafter names and options are errors naming them. */
+START_TEST(bad_drafters)
+{
+	struct belt_model *m = load("stories260K.f32.gguf");
+	struct belt_drafter *d;
+	char err[BELT_ERR_SIZE];
+	ck_assert_int_eq(belt_drafter_new(m, "nosuch", NULL, &d, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "nosuch"), "%s", err);
+	const char *bad[] = {"min=0", "max=99", "min=3,max=2", "size=4", "min=", "min=2;max=3"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		ck_assert_int_eq(belt_drafter_new(m, "ngram", bad[i], &d, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, "ngram") && strstr(err, bad[i]), "%s: %s", bad[i], err);
+	}
+	belt_model_free(m);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("draft");
+	TCase *g = tcase_create("greedy");
+	tcase_set_timeout(g, 0); /* no limit: CI bounds the run */
+	tcase_add_test(g, greedy_stories_f32);
+	tcase_add_test(g, greedy_stories_f16);
+	tcase_add_test(g, greedy_stories_ggml_org);
+	tcase_add_test(g, greedy_aidreams_f32);
+	tcase_add_test(g, greedy_aidreams_f16);
+	tcase_add_test(g, greedy_pycoder_f16);
+	tcase_add_test(g, greedy_pycoder_q8_0);
+	tcase_add_test(g, greedy_pycoder_q4_0);
+	tcase_add_test(g, greedy_pycoder_q4_k_m);
+	suite_add_tcase(s, g);
+	TCase *sm = tcase_create("sampled");
+	tcase_set_timeout(sm, 0);
+	tcase_add_test(sm, sampled_same_draws);
+	tcase_add_test(sm, sampled_chi_square);
+	tcase_add_test(sm, bad_drafters);
+	suite_add_tcase(s, sm);
+	return s;
+}
+
+int main(void)
+{
+	/* the test drafter lives with the test plugins */
+	const char *tp = getenv("BELT_TEST_PLUGINS"), *pp = getenv("BELT_PLUGIN_PATH");
+	if (!tp) {
+		fprintf(stderr, "check_draft: set BELT_TEST_PLUGINS to the test plugins' folder\n");
+		return EXIT_FAILURE;
+	}
+	char path[4096];
+	snprintf(path, sizeof path, "%s%s%s", pp ? pp : "", pp ? ":" : "", tp);
+	setenv("BELT_PLUGIN_PATH", path, 1);
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,10 +1,11 @@
 /* llama.cpp's greedy constrained generations
  * ($BELT_SHARED_DIR/grammars/references.tsv; the README beside it says how
  * they were made) reproduced by the belt binary ($BELT_BIN): `belt run`
- * on the CPU backend, greedy (no --temp), with --grammar-file, must give
+ * on the CPU backend, greedy (no --temp), with --grammar-file for a GBNF
+ * file and --json-schema for a JSON Schema (llama.cpp's -jf), must give
  * the same text and the same stop reason (eog: the model chose the end of
  * generation where the grammar may end; length: n_predict tokens) on
- * every row whose constraint is a GBNF file. BELT_TEST_BACKEND=vulkan runs
+ * every row. BELT_TEST_BACKEND=vulkan runs
  * the same rows there (a grammar runs each position on its own, its
  * logits read back, on every backend). */
 #include <check.h>
@@ -52,25 +53,21 @@ START_TEST(references)
 	const char *bin = getenv("BELT_BIN") ? getenv("BELT_BIN") : "./belt";
 	const char *backend = getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu";
 	static char out[1 << 16], err[1 << 14];
-	unsigned rows = 0, same = 0, schemas = 0;
+	unsigned rows = 0, same = 0, schemas = 0, schemas_same = 0;
 	for (size_t r = 0; r < t->n_rows; r++) {
 		const char *constraint = tsv_get(t, r, "constraint");
 		size_t len = strlen(constraint);
-		if (len > 5 && !strcmp(constraint + len - 5, ".json")) {
-			/* -jf rows: JSON Schema to grammar is separate work (issue 15's
-			 * converter), not this plugin's */
-			schemas++;
-			continue;
-		}
-		ck_assert_msg(len > 5 && !strcmp(constraint + len - 5, ".gbnf"), "row %zu: %s", r,
-			      constraint);
+		bool schema = len > 5 && !strcmp(constraint + len - 5, ".json");
+		ck_assert_msg(schema || (len > 5 && !strcmp(constraint + len - 5, ".gbnf")),
+			      "row %zu: %s", r, constraint);
 		char model[4096], grammar[4096];
 		snprintf(model, sizeof model, "%s/%s", shared_path("models"), tsv_get(t, r, "model"));
 		snprintf(grammar, sizeof grammar, "%s/%s", shared_path("grammars"), constraint);
 		const char *n_predict = tsv_get(t, r, "n_predict"), *stop = tsv_get(t, r, "stop");
 		const char *want = tsv_get(t, r, "text");
 		const char *argv[] = {bin, "run", "-m", model, "-p", tsv_get(t, r, "prompt"), "-n",
-				      n_predict, "--grammar-file", grammar, "--backend", backend, "-t", "2",
+				      n_predict, schema ? "--json-schema" : "--grammar-file", grammar,
+				      "--backend", backend, "-t", "2",
 				      NULL};
 		int status = run(argv, out, sizeof out, err, sizeof err);
 		ck_assert_msg(status == 0, "row %zu (%s, %s): exit %d: %s", r, tsv_get(t, r, "model"),
@@ -92,11 +89,14 @@ START_TEST(references)
 		}
 		same += ok;
 		rows++;
+		schemas_same += schema && ok;
+		schemas += schema;
 	}
-	printf("grammar_refs: %s: %u of %u GBNF rows identical to llama.cpp (text and stop "
-	       "reason); %u JSON-schema rows not run (the converter is separate work)\n",
-	       backend, same, rows, schemas);
-	ck_assert_uint_gt(rows, 0);
+	printf("grammar_refs: %s: %u of %u rows identical to llama.cpp (text and stop reason): "
+	       "%u of %u GBNF, %u of %u JSON Schema\n",
+	       backend, same, rows, same - schemas_same, rows - schemas, schemas_same, schemas);
+	ck_assert_uint_gt(rows - schemas, 0);
+	ck_assert_uint_gt(schemas, 0);
 	ck_assert_uint_eq(same, rows);
 	tsv_free(t);
 }
@@ -138,6 +138,20 @@ START_TEST(cli_errors)
 	expect_error("--grammar-file", path, 1, want);
 	expect_error("--grammar-file", "/nonexistent/g.gbnf", 1,
 		     "--grammar-file /nonexistent/g.gbnf: No such file or directory");
+	/* --json-schema: the text itself when no file has that name */
+	expect_error("--json-schema",
+		     "{\"type\":\"object\",\"properties\":{\"age\":{\"type\":\"integer\","
+		     "\"minimum\":\"x\"}}}",
+		     1, "--json-schema: /properties/age/minimum: expected a number, got a string");
+	expect_error("--json-schema", "{\"type\":\"string\",\"pattern\":\"^a(b$\"}", 1,
+		     "--json-schema: /pattern: character 3: expected ')'");
+	expect_error("--json-schema", "{\"type\": \"strin\"}", 1,
+		     "--json-schema: /type: unknown type 'strin'");
+	expect_error("--json-schema", "{\"type\":\"integer\",\"multipleOf\":3}", 1,
+		     "--json-schema: /multipleOf: unsupported keyword 'multipleOf'");
+	expect_error("--json-schema", "/nonexistent/s.json", 1,
+		     "--json-schema /nonexistent/s.json: No such file or directory");
+	expect_error("--json-schema", "{\"a\": ", 1, "--json-schema:1:6: unexpected token");
 	const char *bin = getenv("BELT_BIN") ? getenv("BELT_BIN") : "./belt";
 	static char out[1 << 16], err[1 << 14];
 	const char *both[] = {bin, "run", "-m", "m.gguf", "--grammar", "root ::= \"a\"",
@@ -147,11 +161,16 @@ START_TEST(cli_errors)
 	const char *bare[] = {bin, "run", "-m", "m.gguf", "--grammar", NULL};
 	ck_assert_int_eq(run(bare, out, sizeof out, err, sizeof err), 2);
 	ck_assert_msg(strstr(err, "option '--grammar' needs a value"), "%s", err);
+	const char *mixed[] = {bin, "run", "-m", "m.gguf", "--json-schema", "{}", "--grammar-file",
+			       "g.gbnf", NULL};
+	ck_assert_int_eq(run(mixed, out, sizeof out, err, sizeof err), 2);
+	ck_assert_msg(strstr(err, "give --json-schema or a grammar, not both"), "%s", err);
 }
 END_TEST
 
-/* Every bad grammar of the shared folder: one line naming the file and a
- * line and column, exit 1. */
+/* Every bad grammar and schema of the shared folder: one line naming the
+ * file and a line and column (GBNF, JSON that does not parse) or a JSON
+ * pointer (a schema that cannot be read), exit 1. */
 START_TEST(cli_bad_files)
 {
 	static const char *const files[] = {
@@ -166,6 +185,19 @@ START_TEST(cli_bad_files)
 		unsigned line, col;
 		ck_assert_msg(sscanf(strstr(e, want) + strlen(want), "%u:%u: ", &line, &col) == 2,
 			      "no line and column: %s", e);
+	}
+	static const char *const schemas[][2] = {
+		{"bad-pattern", ": /pattern: character 1: expected ')' to close the group"},
+		{"contradictory-bounds", ": /maxItems: maxItems 1 is below minItems 3"},
+		{"dangling-ref", ": /properties/a/$ref: '#/$defs/missing': no '$defs'"},
+		{"not-a-schema", ": (root): expected a schema (an object, or true), got an array"},
+		{"truncated", ":2:1: "},
+		{"unknown-type", ": /properties/a/type: unknown type 'strin'"}};
+	for (size_t i = 0; i < sizeof schemas / sizeof *schemas; i++) {
+		char path[4096], want[4200];
+		snprintf(path, sizeof path, "%s/%s.json", shared_path("grammars/bad"), schemas[i][0]);
+		snprintf(want, sizeof want, "%s%s", path, schemas[i][1]);
+		expect_error("--json-schema", path, 1, want);
 	}
 }
 END_TEST

@@ -243,6 +243,17 @@ TESTS += tests/check_grammar_refs
 tests_check_grammar_refs_SOURCES = tests/grammar_refs.c tests/ref.c
 tests_check_grammar_refs_CFLAGS = $(TEST_CFLAGS)
 tests_check_grammar_refs_LDADD = $(CHECK_LIBS)
+# JSON Schemas (kind json-schema of plugins/grammar-gbnf): the language of
+# each construct on a byte vocabulary, integer bounds, errors with their
+# JSON pointers (tests/grammar_schema.c); greedy and sampled generations
+# that end validate against their schemas with python3-jsonschema
+# (tests/schema-validate.sh).
+check_PROGRAMS += tests/check_grammar_schema
+TESTS += tests/check_grammar_schema tests/schema-validate.sh
+tests_check_grammar_schema_SOURCES = tests/grammar_schema.c tests/ref.c
+tests_check_grammar_schema_CFLAGS = $(TEST_CFLAGS)
+tests_check_grammar_schema_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/schema-validate.sh tests/schema_validate.py
 # The GBNF fuzz target links the plugin's sources (not its module) and
 # runs over the shared grammars (tests/fuzz/README.md).
 FUZZ_GBNF_SOURCES = tests/fuzz/gbnf.c plugins/grammar-gbnf/errors.c \
@@ -264,3 +275,22 @@ tests_fuzz_fuzz_gbnf_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_gbnf_LDADD = libbelt.la
 endif
 EXTRA_DIST += tests/fuzz/gbnf.dict
+# The JSON Schema fuzz target: the converter's sources and the GBNF ones.
+FUZZ_SCHEMA_SOURCES = tests/fuzz/schema.c $(FUZZ_GBNF_SOURCES:tests/fuzz/gbnf.c=) \
+	plugins/grammar-gbnf/schema.c plugins/grammar-gbnf/schema_object.c \
+	plugins/grammar-gbnf/schema_int.c plugins/grammar-gbnf/schema_regex.c \
+	plugins/grammar-gbnf/schema_formats.c plugins/grammar-gbnf/schema_text.c
+check_PROGRAMS += tests/fuzz/replay-schema
+tests_fuzz_replay_schema_SOURCES = $(FUZZ_SCHEMA_SOURCES) tests/fuzz/replay.c
+tests_fuzz_replay_schema_CPPFLAGS = $(FUZZ_GBNF_CPPFLAGS)
+tests_fuzz_replay_schema_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_replay_schema_LDADD = libbelt.la $(JANSSON_LIBS)
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-schema
+tests_fuzz_fuzz_schema_SOURCES = $(FUZZ_SCHEMA_SOURCES)
+tests_fuzz_fuzz_schema_CPPFLAGS = $(FUZZ_GBNF_CPPFLAGS)
+tests_fuzz_fuzz_schema_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_schema_LDFLAGS = $(FUZZ_LINK_FLAGS)
+tests_fuzz_fuzz_schema_LDADD = libbelt.la $(JANSSON_LIBS)
+endif
+EXTRA_DIST += tests/fuzz/schema.dict

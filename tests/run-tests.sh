@@ -54,11 +54,15 @@ echo "valgrind: tests/check_batch (two small models, rows and verification)"
 BELT_BATCH_LIGHT=1 BELT_GOLDEN_ONLY=stories260K.f32.gguf,aidreams260K.f16.gguf $vg ./tests/check_batch >/dev/null
 echo "valgrind: tests/check_grammar_gbnf language (the GBNF plugin on its tiny vocabulary)"
 CK_RUN_CASE=language $vg ./tests/check_grammar_gbnf >/dev/null
+echo "valgrind: tests/check_grammar_schema (JSON Schemas on a byte vocabulary)"
+$vg ./tests/check_grammar_schema >/dev/null
 echo "valgrind: belt run (stories260K f32 and pycoder29M q8_0; a grammar)"
 $vg ./belt run -m "$BELT_SHARED_DIR/models/stories260K.f32.gguf" -p "Once upon a time" -n 32 -t 2 >/dev/null 2>&1
 $vg ./belt run -m "$BELT_SHARED_DIR/models/pycoder29M.q8_0.gguf" -p "def f(x):" -n 8 -t 2 >/dev/null 2>&1
 $vg ./belt run -m "$BELT_SHARED_DIR/models/stories260K.f32.gguf" -p "Tom said" -n 24 -t 2 \
 	--grammar-file "$BELT_SHARED_DIR/grammars/gbnf/json.gbnf" >/dev/null 2>&1
+$vg ./belt run -m "$BELT_SHARED_DIR/models/stories260K.f32.gguf" -p "Tom said" -n 24 -t 2 \
+	--json-schema "$BELT_SHARED_DIR/grammars/schemas/nested-refs.json" >/dev/null 2>&1
 $vg ./belt info -m "$BELT_SHARED_DIR/models/stories260K.ggml-org.gguf" >/dev/null
 $vg ./belt tokenize -m "$BELT_SHARED_DIR/vocab/ggml-vocab-llama-spm.gguf" -p "Hello wörld 🦙" >/dev/null
 stage memcheck

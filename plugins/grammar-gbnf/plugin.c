@@ -1,31 +1,52 @@
 /* The module's one export: the plugin descriptor, which registers the
- * grammar "gbnf" (llama.cpp's GBNF; doc/grammars.md). */
+ * grammar "gbnf": llama.cpp's GBNF (kind "gbnf"), and JSON Schemas (kind
+ * "json-schema") made into GBNF first (schema.h); doc/grammars.md. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "belt/error.h"
 #include "belt/plugin.h"
 #include "gbnf.h"
+#include "schema.h"
 
 static int compile(const char *text, size_t len, const char *kind,
 		   const struct belt_tokenizer *tok, void **state, char *err, size_t errsz)
 {
 	*state = NULL;
-	if (!kind || strcmp(kind, "gbnf"))
-		return belt_errf(err, errsz, "grammar 'gbnf' reads kind 'gbnf', not '%s'",
+	bool schema = kind && !strcmp(kind, "json-schema");
+	if (!kind || (strcmp(kind, "gbnf") && !schema))
+		return belt_errf(err, errsz,
+				 "grammar 'gbnf' reads kinds 'gbnf' and 'json-schema', not '%s'",
 				 kind ? kind : "(none)");
 	if (!tok || (!text && len))
 		return belt_errf(err, errsz, "grammar 'gbnf': no %s given", tok ? "text" : "tokenizer");
+	char *made = NULL;
+	if (schema) {
+		if (sc_convert(text ? text : "", len, &made, err, errsz))
+			return -1;
+		text = made;
+		len = strlen(made);
+	}
 	struct gb_matcher *m = calloc(1, sizeof *m);
-	if (!m)
+	if (!m) {
+		free(made);
 		return belt_errf(err, errsz, "grammar 'gbnf': out of memory");
+	}
+	int rc = 0;
 	if (gb_parse(text ? text : "", len, &m->g, err, errsz) ||
-	    gb_analyse(&m->g, text, len, err, errsz) ||
-	    gb_trie_build(&m->trie, tok, err, errsz) || gb_matcher_init(m, err, errsz)) {
+	    gb_analyse(&m->g, text, len, err, errsz)) {
+		/* a place in the GBNF made of the schema means little: say what */
+		if (schema)
+			belt_err_prefix(err, errsz, "(root): the grammar made of the schema cannot run");
+		rc = -1;
+	}
+	if (rc || gb_trie_build(&m->trie, tok, err, errsz) || gb_matcher_init(m, err, errsz)) {
 		gb_matcher_free(m);
 		free(m);
+		free(made);
 		return -1;
 	}
+	free(made);
 	*state = m;
 	return 0;
 }
@@ -68,7 +89,8 @@ static bool is_complete(const void *state)
 static const struct belt_grammar_ops gbnf_grammar = {
 	.abi = BELT_GRAMMAR_ABI,
 	.name = "gbnf",
-	.description = "llama.cpp's GBNF grammars, matched byte by byte over a token trie",
+	.description = "llama.cpp's GBNF grammars and JSON Schemas, matched byte by byte over a "
+		       "token trie",
 	.compile = compile,
 	.free = gfree,
 	.reset = reset,

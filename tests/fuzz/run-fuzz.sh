@@ -11,7 +11,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/belt-fuzz.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 sh "$here/seeds.sh" "$tmp/seeds"
 rc=0
-for t in gguf arch tokenizer cli quantize gbnf; do
+for t in gguf arch tokenizer cli quantize gbnf schema template; do
 	dict=
 	[ -f "$here/$t.dict" ] && dict="-dict=$here/$t.dict"
 	mkdir "$tmp/$t"

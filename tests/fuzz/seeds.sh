@@ -19,6 +19,9 @@
 #                     quantize quantizes, and the GGUF seeds
 #   OUTDIR/gbnf       the grammars of $BELT_SHARED_DIR/grammars (gbnf/ and
 #                     bad/) and a few below, one construct each
+#   OUTDIR/schema     the JSON Schemas of $BELT_SHARED_DIR/grammars
+#                     (schemas/ and bad/) and a few below
+#   OUTDIR/template   the chat templates of $BELT_SHARED_DIR/templates/jinja
 #
 # Needs BELT_SHARED_DIR; GGUF_SEEDS names the gguf-seeds program
 # (default: tests/fuzz/gguf-seeds of BELT_BUILDDIR, else of the current
@@ -28,7 +31,8 @@ out="${1:?usage: seeds.sh OUTDIR}"
 : "${BELT_SHARED_DIR:?}"
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 seeds="${GGUF_SEEDS:-${BELT_BUILDDIR:-.}/tests/fuzz/gguf-seeds}"
-mkdir -p "$out/gguf" "$out/arch" "$out/tokenizer" "$out/cli" "$out/quantize" "$out/gbnf"
+mkdir -p "$out/gguf" "$out/arch" "$out/tokenizer" "$out/cli" "$out/quantize" "$out/gbnf" \
+	"$out/schema" "$out/template"
 
 for f in "$BELT_SHARED_DIR"/models/*.gguf "$BELT_SHARED_DIR"/models/arch/*.gguf \
 	"$BELT_SHARED_DIR"/models/quant/*.gguf "$BELT_SHARED_DIR"/vocab/*.gguf; do
@@ -115,6 +119,27 @@ root ::= item+ # comment\nitem ::=\n  "- " [^\\n]+ "\\n" |\n  ( "*" ws )\nws ::=
 root ::= "(" root ")" | a\na ::= b | "z"\nb ::= ("q"?)*\n
 root ::= [日-本ぁ-ゟ]+ "語"\n
 LINES
+# JSON Schemas: the shared ones, good and bad, and a few constructs below
+for f in "$BELT_SHARED_DIR"/grammars/schemas/*.json "$BELT_SHARED_DIR"/grammars/bad/*.json; do
+	if [ -f "$f" ]; then
+		cp "$f" "$out/schema/$(basename "$(dirname "$f")")-$(basename "$f")"
+	fi
+done
+n=0
+while IFS= read -r line; do
+	n=$((n + 1))
+	printf '%s' "$line" >"$out/schema/construct-$(printf %02d $n)"
+done <<'LINES'
+{"type": "object", "properties": {"a": {"type": "integer", "minimum": -5}, "b": {"type": "string", "pattern": "^x[0-9]{2}(a|b)*$"}}, "additionalProperties": {"type": "number"}}
+{"$defs": {"n": {"type": "object", "properties": {"next": {"anyOf": [{"$ref": "#/$defs/n"}, {"type": "null"}]}}}}, "$ref": "#/$defs/n"}
+{"type": ["array", "null"], "items": {"enum": [1, "a", null]}, "minItems": 1, "maxItems": 3}
+{"allOf": [{"properties": {"a": {"const": true}}}, {"anyOf": [{"properties": {"b": {"format": "date-time"}}}]}]}
+{"type": "array", "prefixItems": [{"type": "string", "format": "uuid"}, {"type": "string", "maxLength": 2}]}
+LINES
+for f in "$BELT_SHARED_DIR"/templates/jinja/*.jinja; do
+	[ -f "$f" ] && cp "$f" "$out/template/"
+done
 echo "seeds: $(ls "$out/gguf" | wc -l) gguf, $(ls "$out/arch" | wc -l) arch," \
 	"$(ls "$out/tokenizer" | wc -l) tokenizer, $(ls "$out/cli" | wc -l) cli," \
-	"$(ls "$out/quantize" | wc -l) quantize, $(ls "$out/gbnf" | wc -l) gbnf in $out"
+	"$(ls "$out/quantize" | wc -l) quantize, $(ls "$out/gbnf" | wc -l) gbnf," \
+	"$(ls "$out/schema" | wc -l) schema, $(ls "$out/template" | wc -l) template in $out"

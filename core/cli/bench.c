@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "belt/belt.h"
+#include "belt/plugin.h"
 #include "belt/sampler.h"
 #include "cli/cli.h"
 
@@ -40,12 +41,17 @@ static const char help[] =
 	"                       tokens per verification pass, and a pass's cost against a\n"
 	"                       decode step\n"
 	"      --draft-max N, --draft-options TEXT  as for belt run\n"
+	"      --grammar-file FILE  also time decode constrained by this GBNF grammar, and\n"
+	"                       its mask's cost per token (one core, the generated tokens\n"
+	"                       replayed through a new state of the grammar)\n"
+	"      --json-schema FILE  the same with a JSON Schema\n"
 	"  -f, --file FILE      the tg tests' prompt: this text instead of random tokens\n"
 	"                       (drafts need text that repeats to be of use)\n";
 
 struct bench_opts {
 	const char *model, *backend, *kernels;
 	const char *draft, *draft_options, *file; /* --draft, --draft-options, -f */
+	const char *grammar_file, *grammar_kind;   /* --grammar-file or --json-schema */
 	long draft_max;
 	long n_prompt, n_gen, depth, reps, n_batch, n_ubatch, threads, chunk, device;
 	int type_k, type_v;
@@ -56,7 +62,8 @@ struct bench_opts {
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P,
-	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS };
+	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS,
+	       O_GRAMMAR_FILE, O_JSON_SCHEMA };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
 		{"n-depth", 1, 0, 'd'}, {"batch-size", 1, 0, 'b'}, {"ubatch-size", 1, 0, 'u'},
@@ -66,7 +73,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{"top-p", 1, 0, O_TOP_P}, {"min-p", 1, 0, O_MIN_P}, {"cache-type-k", 1, 0, O_CTK},
 		{"cache-type-v", 1, 0, O_CTV}, {"draft", 1, 0, O_DRAFT},
 		{"draft-max", 1, 0, O_DRAFT_MAX}, {"draft-options", 1, 0, O_DRAFT_OPTIONS},
-		{"file", 1, 0, 'f'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"file", 1, 0, 'f'}, {"grammar-file", 1, 0, O_GRAMMAR_FILE},
+		{"json-schema", 1, 0, O_JSON_SCHEMA}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct bench_opts){.backend = "cpu", .n_prompt = 512, .n_gen = 128, .reps = 3,
 				 .n_batch = 2048, .n_ubatch = 512, .chunk = 16, .device = -1,
 				 .type_k = BELT_TYPE_F16, .type_v = BELT_TYPE_F16};
@@ -118,6 +126,13 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case O_DRAFT_OPTIONS: o->draft_options = optarg; break;
 		case O_DRAFT_MAX: if (!cli_int("bench", "--draft-max", optarg, 1, CLI_MAX_BATCH - 1, &o->draft_max)) return CLI_USAGE; break;
 		case 'f': o->file = optarg; break;
+		case O_GRAMMAR_FILE:
+		case O_JSON_SCHEMA:
+			if (o->grammar_file)
+				return cli_usage_error("bench", "give one --grammar-file or --json-schema");
+			o->grammar_file = optarg;
+			o->grammar_kind = c == O_GRAMMAR_FILE ? "gbnf" : "json-schema";
+			break;
 		case O_KERNEL: o->kernels = optarg; break;
 		case 'h': fputs(help, stdout); return -1;
 		case ':': return cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
@@ -184,7 +199,7 @@ static bool count_only(void *ud, int32_t id, const char *text, size_t len)
 
 /* The names of the tests, as llama-bench writes them ("pp512 @ d4096"). */
 struct names {
-	char pp[48], tg[48], tgs[64], tgd[64], tgsd[80];
+	char pp[48], tg[48], tgs[64], tgd[64], tgsd[80], tgg[64];
 	int width; /* of the test column: 7, or the longest name */
 };
 
@@ -198,6 +213,7 @@ static void test_names(const struct bench_opts *o, struct names *t)
 	snprintf(t->tgs, sizeof t->tgs, "tg%ld T%g%s", o->n_gen, (double)o->samp.temp, at);
 	snprintf(t->tgd, sizeof t->tgd, "%s %s", t->tg, o->draft ? o->draft : "");
 	snprintf(t->tgsd, sizeof t->tgsd, "%s %s", t->tgs, o->draft ? o->draft : "");
+	snprintf(t->tgg, sizeof t->tgg, "%s grammar", t->tg);
 	size_t w = 7;
 	if (o->n_prompt && strlen(t->pp) > w)
 		w = strlen(t->pp);
@@ -207,6 +223,8 @@ static void test_names(const struct bench_opts *o, struct names *t)
 		w = strlen(o->draft ? t->tgsd : t->tgs);
 	if (o->n_gen && o->draft && strlen(t->tgd) > w)
 		w = strlen(t->tgd);
+	if (o->n_gen && o->grammar_file && strlen(t->tgg) > w)
+		w = strlen(t->tgg);
 	t->width = (int)w;
 }
 
@@ -268,6 +286,86 @@ static int verify_cost(struct belt_session *s, const int32_t *ids, size_t n_ids,
 	return 0;
 }
 
+/* Token ids a generation made, for the grammar's replay. */
+struct ids {
+	int32_t *id;
+	size_t n, cap;
+};
+
+static bool keep_ids(void *ud, int32_t id, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	struct ids *k = ud;
+	if (id >= 0 && k->n < k->cap)
+		k->id[k->n++] = id;
+	return true;
+}
+
+/* The grammar's cost per token: the ids a constrained generation picked,
+ * replayed through a new state (compiled here, timed apart) on this
+ * thread: each step the mask copied out (allowed) and the token accepted,
+ * which computes the next mask. Prints mean and largest. */
+static int mask_cost(struct belt_model *m, const struct bench_opts *o, const char *text,
+		     size_t len, const struct ids *k, char *err)
+{
+	const struct belt_grammar_ops *ops = belt_grammar_get("gbnf", err, CLI_ERR_SIZE);
+	if (!ops)
+		return -1;
+	int32_t nv = belt_model_n_vocab(m);
+	uint32_t *mask = malloc(((size_t)nv + 31) / 32 * sizeof *mask);
+	if (!mask)
+		return belt_errf(err, CLI_ERR_SIZE, "out of memory for a mask of %d tokens", nv);
+	void *st = NULL;
+	double t0 = now();
+	if (ops->compile(text, len, o->grammar_kind, belt_model_tokenizer(m), &st, err,
+			 CLI_ERR_SIZE)) {
+		free(mask);
+		return -1;
+	}
+	double compile_s = now() - t0, sum = 0, max = 0;
+	size_t n = 0;
+	for (; n < k->n; n++) {
+		t0 = now();
+		ops->allowed(st, mask, nv);
+		int rc = ops->accept(st, k->id[n], err, CLI_ERR_SIZE);
+		double t = now() - t0;
+		if (rc)
+			break; /* the end-of-generation token past the end */
+		sum += t;
+		max = t > max ? t : max;
+	}
+	printf("grammar (%s, %d tokens): compiled in %.1f ms; mask per token %.1f us mean, %.1f us largest, over %zu tokens (one core)\n",
+	       o->grammar_kind, nv, compile_s * 1e3, n ? sum / n * 1e6 : 0.0, max * 1e6, n);
+	ops->free(st);
+	free(mask);
+	return 0;
+}
+
+/* --grammar-file or --json-schema: its text, compiled for m, and room for
+ * the ids a constrained run makes; nothing kept on failure. */
+static int load_grammar(struct belt_model *m, const struct bench_opts *o, char **text,
+			size_t *len, struct belt_grammar **g, struct ids *kept, char *err)
+{
+	const char *flag = strcmp(o->grammar_kind, "gbnf") ? "--json-schema" : "--grammar-file";
+	if (!(*text = cli_read_file(o->grammar_file, len)))
+		return belt_errf(err, CLI_ERR_SIZE, "%s %s: %s", flag, o->grammar_file,
+				 strerror(errno));
+	if (belt_grammar_new(belt_model_tokenizer(m), "gbnf", o->grammar_kind, *text, *len, g, err,
+			     CLI_ERR_SIZE) == 0 &&
+	    (kept->id = malloc(kept->cap * sizeof *kept->id)))
+		return 0;
+	if (*g)
+		belt_errf(err, CLI_ERR_SIZE, "out of memory");
+	else
+		belt_err_prefix(err, CLI_ERR_SIZE, o->grammar_file);
+	belt_grammar_free(*g);
+	*g = NULL;
+	free(*text);
+	*text = NULL;
+	return -1;
+}
+
 static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 {
 	const struct belt_gguf *g = belt_model_gguf(m);
@@ -304,6 +402,15 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	if (o->draft && belt_drafter_new(m, o->draft, o->draft_options, &d, err, CLI_ERR_SIZE)) {
 		free(file_ids);
 		return belt_err_prefix(err, CLI_ERR_SIZE, "--draft");
+	}
+	size_t g_len = 0;
+	char *g_text = NULL;
+	struct belt_grammar *gram = NULL;
+	struct ids kept = {.cap = (size_t)o->n_gen + 2};
+	if (o->grammar_file && load_grammar(m, o, &g_text, &g_len, &gram, &kept, err)) {
+		belt_drafter_free(d);
+		free(file_ids);
+		return -1;
 	}
 	if (belt_session_create(m, &sp, &s, err, CLI_ERR_SIZE)) {
 		belt_drafter_free(d);
@@ -343,7 +450,8 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	gp.stop_at_eog = false;
 	gp.n_predict = (uint32_t)o->n_gen + 1;
 	gp.draft_max = (uint32_t)o->draft_max;
-	struct series pp = {0}, tg = {0}, tgs = {0}, tgd = {0}, tgsd = {0};
+	struct series pp = {0}, tg = {0}, tgs = {0}, tgd = {0}, tgsd = {0}, tgg = {0};
+	uint32_t g_tokens = 0;
 	uint64_t n_verify = 0, n_accepted = 0, n_drafted = 0;
 	bool sampled = o->samp.temp > 0;
 	/* one warm-up of each, then the measured repetitions */
@@ -374,6 +482,19 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 			n_drafted += st->n_drafted;
 		}
 		gp.drafter = NULL;
+		/* constrained right after free, the same prompt and length;
+		 * the last repetition's ids kept for the mask's replay */
+		gp.grammar = gram;
+		kept.n = 0;
+		if (rc == 0 && o->n_gen && gram &&
+		    (rc = belt_generate(s, tg_ids, (size_t)tg_prompt, &gp, keep_ids, &kept, err,
+					CLI_ERR_SIZE)) == 0 && r >= 0) {
+			const struct belt_stats *st = belt_session_stats(s);
+			if (st->n_generated > 1)
+				add(&tgg, (st->n_generated - 1) / st->decode_s);
+			g_tokens = st->n_generated;
+		}
+		gp.grammar = NULL;
 		/* sampled right after greedy, the same length: a fair ratio */
 		gp.sampling = &o->samp;
 		if (rc == 0 && o->n_gen && sampled &&
@@ -398,6 +519,8 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		double tps = tg.sum / tg.n;
 		if (tgd.n)
 			row(name, bytes / 1048576, params, o, t.width, t.tgd, &tgd);
+		if (tgg.n)
+			row(name, bytes / 1048576, params, o, t.width, t.tgg, &tgg);
 		if (tgs.n)
 			row(name, bytes / 1048576, params, o, t.width, t.tgs, &tgs);
 		if (tgsd.n)
@@ -420,6 +543,12 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 			rc = verify_cost(s, tg_ids, (size_t)tg_prompt, rows, (uint32_t)tg_prompt,
 					 o->reps, tps, err);
 		}
+		if (rc == 0 && gram) {
+			if (tgg.n)
+				printf("constrained decode (%s): %.3f x greedy, %u tokens per run (a grammar that ends stops the run)\n",
+				       o->grammar_file, tgg.sum / tgg.n / tps, g_tokens);
+			rc = mask_cost(m, o, g_text, g_len, &kept, err);
+		}
 	}
 	if (rc == 0)
 		printf("%sKV cache: K %s, V %s\n", tg.n ? "" : "\n", belt_type_name(o->type_k),
@@ -428,6 +557,9 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	free(file_ids);
 	belt_session_free(s);
 	belt_drafter_free(d);
+	belt_grammar_free(gram);
+	free(g_text);
+	free(kept.id);
 	return rc;
 }
 

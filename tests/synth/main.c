@@ -25,6 +25,8 @@ static const char help[] =
 	"  --embd-type TYPE                 token_embd type (default: --type)\n"
 	"  --tied                           no output.weight (tied embeddings)\n"
 	"  --seed N\n"
+	"  --vocab-from FILE                the tokenizer of this GGUF (e.g. a vocab-only file)\n"
+	"                                   and its vocabulary size, instead of a synthetic one\n"
 	"presets: 1b = 2048/16 layers/32 heads/8 kv/8192 ffn/vocab 128256, untied;\n"
 	"         8b = 4096/32/32/8/14336/128256; tiny = 64/2/4/2/128/300;\n"
 	"         30b-a3b = qwen3moe 2048/48 layers/16 heads/4 kv/128 experts of 768,\n"
@@ -68,14 +70,15 @@ static int preset(struct synth_shape *s, const char *name)
 int main(int argc, char **argv)
 {
 	enum { EMBD = 256, LAYERS, HEADS, KV, FF, VOCAB, CTX, TYPE, ETYPE, TIED, SEED, PRESET, ARCH,
-	       EXPERTS, USED, FF_EXP };
+	       EXPERTS, USED, FF_EXP, VOCAB_FROM };
 	static const struct option opts[] = {
 		{"embd", 1, 0, EMBD}, {"layers", 1, 0, LAYERS}, {"heads", 1, 0, HEADS},
 		{"kv-heads", 1, 0, KV}, {"ff", 1, 0, FF}, {"vocab", 1, 0, VOCAB}, {"ctx", 1, 0, CTX},
 		{"type", 1, 0, TYPE}, {"embd-type", 1, 0, ETYPE}, {"tied", 0, 0, TIED},
 		{"seed", 1, 0, SEED}, {"preset", 1, 0, PRESET}, {"arch", 1, 0, ARCH},
 		{"experts", 1, 0, EXPERTS}, {"experts-used", 1, 0, USED}, {"ff-exp", 1, 0, FF_EXP},
-		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"vocab-from", 1, 0, VOCAB_FROM}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	const char *vocab_from = NULL;
 	struct synth_shape s;
 	synth_default(&s);
 	const char *out = NULL;
@@ -85,6 +88,7 @@ int main(int argc, char **argv)
 		int t;
 		switch (c) {
 		case 'o': out = optarg; break;
+		case VOCAB_FROM: vocab_from = optarg; break;
 		case EMBD: s.n_embd = (uint32_t)v; break;
 		case LAYERS: s.n_layer = (uint32_t)v; break;
 		case HEADS: s.n_head = (uint32_t)v; break;
@@ -132,14 +136,34 @@ int main(int argc, char **argv)
 		default: fputs(help, stderr); return 2;
 		}
 	}
+	char err[BELT_ERR_SIZE];
+	struct belt_gguf *vg = NULL;
+	if (vocab_from) {
+		/* the file's vocabulary and its size, whatever --vocab said */
+		const struct belt_gguf_kv *toks;
+		if (!(vg = belt_gguf_open(vocab_from, err, sizeof err))) {
+			fprintf(stderr, "belt-synth: --vocab-from %s: %s\n", vocab_from, err);
+			return 1;
+		}
+		toks = belt_gguf_find(vg, "tokenizer.ggml.tokens");
+		if (!toks || toks->type != BELT_GGUF_ARRAY || toks->v.arr.n < 260 ||
+		    toks->v.arr.n > (1u << 24)) {
+			fprintf(stderr, "belt-synth: --vocab-from %s: expected tokenizer.ggml.tokens, "
+				"an array of 260 .. 16777216 tokens\n", vocab_from);
+			belt_gguf_close(vg);
+			return 1;
+		}
+		s.n_vocab = (uint32_t)toks->v.arr.n;
+		s.vocab_from = vg;
+	}
 	if (!out || optind < argc || s.n_vocab < 260) {
 		fprintf(stderr, "belt-synth: -o FILE is required (and --vocab must be >= 260)\n%s", help);
+		belt_gguf_close(vg);
 		return 2;
 	}
-	char err[BELT_ERR_SIZE];
-	if (synth_write(&s, out, err, sizeof err)) {
+	int rc = synth_write(&s, out, err, sizeof err);
+	if (rc)
 		fprintf(stderr, "belt-synth: %s\n", err);
-		return 1;
-	}
-	return 0;
+	belt_gguf_close(vg);
+	return rc ? 1 : 0;
 }

@@ -132,6 +132,13 @@ static void add(struct plan *p, unsigned *n, const struct synth_shape *s, const 
 
 static int vocab(struct belt_gguf_writer *w, const struct synth_shape *s)
 {
+	if (s->vocab_from) {
+		for (uint64_t i = 0; i < s->vocab_from->n_kv; i++)
+			if (!strncmp(s->vocab_from->kv[i].key, "tokenizer.", 10) &&
+			    belt_gguf_writer_copy_kv(w, &s->vocab_from->kv[i]))
+				return -1;
+		return 0;
+	}
 	uint32_t n = s->n_vocab;
 	char **tok = calloc(n, sizeof *tok);
 	float *score = calloc(n, sizeof *score);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "belt/gguf.h"
 #include "belt/types.h"
 
 struct synth_shape {
@@ -24,6 +25,9 @@ struct synth_shape {
 	/* {arch}.rope.scaling.type and .factor; NULL: neither written */
 	const char *rope_scaling;
 	float rope_factor;
+	/* NULL, or a GGUF whose tokenizer.* keys are copied (n_vocab must be
+	 * its token count): a real vocabulary on a synthetic model */
+	const struct belt_gguf *vocab_from;
 	/* Test hooks: skip one tensor, or give one a wrong first dimension. */
 	const char *omit_tensor;
 	const char *bad_shape_tensor;

@@ -21,7 +21,7 @@ cd "$build"
 make -j"$jobs" -s
 stage build
 make -j"$jobs" -s check || { cat tests/*.log 2>/dev/null | tail -200; exit 1; }
-grep -h "^golden\|^logits\|^llama.cpp\|^batch\|heap allocations" tests/*.log || true
+grep -h "^golden\|^logits\|^llama.cpp\|^batch\|^draft\|^templates\|^grammar_refs\|heap allocations" tests/*.log || true
 stage "make check"
 
 # memcheck: every suite but the end-to-end golden one (run on the small

@@ -572,7 +572,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		belt_errf(err, errsz, "vulkan: out of memory");
 		goto out;
 	}
-	if (vk_buf_make(ctx, "meta", true, VK_META_HEADER + 4 * meta_floats,
+	if (vk_buf_make(ctx, "meta", VK_HOST_NEAR, VK_META_HEADER + 4 * meta_floats,
 			pl->meta, err, errsz)) {
 		free(pl->meta);
 		pl->meta = NULL;

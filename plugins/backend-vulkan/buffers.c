@@ -11,6 +11,10 @@
 
 #define STAGING_BYTES (64ull << 20)
 #define BUF_ALIGN 256
+/* reads of mapped uncached memory up to this size are copied directly
+ * (a run's token ids, a pass's row outputs); larger ones go through the
+ * cached staging buffer */
+#define READ_UNCACHED_MAX 16384
 
 /* ---- buffers ---- */
 
@@ -47,8 +51,11 @@ void vk_buf_free(struct vk_ctx *ctx, struct belt_buffer *b)
 		vkFreeMemory(ctx->dev, b->mem, NULL); /* unmaps too */
 }
 
-/* host: the buffer must be mappable (IO, staging, meta). */
-int vk_buf_make(struct vk_ctx *ctx, const char *what, bool host,
+/* host: the buffer must be mappable: VK_HOST_NEAR (IO, meta: device-local
+ * memory the host can map first, as the GPU reads and writes them every
+ * token) or VK_HOST_CACHED (staging: memory the host reads at its own
+ * speed first; reads of mapped device-local memory are uncached). */
+int vk_buf_make(struct vk_ctx *ctx, const char *what, int host,
 		       uint64_t size, struct belt_buffer *b, char *err,
 		       size_t errsz)
 {
@@ -81,11 +88,13 @@ int vk_buf_make(struct vk_ctx *ctx, const char *what, bool host,
 	const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
 					 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 	const VkMemoryPropertyFlags dl = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-	VkMemoryPropertyFlags host_prefs[] = {
-		hv | dl, hv | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, hv};
+	const VkMemoryPropertyFlags hc = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+	VkMemoryPropertyFlags host_prefs[] = {hv | dl, hv | hc, hv};
+	VkMemoryPropertyFlags cached_prefs[] = {hv | hc, hv | dl, hv};
 	VkMemoryPropertyFlags dev_prefs[] = {dl, 0};
-	int type = host ? find_memory(ctx, req.memoryTypeBits, host_prefs, 3)
-			: find_memory(ctx, req.memoryTypeBits, dev_prefs, 2);
+	int type = host == VK_HOST_CACHED ? find_memory(ctx, req.memoryTypeBits, cached_prefs, 3)
+		   : host		  ? find_memory(ctx, req.memoryTypeBits, host_prefs, 3)
+					  : find_memory(ctx, req.memoryTypeBits, dev_prefs, 2);
 	if (type < 0) {
 		vk_buf_free(ctx, b);
 		return belt_errf(err, errsz,
@@ -119,6 +128,7 @@ int vk_buf_make(struct vk_ctx *ctx, const char *what, bool host,
 	}
 	b->size = size;
 	b->alloc = alloc;
+	b->cached = (fl & hc) != 0;
 	return 0;
 }
 
@@ -189,7 +199,7 @@ int vk_buffer_create(void *vctx, enum belt_buffer_usage usage,
 	struct belt_buffer *b = malloc(sizeof *b);
 	if (!b)
 		return belt_errf(err, errsz, "vulkan: out of memory");
-	if (vk_buf_make(ctx, usage_name(usage), usage == BELT_BUFFER_IO, size,
+	if (vk_buf_make(ctx, usage_name(usage), usage == BELT_BUFFER_IO ? VK_HOST_NEAR : 0, size,
 			b, err, errsz)) {
 		free(b);
 		return -1;
@@ -248,7 +258,7 @@ static int staging(struct vk_ctx *ctx, char *err, size_t errsz)
 	if (ctx->max_alloc && size > ctx->max_alloc)
 		size = ctx->max_alloc / BUF_ALIGN * BUF_ALIGN;
 	struct belt_buffer st;
-	if (vk_buf_make(ctx, "staging", true, size, &st, err, errsz))
+	if (vk_buf_make(ctx, "staging", VK_HOST_CACHED, size, &st, err, errsz))
 		return -1;
 	ctx->stage = st.buf;
 	ctx->stage_mem = st.mem;
@@ -320,7 +330,10 @@ int vk_buffer_read(void *vctx, struct belt_buffer *b, uint64_t offset,
 		return -1;
 	if (!size)
 		return 0;
-	if (b->map) {
+	/* the host reads uncached memory (device-local, mapped) slowly: on
+	 * the H100 the 512 KB of a 128K vocabulary's logits took ~10 ms, a
+	 * copy through cached staging memory tens of microseconds */
+	if (b->map && (b->cached || size <= READ_UNCACHED_MAX)) {
 		memcpy(dst, (const char *)b->map + offset, (size_t)size);
 		return 0;
 	}

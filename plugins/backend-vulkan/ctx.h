@@ -107,6 +107,7 @@ struct belt_buffer {
 	uint64_t size;	   /* as asked */
 	uint64_t alloc;	   /* the VkBuffer's size */
 	bool io;	   /* BELT_BUFFER_IO: the host may read it any time */
+	bool cached;	   /* mapped memory the host reads through its caches */
 	/* ranges table_prepare converted to the GPU weight layout (repack.c) */
 	struct vk_repacked *rp;
 	uint32_t n_rp, cap_rp;
@@ -166,7 +167,8 @@ void vk_barrier_all(VkCommandBuffer cb);
 /* The name of a VkResult. */
 const char *vk_result(VkResult r);
 /* Make a buffer of size bytes (host: mappable); what names it in errors. */
-int vk_buf_make(struct vk_ctx *ctx, const char *what, bool host,
+enum { VK_HOST_NEAR = 1, VK_HOST_CACHED = 2 }; /* vk_buf_make's host */
+int vk_buf_make(struct vk_ctx *ctx, const char *what, int host,
 		uint64_t size, struct belt_buffer *b, char *err, size_t errsz);
 /* Free what vk_buf_make made (not b itself). */
 void vk_buf_free(struct vk_ctx *ctx, struct belt_buffer *b);

@@ -160,7 +160,7 @@ int vk_repack(struct vk_ctx *ctx, struct belt_buffer *b, uint64_t offset,
 		b->cap_rp = cap;
 	}
 	struct belt_buffer tmp;
-	if (vk_buf_make(ctx, "weight conversion", false, size, &tmp, err,
+	if (vk_buf_make(ctx, "weight conversion", 0, size, &tmp, err,
 			errsz))
 		return -1;
 	enum vk_shader sh = type == BELT_TYPE_Q8_0   ? VK_SH_REPACK_Q8_0

@@ -55,6 +55,7 @@ int belt_drafter_new(const struct belt_model *m, const char *name, const char *o
 	if (!d)
 		return belt_errf(err, errsz, "draft: out of memory");
 	d->ops = ops;
+	d->pace = (struct belt_pace){0};
 	if (ops->create(belt_model_n_vocab(m), (uint32_t)n_embd, options, &d->ctx, err, errsz)) {
 		free(d);
 		return -1;

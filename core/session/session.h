@@ -51,6 +51,12 @@ struct belt_session {
 struct belt_drafter {
 	const struct belt_draft_ops *ops;
 	void *ctx;
+	/* what drafting was measured to cost (speculate.c), kept from one
+	 * generation to the next */
+	struct belt_pace {
+		double draft, plain; /* seconds per token; 0 until measured */
+		uint32_t gap;	     /* plain tokens before the next try */
+	} pace;
 };
 
 /* A compiled grammar: its plugin and the state compile() made. */

@@ -129,19 +129,27 @@ static int verify(struct belt_session *s, const struct belt_sampler_ops *so,
 	return (int)j;
 }
 
-/* What drafting costs against plain decoding, measured as it runs: host
- * seconds per new token of the verification passes and of plain chains
- * of `chunk` positions (moving averages). Where drafts cost more than
- * they save (a slow verification pass, drafts that hold too little),
- * decoding goes on as plain chains and tries one proposal again after
- * `gap` tokens, a gap that doubles (to GAP_MAX) while drafting stays the
- * dearer. */
+/* What drafting costs against plain decoding, measured as it runs and
+ * kept with the drafter (struct belt_pace): host seconds per new token of
+ * the verification passes and of plain chains of `chunk` positions
+ * (moving averages). Where drafts cost more than they save (a slow
+ * verification pass, drafts that hold too little), decoding goes on as
+ * plain chains and tries one proposal again after a gap of tokens: at
+ * least 20 times the plain tokens the failed pass's extra time would have
+ * decoded (so tries cost at most ~5%), and twice the last gap while tries
+ * keep failing, up to GAP_MAX. A try is judged on its own pass. */
 #define GAP_FIRST 32
-#define GAP_MAX 2048
-struct pace {
-	double draft, plain; /* seconds per token; 0 until measured */
-	uint32_t gap, until; /* plain tokens between tries; left to the next */
-};
+#define GAP_MAX 4096
+
+/* The gap after a pass that cost `extra` seconds more than plain decoding
+ * of its tokens. */
+static uint32_t next_gap(const struct belt_pace *p, double extra)
+{
+	double g = 20.0 * extra / p->plain, twice = 2.0 * (p->gap ? p->gap : GAP_FIRST / 2);
+	if (g < twice)
+		g = twice;
+	return g > GAP_MAX ? GAP_MAX : (uint32_t)g;
+}
 
 static void average(double *avg, double v)
 {
@@ -167,7 +175,9 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 	if (setup(s, max, so != NULL, err, errsz))
 		return -1;
 	uint32_t pos = *pos_io, idle = 1;
-	struct pace pc = {.gap = GAP_FIRST};
+	struct belt_pace *pc = &d->pace;
+	/* drafting found dearer before: plain tokens until the next try */
+	uint32_t until = pc->plain > 0 && pc->draft > pc->plain ? pc->gap : 0;
 	while (*go && pos < s->n_ctx) {
 		/* drafts must fit the context and what is left to generate */
 		uint32_t room = s->n_ctx - 1 - pos, k = max;
@@ -177,7 +187,7 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 			k = gp->n_predict - s->stats.n_generated - 1;
 		/* plain chains first, to know what drafts must beat; then, with
 		 * drafting found dearer, no proposal until the gap is run */
-		bool paused = !gp->draft_unpaced && (pc.until > 0 || pc.plain == 0);
+		bool paused = !gp->draft_unpaced && (until > 0 || pc->plain == 0);
 		double t0 = now();
 		int got = k && !paused ? d->ops->propose(d->ctx, s->ids, pos + 1, NULL,
 							 s->draft_nodes, (int)k, err, errsz)
@@ -194,16 +204,16 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 						 s->m->n_vocab - 1);
 		uint32_t add; /* new tokens, in s->ids[pos + 1 ..] */
 		if (n == 0) {
-			uint32_t want = paused || pc.plain == 0 ? s->chunk : idle;
+			uint32_t want = paused || pc->plain == 0 ? s->chunk : idle;
 			add = s->n_ctx - pos < want ? s->n_ctx - pos : want;
 			if (gp->n_predict && add > gp->n_predict - s->stats.n_generated)
 				add = gp->n_predict - s->stats.n_generated;
 			if (plain(s, t, so_idle, gp, pos, add, err, errsz))
 				return -1;
 			if (add == want && want == s->chunk)
-				average(&pc.plain, (now() - t0) / add);
+				average(&pc->plain, (now() - t0) / add);
 			idle = idle * 2 <= s->chunk ? idle * 2 : s->chunk;
-			pc.until = pc.until > add ? pc.until - add : 0;
+			until = until > add ? until - add : 0;
 		} else {
 			s->draft_rows[0] = s->ids[pos];
 			for (uint32_t i = 0; i < n; i++)
@@ -220,13 +230,18 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 			s->stats.n_drafted += n;
 			s->stats.n_accepted += (uint32_t)held;
 			add = (uint32_t)held + 1;
-			average(&pc.draft, (now() - t0) / add);
+			double spent = now() - t0;
+			/* a try after a pause is judged on its own pass */
+			if (pc->plain > 0 && pc->draft > pc->plain)
+				pc->draft = spent / add;
+			else
+				average(&pc->draft, spent / add);
 			idle = 1;
-			if (pc.plain > 0 && pc.draft > pc.plain) {
-				pc.until = pc.gap;
-				pc.gap = pc.gap * 2 <= GAP_MAX ? pc.gap * 2 : GAP_MAX;
+			if (pc->plain > 0 && pc->draft > pc->plain) {
+				pc->gap = next_gap(pc, spent - add * pc->plain);
+				until = pc->gap;
 			} else {
-				pc.gap = GAP_FIRST;
+				pc->gap = 0;
 			}
 		}
 		for (uint32_t i = 1; i <= add && *go; i++)

@@ -256,7 +256,8 @@ tests_check_grammar_schema_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/schema-validate.sh tests/schema_validate.py
 # The GBNF fuzz target links the plugin's sources (not its module) and
 # runs over the shared grammars (tests/fuzz/README.md).
-FUZZ_GBNF_SOURCES = tests/fuzz/gbnf.c plugins/grammar-gbnf/errors.c \
+FUZZ_GBNF_SOURCES = tests/fuzz/gbnf.c tests/fuzz/grammar_vocab.c tests/fuzz/grammar_vocab.h \
+	plugins/grammar-gbnf/errors.c \
 	plugins/grammar-gbnf/parse.c plugins/grammar-gbnf/build.c plugins/grammar-gbnf/classes.c \
 	plugins/grammar-gbnf/analyse.c plugins/grammar-gbnf/trie.c \
 	plugins/grammar-gbnf/subtrees.c plugins/grammar-gbnf/stacks.c \

@@ -21,22 +21,6 @@
 
 #define MAX_TOKENS 512
 
-static struct belt_model *load(const char *file)
-{
-	struct belt_model_params mp;
-	belt_model_params_default(&mp);
-	char rel[256];
-	snprintf(rel, sizeof rel, "models/%s", file);
-	mp.path = shared_path(rel);
-	mp.n_threads = 2;
-	if (getenv("BELT_TEST_BACKEND"))
-		mp.backend = getenv("BELT_TEST_BACKEND");
-	struct belt_model *m;
-	char err[BELT_ERR_SIZE];
-	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
-	return m;
-}
-
 /* Passes of 32 rows at most: room for any proposal (8 drafts by default),
  * and in software Vulkan a pass costs what its table's rows cost. */
 static struct belt_session *session(struct belt_model *m, uint32_t n_ctx)
@@ -147,7 +131,7 @@ static void check_file(const char *model, const char *file)
 		printf("draft %s not in BELT_GOLDEN_ONLY, not checked in this run\n", file);
 		return;
 	}
-	struct belt_model *m = load(file);
+	struct belt_model *m = ref_load_model(file);
 	struct belt_session *s = session(m, 1024);
 	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"), drafter(m, "test", "6")};
 	const char *names[2] = {"ngram", "test"};
@@ -227,7 +211,7 @@ static void sampling(struct belt_sampling *sp, uint64_t seed)
  * sampler's noise is keyed by seed and position), twice alike. */
 START_TEST(sampled_same_draws)
 {
-	struct belt_model *m = load("stories260K.f32.gguf");
+	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
 	struct belt_session *s = session(m, 256);
 	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"), drafter(m, "test", "4")};
 	const int32_t prompt[] = {1, 403, 407, 261, 378}; /* "Once upon a time" */
@@ -269,7 +253,7 @@ END_TEST
 #define N_SEEDS 300
 START_TEST(sampled_chi_square)
 {
-	struct belt_model *m = load("stories260K.f32.gguf");
+	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
 	int32_t nv = belt_model_n_vocab(m);
 	struct belt_session *s = session(m, 256);
 	struct belt_drafter *d = drafter(m, "test", "4");
@@ -327,7 +311,7 @@ END_TEST
 /* Bad drafter names and options are errors naming them. */
 START_TEST(bad_drafters)
 {
-	struct belt_model *m = load("stories260K.f32.gguf");
+	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
 	struct belt_drafter *d;
 	char err[BELT_ERR_SIZE];
 	ck_assert_int_eq(belt_drafter_new(m, "nosuch", NULL, &d, err, sizeof err), -1);

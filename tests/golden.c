@@ -33,23 +33,6 @@ static bool short_rows(const char *file)
 	return s && strstr(s, file);
 }
 
-static struct belt_model *load(const char *file)
-{
-	struct belt_model_params mp;
-	belt_model_params_default(&mp);
-	char rel[256];
-	snprintf(rel, sizeof rel, "models/%s", file);
-	mp.path = shared_path(rel);
-	mp.n_threads = 2;
-	/* the same references hold for every backend */
-	if (getenv("BELT_TEST_BACKEND"))
-		mp.backend = getenv("BELT_TEST_BACKEND");
-	struct belt_model *m;
-	char err[BELT_ERR_SIZE];
-	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
-	return m;
-}
-
 /* A session with K and V caches of type kv (the default, F16, for the
  * run.c and llama.cpp greedy rows, which hold with it; F32 for logits
  * against references computed with F32 caches). */
@@ -151,7 +134,7 @@ static void check_reference(const char *model, const char *file, uint32_t chunk,
 		return;
 	struct tsv *t = tsv_load(shared_path("models/reference.tsv"));
 	ck_assert(t);
-	struct belt_model *m = load(file);
+	struct belt_model *m = ref_load_model(file);
 	struct belt_session *s = session(m, chunk, kv);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
 	unsigned rows = 0, full = 0;
@@ -257,7 +240,7 @@ static void check_logits(const char *file, const char *model, int kv, double tol
 		return;
 	FILE *fp = fopen(shared_path("models/reference_logits.jsonl"), "rb");
 	ck_assert(fp);
-	struct belt_model *m = load(file);
+	struct belt_model *m = ref_load_model(file);
 	struct belt_session *s = session(m, 16, kv);
 	int32_t n_vocab = belt_model_n_vocab(m);
 	float *logits = malloc((size_t)n_vocab * sizeof *logits);
@@ -334,7 +317,7 @@ static void check_llamacpp(const char *file, uint32_t n, unsigned need, int kv)
 		return;
 	struct tsv *t = tsv_load(shared_path("models/reference_llamacpp.tsv"));
 	ck_assert(t);
-	struct belt_model *m = load(file);
+	struct belt_model *m = ref_load_model(file);
 	struct belt_session *s = session(m, 16, kv);
 	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
 	unsigned rows = 0, same = 0, ties = 0;

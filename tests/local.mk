@@ -3,7 +3,7 @@ noinst_HEADERS += tests/ref.h tests/llref.h tests/kquant_ref.h tests/quant_ref.h
 
 check_PROGRAMS += tests/check_golden
 TESTS += tests/check_golden
-tests_check_golden_SOURCES = tests/golden.c tests/ref.c
+tests_check_golden_SOURCES = tests/golden.c tests/ref.c tests/ref_model.c
 tests_check_golden_CFLAGS = $(TEST_CFLAGS)
 tests_check_golden_LDADD = $(TEST_LIBS)
 
@@ -67,7 +67,7 @@ tests_plugins_backend_newabi_la_LIBADD = libbelt.la
 # without them (doc/drafting.md), on every shipped model.
 check_PROGRAMS += tests/check_draft
 TESTS += tests/check_draft
-tests_check_draft_SOURCES = tests/draft.c tests/ref.c
+tests_check_draft_SOURCES = tests/draft.c tests/ref.c tests/ref_model.c
 tests_check_draft_CFLAGS = $(TEST_CFLAGS)
 tests_check_draft_LDADD = $(TEST_LIBS) -lm
 if HAVE_VULKAN

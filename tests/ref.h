@@ -12,6 +12,10 @@ struct tsv {
 	char ***rows; /* rows[r][c], unescaped, NUL-terminated */
 };
 
+struct belt_model;
+/* models/FILE of the shared folder on $BELT_TEST_BACKEND's backend (the
+ * CPU's when unset), 2 threads; fails the test if it does not load. */
+struct belt_model *ref_load_model(const char *file);
 /* "$BELT_SHARED_DIR/rel" in a static buffer (rotating over 4 calls). */
 const char *shared_path(const char *rel);
 /* Read a whole TSV file; NULL (with a message on stderr) on failure. */

@@ -1,0 +1,25 @@
+/* The test helper that loads a shared model (ref.h), apart from ref.c so
+ * that suites that do not link libbelt can use the rest. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "belt/belt.h"
+#include "ref.h"
+
+struct belt_model *ref_load_model(const char *file)
+{
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	char rel[256];
+	snprintf(rel, sizeof rel, "models/%s", file);
+	mp.path = shared_path(rel);
+	mp.n_threads = 2;
+	/* the same references hold for every backend */
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
+	struct belt_model *m;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	return m;
+}

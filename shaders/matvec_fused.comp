@@ -494,6 +494,19 @@ void main()
 
 	// which segment and rows
 	uint g = wg_id(), seg = 0, m = pc.p[2];
+	// a batched table's pass of few rows (backend: few_rows): pc.aux[2]
+	// rows of the pass per row group, side by side, so that the
+	// workgroups reading the same weights run together; one segment
+	uint prow = 0u;
+	if (is_batched()) {
+		prow = row_first() + g % pc.aux[2];
+		g /= pc.aux[2];
+		if (prow >= row_end())
+			return;
+		xs_.xo += row_in(prow) * k;
+		xs_.xal = (xs_.xo & 3u) == 0;
+	}
+	uint yo0 = pc.o[5] + row_in(prow) * m;
 	uint g0 = (pc.p[2] + rpw - 1) / rpw, g1 = (pc.p[3] + rpw - 1) / rpw;
 	if ((FLAGS & F_SWIGLU) == 0 && NSEG > 1 && g >= g0) {
 		g -= g0;
@@ -625,7 +638,7 @@ void main()
 			else if ((FLAGS & F_ADD) != 0)
 				y0[pc.o[5] + row] = y0[pc.o[5] + row] + s;
 			else if (seg == 0)
-				y0[pc.o[5] + row] = s;
+				y0[yo0 + row] = s;
 			else if (seg == 1)
 				y1[pc.o[6] + row] = s;
 			else

@@ -3,6 +3,10 @@
  * model and every reference prompt in $BELT_SHARED_DIR/models; sampled
  * generation gives the same draws for a seed, and over many seeds the
  * same distribution (a two-sample chi-square test on seeds that differ).
+ * Exactly on the CPU backend; on others, whose verification rows differ
+ * from decode's in the last bits, a run may leave the plain one at a
+ * near-tie of the plain run's logits (asserted), and the sampled draws
+ * are asserted to repeat and to follow the same distribution.
  * Two drafters: "ngram" set to draft at every chance (n-grams of one
  * token), and the test plugin "test" (tests/plugins/draft-test.c), whose
  * proposals (the last token repeated) mostly fail, so both the accepting
@@ -85,11 +89,64 @@ static uint32_t cap(uint32_t n)
 
 /* Totals over a file's prompts, to show the drafts were exercised. */
 struct tally {
-	unsigned prompts;
+	unsigned prompts, identical;
 	uint64_t verify, drafted, accepted;
 };
 
-/* Greedy with and without each drafter on one prompt: the same ids. */
+/* The CPU backend verifies with decode's own kernels per row, bit for bit
+ * (doc/cpu.md); other backends' verification passes are their batched
+ * tables, whose sums differ from the one-token table's in the last bits. */
+static bool exact_backend(void)
+{
+	const char *b = getenv("BELT_TEST_BACKEND");
+	return !b || !strcmp(b, "cpu");
+}
+
+/* Where a backend's rows may differ from decode's, a drafted run may
+ * leave the plain one only where the plain run's top two logits are
+ * closer than the difference such rows make: last bits of float sums
+ * (check_golden's NEAR_TIE, 0.1), and for quantized weights x rounded to
+ * int8 in other places (after the norm instead of fused into it): the
+ * bounds llama.cpp's own batched and one-token paths show, 0.13 for Q4_0
+ * (taken for Q8_0 too, which llama.cpp computes alike both ways) and
+ * 0.41 for the K-quants (../shared/models/quant/README.md). */
+static double near_tie(const char *file)
+{
+	if (strstr(file, "q4_k") || strstr(file, "q5_k") || strstr(file, "q6_k"))
+		return 0.41;
+	if (strstr(file, "q4_0") || strstr(file, "q8_0"))
+		return 0.13;
+	return 0.1;
+}
+
+/* The top-1 minus top-2 logit after prompt and ids[0..d). */
+static double margin_at(struct belt_model *m, struct belt_session *s, const int32_t *prompt,
+			size_t n_prompt, const int32_t *ids, size_t d)
+{
+	int32_t nv = belt_model_n_vocab(m);
+	int32_t *all = malloc((n_prompt + d) * sizeof *all);
+	float *lg = malloc((size_t)nv * sizeof *lg);
+	ck_assert(all && lg);
+	memcpy(all, prompt, n_prompt * sizeof *all);
+	memcpy(all + n_prompt, ids, d * sizeof *all);
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_session_eval(s, all, n_prompt + d, 0, lg, err, sizeof err) == 0, "%s",
+		      err);
+	float t1 = -INFINITY, t2 = -INFINITY;
+	for (int32_t v = 0; v < nv; v++)
+		if (lg[v] > t1) {
+			t2 = t1;
+			t1 = lg[v];
+		} else if (lg[v] > t2) {
+			t2 = lg[v];
+		}
+	free(all);
+	free(lg);
+	return (double)t1 - t2;
+}
+
+/* Greedy with and without each drafter on one prompt: the same ids (on
+ * backends that are not exact, up to a near-tie of the plain run's). */
 static void check_prompt(struct belt_model *m, struct belt_session *s,
 			 struct belt_drafter *const *ds, const char *const *names, int n_ds,
 			 const char *file, const char *text, uint32_t n, struct tally *t)
@@ -108,14 +165,22 @@ static void check_prompt(struct belt_model *m, struct belt_session *s,
 		size_t same = 0;
 		while (same < n && drafted.id[same] == plain.id[same])
 			same++;
-		ck_assert_msg(same == n,
-			      "%s, drafter %s, prompt '%s': id %zu of %u is %d with drafts, %d without",
-			      file, names[i], text, same, n, drafted.id[same], plain.id[same]);
 		const struct belt_stats *st = belt_session_stats(s);
-		t[i].verify += st->n_verify;
-		t[i].drafted += st->n_drafted;
-		t[i].accepted += st->n_accepted;
+		uint32_t verify = st->n_verify, drafted_n = st->n_drafted, accepted = st->n_accepted;
+		double mg = -1;
+		if (same < n && !exact_backend()) {
+			mg = margin_at(m, s, prompt, n_prompt, plain.id, same);
+			printf("draft %s %s, drafter %s: prompt '%s' leaves the plain run at id %zu of %u, at its margin %.4f\n",
+			       file, getenv("BELT_TEST_BACKEND"), names[i], text, same, n, mg);
+		}
+		ck_assert_msg(same == n || (mg >= 0 && mg < near_tie(file)),
+			      "%s, drafter %s, prompt '%s': id %zu of %u is %d with drafts, %d without (margin %.4f)",
+			      file, names[i], text, same, n, drafted.id[same], plain.id[same], mg);
+		t[i].verify += verify;
+		t[i].drafted += drafted_n;
+		t[i].accepted += accepted;
 		t[i].prompts++;
+		t[i].identical += same == n;
 	}
 }
 
@@ -162,9 +227,9 @@ static void check_file(const char *model, const char *file)
 	for (int i = 0; i < 2; i++) {
 		ck_assert_msg(t[i].prompts > 0 && t[i].verify > 0,
 			      "%s: drafter %s verified no proposal", file, names[i]);
-		printf("draft %-26s %s %-5s: %u prompts identical with and without drafts; %llu passes verified %llu drafted tokens, %llu accepted\n",
+		printf("draft %-26s %s %-5s: %u of %u prompts identical with and without drafts; %llu passes verified %llu drafted tokens, %llu accepted\n",
 		       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu",
-		       names[i], t[i].prompts, (unsigned long long)t[i].verify,
+		       names[i], t[i].identical, t[i].prompts, (unsigned long long)t[i].verify,
 		       (unsigned long long)t[i].drafted, (unsigned long long)t[i].accepted);
 	}
 	/* over the references' full lengths the text repeats somewhere */
@@ -217,6 +282,7 @@ START_TEST(sampled_same_draws)
 	const int32_t prompt[] = {1, 403, 407, 261, 378}; /* "Once upon a time" */
 	static struct ids plain, a, b;
 	uint64_t verified = 0;
+	unsigned identical = 0;
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		struct belt_sampling sp;
 		sampling(&sp, seed);
@@ -228,14 +294,17 @@ START_TEST(sampled_same_draws)
 			generate(s, prompt, 5, 48, ds[i], &sp, &b);
 			ck_assert_msg(!memcmp(a.id, b.id, sizeof a.id), "seed %llu: two runs differ",
 				      (unsigned long long)seed);
-			ck_assert_msg(!memcmp(a.id, plain.id, sizeof a.id),
+			bool same = !memcmp(a.id, plain.id, sizeof a.id);
+			ck_assert_msg(same || !exact_backend(),
 				      "seed %llu, drafter %d: the draws differ from plain sampling's",
 				      (unsigned long long)seed, i);
+			identical += same;
 		}
 	}
 	ck_assert_uint_gt(verified, 0);
-	printf("draft sampled %s: 20 seeds x 2 drafters, the same 48 draws as without drafts (%llu passes)\n",
-	       getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu",
+	printf("draft sampled %s: 20 seeds x 2 drafters, each run twice alike; %u of 40 the same 48 draws as without drafts%s (%llu passes)\n",
+	       getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", identical,
+	       exact_backend() ? "" : " (not asserted: this backend's rows differ in the last bits)",
 	       (unsigned long long)verified);
 	belt_drafter_free(ds[0]);
 	belt_drafter_free(ds[1]);

@@ -63,8 +63,8 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	free(pl->qbuf);
 	free(pl->ticks);
 	free(pl->calls);
-	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail, &pl->last};
-	for (int i = 0; i < 3; i++)
+	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail, &pl->last, &pl->few_full};
+	for (int i = 0; i < 4; i++)
 		if (*cbs[i])
 			vkFreeCommandBuffers(ctx->dev, ctx->cmd_pool, 1, cbs[i]);
 	for (uint32_t i = 0; i < pl->max_run; i++) {
@@ -358,6 +358,38 @@ static void stop_word_range(const struct belt_table *t, uint32_t i0, uint32_t i1
 		r[(*nr)++] = (struct range){.buf = work, .lo = 0, .hi = 4, .write = writes};
 }
 
+/* The descriptor set of c's few-row kernel (matvec_fused's 8 bindings,
+ * then meta and work), from pl's pool. */
+static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
+			 VkDescriptorBufferInfo *bi, char *err, size_t errsz)
+{
+	VkDescriptorSetAllocateInfo dai = {
+		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+		.descriptorPool = pl->dpool,
+		.descriptorSetCount = 1,
+		.pSetLayouts = &ctx->dsl[BELT_MAX_BINDINGS],
+	};
+	VKCHECK(vkAllocateDescriptorSets(ctx->dev, &dai, &c->few_set), "vkAllocateDescriptorSets");
+	bi[BELT_MAX_BINDINGS] = (VkDescriptorBufferInfo){
+		.buffer = pl->meta->buf, .offset = 0, .range = VK_WHOLE_SIZE};
+	bi[BELT_MAX_BINDINGS + 1] = (VkDescriptorBufferInfo){
+		.buffer = pl->work->buf, .offset = 0, .range = VK_WHOLE_SIZE};
+	VkWriteDescriptorSet w[BELT_MAX_BINDINGS + 2];
+	for (uint32_t b = 0; b < BELT_MAX_BINDINGS + 2; b++)
+		w[b] = (VkWriteDescriptorSet){
+			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+			.dstSet = c->few_set,
+			.dstBinding = b < BELT_MAX_BINDINGS	   ? b
+				      : b == BELT_MAX_BINDINGS ? VK_META_BINDING
+							       : VK_WORK_BINDING,
+			.descriptorCount = 1,
+			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.pBufferInfo = &bi[b],
+		};
+	vkUpdateDescriptorSets(ctx->dev, BELT_MAX_BINDINGS + 2, w, 0, NULL);
+	return 0;
+}
+
 /* Room for n dispatches in pl->cmds and the arrays beside it. */
 static int grow_dispatches(struct plan *pl,
 			   VkDescriptorBufferInfo (**bis)[BELT_MAX_BINDINGS + 2],
@@ -397,6 +429,11 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		calloc(n ? n : 1, sizeof *obi);
 	VkDescriptorBufferInfo(*bis)[BELT_MAX_BINDINGS + 2] =
 		calloc(n ? n : 1, sizeof *bis);
+	/* batched matvecs' few-row kernels: their bindings, and the command
+	 * each belongs to (at most one per input command) */
+	VkDescriptorBufferInfo(*fbis)[BELT_MAX_BINDINGS + 2] =
+		batched ? calloc(n ? n : 1, sizeof *fbis) : NULL;
+	uint32_t *few_of = batched ? calloc(n ? n : 1, sizeof *few_of) : NULL;
 	struct range(*rs)[GROUP_MAX] = calloc(n ? n : 1, sizeof *rs);
 	int *nrs = calloc(n ? n : 1, sizeof *nrs);
 	struct group *g = calloc(1, sizeof *g);
@@ -405,7 +442,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	pl->submit = calloc(pl->max_run + 2, sizeof *pl->submit);
 	int rc = -1;
 	if (!pl->cmds || !oc || !preps || !writes || !rp || !obi || !bis || !rs ||
-	    !nrs || !g || !pl->full || !pl->nohead || !pl->submit) {
+	    !nrs || !g || !pl->full || !pl->nohead || !pl->submit ||
+	    (batched && (!fbis || !few_of))) {
 		belt_errf(err, errsz,
 			  "vulkan: table_prepare: out of memory for %u "
 			  "commands",
@@ -467,7 +505,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		goto out;
 	fuse = fuse && !batched;
 	uint32_t used;
-	uint32_t np = 0;
+	uint32_t np = 0, n_few = 0;
 	int norm_next = -1; /* an rmsnorm the last group left to the next */
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
@@ -543,6 +581,14 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			*c = oc[i];
 			memcpy(bis[np], obi[i], sizeof bis[np]);
 			nrs[np] = vk_ranges_of(&t->cmds[i], writes[i], rs[np]);
+			if (batched && ctx->tune.few_rows && pl->rows > VK_FEW_ROWS &&
+			    vk_is_op(&t->cmds[i], "matvec") &&
+			    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
+				if (vk_few_rows_make(ctx, &t->cmds[i], &oc[i], obi[i], c,
+						     fbis[n_few], err, errsz))
+					goto out;
+				few_of[n_few++] = np;
+			}
 			i++;
 		}
 		np++;
@@ -552,7 +598,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	pl->n_cmds = np;
 
 	/* barriers, as the CPU backend places them */
-	uint32_t n_desc = 0;
+	uint32_t n_desc = n_few * (BELT_MAX_BINDINGS + 2u);
 	for (uint32_t i = 0; i < np; i++) {
 		n_desc += pl->cmds[i].n_bind + 2u;
 		if (i > 0 && (g->n + nrs[i] > GROUP_MAX ||
@@ -596,7 +642,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			.descriptorCount = n_desc};
 		VkDescriptorPoolCreateInfo dpi = {
 			.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-			.maxSets = np,
+			.maxSets = np + n_few,
 			.poolSizeCount = 1,
 			.pPoolSizes = &ps,
 		};
@@ -647,6 +693,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			};
 		vkUpdateDescriptorSets(ctx->dev, nb + 2u, w, 0, NULL);
 	}
+	for (uint32_t f = 0; f < n_few; f++)
+		if (write_few_set(ctx, pl, &pl->cmds[few_of[f]], fbis[f], err, errsz))
+			goto out;
 
 	for (uint32_t i = 0; i < np && !batched; i++)
 		if (pl->cmds[i].has_long)
@@ -708,6 +757,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	}
 	rc = vk_check_messages(ctx, "table_prepare", err, errsz);
 out:
+	free(fbis);
+	free(few_of);
 	free(oc);
 	free(preps);
 	free(writes);

@@ -35,6 +35,7 @@ struct vk_tuning {
 	uint32_t att_gqa_from; /* split_kv: the grouped kernel from this
 				* many positions (0: never) */
 	bool stats; /* stats: print each pipeline's driver statistics */
+	bool few_rows; /* few_rows: batched runs of few rows on matvec_fused */
 };
 /* att_gqa_from's default: H100 measurements in doc/vulkan.md */
 #define VK_ATT_GQA_FROM 512

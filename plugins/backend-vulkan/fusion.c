@@ -426,6 +426,45 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 }
 
 /* The fused command for group g: descriptors from the originals'. */
+int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct vk_cmd *oc,
+		     const VkDescriptorBufferInfo *obi, struct vk_cmd *c,
+		     VkDescriptorBufferInfo *fbi, char *err, size_t errsz)
+{
+	const struct vk_op *op = m->kernel->impl;
+	enum vk_shader sh = fmv_shader(ctx, op->wtype);
+	int k = m->param[0].i;
+	uint32_t rows = (uint32_t)m->param[1].i, rpw = group_rpw(ctx, sh, k);
+	struct vk_pc pc = {0};
+	pc.mode = oc->pc.mode; /* batched, the table's rows */
+	pc.t = oc->pc.t;
+	fbi[0] = fbi[1] = obi[1];
+	pc.o[0] = pc.o[1] = oc->pc.o[1];
+	for (int s = 0; s < 3; s++) {
+		fbi[2 + s] = obi[0];
+		fbi[5 + s] = obi[2];
+	}
+	pc.o[2] = oc->pc.o[0];
+	pc.o[5] = oc->pc.o[2];
+	pc.p[0] = (uint32_t)k;
+	pc.p[1] = 1;
+	pc.p[2] = rows;
+	if (op->wtype == BELT_TYPE_Q8_0 || op->wtype == BELT_TYPE_Q4_0 ||
+	    op->wtype == BELT_TYPE_Q6_K)
+		pc.p[7] = pc.o[2] + vk_repacked_scales(op->wtype, m->bind[0].size);
+	pc.aux[0] = rpw;
+	pc.aux[2] = VK_FEW_ROWS;
+	uint64_t groups = (uint64_t)(rows + rpw - 1) / rpw * VK_FEW_ROWS;
+	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
+	c->few_pc = pc;
+	c->few_gx = groups < maxx ? (uint32_t)groups : maxx;
+	c->few_gy = (uint32_t)((groups + c->few_gx - 1) / c->few_gx);
+	if (vk_fused_pipeline(ctx, sh, 0, 1, group_ks(ctx, sh, k), &c->few_pipe, err, errsz))
+		return -1;
+	c->few_layout = ctx->pl[BELT_MAX_BINDINGS];
+	c->has_few = true;
+	return 0;
+}
+
 int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		     const struct vk_cmd *oc,
 		     VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],

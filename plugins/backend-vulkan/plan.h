@@ -23,6 +23,15 @@ struct vk_cmd {
 	bool has_long;
 	VkPipeline long_pipe;
 	uint32_t long_aux[2], long_gx, long_gy;
+	/* a batched table's matvec for passes of at most VK_FEW_ROWS rows:
+	 * matvec_fused per row, the rows of a weight group side by side
+	 * (fusion.c, vk_few_rows_make); its own bindings and constants */
+	bool has_few;
+	VkPipeline few_pipe;
+	VkPipelineLayout few_layout;
+	VkDescriptorSet few_set;
+	struct vk_pc few_pc;
+	uint32_t few_gx, few_gy;
 	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
 	char kind[40];	 /* for the profile: "norm+matvec3 q4_0" */
 };
@@ -45,6 +54,9 @@ struct plan {
 	VkCommandBuffer *full;	     /* [max_run]: token slot t, all commands */
 	VkCommandBuffer *nohead;     /* [max_run]: without head commands */
 	VkCommandBuffer last;	     /* batched: the head for the last row */
+	/* batched: the pass with every row's head again, for runs of at most
+	 * VK_FEW_ROWS rows (NULL: no command has a few-row kernel) */
+	VkCommandBuffer few_full;
 	VkCommandBuffer *submit;     /* [max_run + 2]: what a run submits */
 	/* one-row tables with a command that has a long-context kernel:
 	 * the slots again with it, for tokens whose cache holds at least
@@ -129,6 +141,14 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		  const uint8_t *writes, uint32_t i, int norm, struct fgroup *g);
 /* The fused command c for group g, and its descriptor infos bi from the
  * originals' (obi). */
+/* A batched table's matvec m (its prepared command oc, bindings obi) for
+ * runs of at most VK_FEW_ROWS rows: matvec_fused alone, each workgroup
+ * one row of the pass, the rows of a weight group side by side, so the
+ * weights are read from memory about once. Fills c's few_* (the set is
+ * written later from fbi: x, x, W x3, y x3). */
+int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct vk_cmd *oc,
+		     const VkDescriptorBufferInfo *obi, struct vk_cmd *c,
+		     VkDescriptorBufferInfo *fbi, char *err, size_t errsz);
 int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		 const struct vk_cmd *oc,
 		 VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],

@@ -25,7 +25,9 @@ bool vk_conflicts(const struct group *g, const struct range *r, int n)
 /* One token slot (a batched table's pass): every command (but the head's
  * for VK_VAR_NOHEAD; the head's for the last row only for VK_VAR_LAST),
  * with barriers where the next command depends on earlier ones; lng: the
- * long-context kernels of the commands that have one. */
+ * long-context kernels of the commands that have one, or in a batched
+ * table the pass for runs of at most VK_FEW_ROWS rows (the few-row
+ * kernels, and a layer per row for VK_FEW_ROWS rows at most). */
 int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 		   enum vk_variant v, uint32_t qbase, char *err, size_t errsz)
 {
@@ -48,7 +50,25 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 	for (uint32_t i = 0; i < pl->n_cmds; i++) {
 		struct vk_cmd *c = &pl->cmds[i];
 		if (!(nohead && c->head)) {
-			bool alt = lng && c->has_long;
+			bool few = lng && pl->rows > 1;
+			bool alt = lng && !few && c->has_long;
+			if (few && c->has_few) {
+				if (c->few_pipe != bound) {
+					vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+							  c->few_pipe);
+					bound = c->few_pipe;
+				}
+				VkPipelineLayout fl = c->few_layout;
+				vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, fl, 0, 1,
+							&c->few_set, 0, NULL);
+				struct vk_pc pc = c->few_pc;
+				if (v == VK_VAR_LAST && c->head)
+					pc.mode |= VK_MODE_LAST;
+				vkCmdPushConstants(cb, fl, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc,
+						   &pc);
+				vkCmdDispatch(cb, c->few_gx, c->few_gy, 1);
+				goto done;
+			}
 			VkPipeline pipe = alt ? c->long_pipe : c->pipe;
 			if (pipe != bound) {
 				vkCmdBindPipeline(cb,
@@ -77,11 +97,14 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 				else
 					gz = 1;
 			}
+			if (few && c->rows_dim != VK_ROWS_X && gz > VK_FEW_ROWS)
+				gz = VK_FEW_ROWS;
 			vkCmdPushConstants(cb, c->layout,
 					   VK_SHADER_STAGE_COMPUTE_BIT, 0,
 					   sizeof pc, &pc);
 			vkCmdDispatch(cb, gx, gy, gz);
 		}
+	done:
 		/* a skipped command keeps its barrier: the commands around
 		 * it were grouped with it, not with each other */
 		if (c->barrier)

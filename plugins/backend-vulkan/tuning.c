@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -97,7 +97,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.mv_ksplit_k = -1,
 				.mv_swizzle = true,
 				.coopmat = true,
-				.att_coopmat = true};
+				.att_coopmat = true,
+				.few_rows = true};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
 		return -1;
 	/* fuse and profile: the file's value here, the variable's at each
@@ -117,7 +118,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		     errsz) ||
 	    get_bool("att_coopmat", value_of(opt, "att_coopmat"), &t->att_coopmat,
 		     err, errsz) ||
-	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz))
+	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz) ||
+	    get_bool("few_rows", value_of(opt, "few_rows"), &t->few_rows, err, errsz))
 		return -1;
 	const char *v = value_of(opt, "validation");
 	if (v) {

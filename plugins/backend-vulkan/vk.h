@@ -37,6 +37,9 @@
  * whose rows do not allow 16-byte loads. On the H100, 8 rows decoded a 1B
  * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
+/* A batched table's runs of at most this many rows (a verification of
+ * drafts) take its few-row kernels (plan.h: vk_cmd.has_few). */
+#define VK_FEW_ROWS 16
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
  * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K
  * with x as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2; 1B

@@ -457,9 +457,15 @@ START_TEST(draft_flags)
 	expect_error(&r, 2, "--draft-max 8: a verification pass of 9 rows needs -ub of at least 9");
 	sh(&r, "%s bench -m '%s' -d 16 -f /dev/null", belt_bin(), stories());
 	expect_error(&r, 2, "-f sets the tg tests' prompt and -d fills the context");
-	sh(&r, "%s run -m '%s' -p 'Once upon a time' -n 64 --ignore-eos --draft ngram --draft-options min=1,max=3", belt_bin(),
+	/* the same ids with the drafter as without (whether its passes pay,
+	 * and so run, depends on the machine's timing: doc/drafting.md) */
+	static struct result plain;
+	sh(&plain, "%s run -m '%s' -p 'Once upon a time' -n 64 --ignore-eos --ids", belt_bin(),
 	   stories());
-	ck_assert_msg(r.status == 0 && strstr(r.err, "belt: drafts: "), "%d %s", r.status, r.err);
+	sh(&r, "%s run -m '%s' -p 'Once upon a time' -n 64 --ignore-eos --ids --draft ngram --draft-options min=1,max=3",
+	   belt_bin(), stories());
+	ck_assert_msg(r.status == 0 && plain.status == 0, "%d %s", r.status, r.err);
+	ck_assert_str_eq(r.out, plain.out);
 }
 END_TEST
 

@@ -421,14 +421,8 @@ static Suite *suite(void)
 int main(void)
 {
 	/* the test drafter lives with the test plugins */
-	const char *tp = getenv("BELT_TEST_PLUGINS"), *pp = getenv("BELT_PLUGIN_PATH");
-	if (!tp) {
-		fprintf(stderr, "check_draft: set BELT_TEST_PLUGINS to the test plugins' folder\n");
+	if (!ref_use_test_plugins("check_draft"))
 		return EXIT_FAILURE;
-	}
-	char path[4096];
-	snprintf(path, sizeof path, "%s%s%s", pp ? pp : "", pp ? ":" : "", tp);
-	setenv("BELT_PLUGIN_PATH", path, 1);
 	SRunner *sr = srunner_create(suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -75,6 +75,22 @@ TESTS += tests/draft-vulkan.sh
 endif
 EXTRA_DIST += tests/draft-vulkan.sh
 
+# Prefix reuse: a session's generations that reuse what its KV cache
+# holds give the ids of a reset session (doc/chat.md).
+check_PROGRAMS += tests/check_prefix
+TESTS += tests/check_prefix
+tests_check_prefix_SOURCES = tests/prefix.c tests/ref.c tests/ref_model.c
+tests_check_prefix_CFLAGS = $(TEST_CFLAGS)
+tests_check_prefix_LDADD = $(TEST_LIBS)
+if HAVE_VULKAN
+TESTS += tests/prefix-vulkan.sh
+endif
+EXTRA_DIST += tests/prefix-vulkan.sh
+# belt chat driven through tmux: turns that evaluate only their new
+# tokens, Ctrl-C, /clear, /exit.
+TESTS += tests/chat.sh
+EXTRA_DIST += tests/chat.sh tests/chat-template.jinja
+
 # Zero heap allocations in the decode hot path.
 check_PROGRAMS += tests/check_noalloc
 TESTS += tests/check_noalloc

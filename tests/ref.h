@@ -3,6 +3,7 @@
 #ifndef BELT_TESTS_REF_H
 #define BELT_TESTS_REF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,9 @@ struct belt_model;
 /* models/FILE of the shared folder on $BELT_TEST_BACKEND's backend (the
  * CPU's when unset), 2 threads; fails the test if it does not load. */
 struct belt_model *ref_load_model(const char *file);
+/* Put $BELT_TEST_PLUGINS (the test plugins' folder) on BELT_PLUGIN_PATH,
+ * after what it holds; false (with a message naming prog) if unset. */
+bool ref_use_test_plugins(const char *prog);
 /* "$BELT_SHARED_DIR/rel" in a static buffer (rotating over 4 calls). */
 const char *shared_path(const char *rel);
 /* Read a whole TSV file; NULL (with a message on stderr) on failure. */

@@ -54,6 +54,8 @@ echo "valgrind: tests/check_batch (two small models, rows and verification)"
 BELT_BATCH_LIGHT=1 BELT_GOLDEN_ONLY=stories260K.f32.gguf,aidreams260K.f16.gguf $vg ./tests/check_batch >/dev/null
 echo "valgrind: tests/check_draft greedy (stories260K f32, 48 tokens a prompt: speculative decoding)"
 BELT_GOLDEN_ONLY=stories260K.f32.gguf CK_RUN_CASE=greedy BELT_DRAFT_TOKENS=48 $vg ./tests/check_draft >/dev/null
+echo "valgrind: tests/check_prefix (stories260K f32: prefix reuse)"
+BELT_GOLDEN_ONLY=stories260K.f32.gguf $vg ./tests/check_prefix >/dev/null
 echo "valgrind: tests/check_grammar_gbnf language (the GBNF plugin on its tiny vocabulary)"
 CK_RUN_CASE=language $vg ./tests/check_grammar_gbnf >/dev/null
 echo "valgrind: tests/check_grammar_schema (JSON Schemas on a byte vocabulary)"

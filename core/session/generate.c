@@ -1,5 +1,6 @@
-/* The decode loop: prefill the prompt, then chain decode, `chunk` tokens
- * per backend run. The argmax of the token at position p writes
+/* The decode loop: prefill the prompt from its first token the KV cache
+ * does not hold (s->n_kv), then chain decode, `chunk` tokens per backend
+ * run. The argmax of the token at position p writes
  * token_ids[p + 1], which the next position's embedding reads, so a run of
  * n positions needs no host work in between. Sampled decode is a chain
  * too where the backend has the sampler's ops (chain.c: the sampler's
@@ -44,6 +45,35 @@ static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
 	return 0;
 }
 
+/* Before a run that writes cache slots from pos on: what the cache holds
+ * from pos on is no longer known (also when the run fails). */
+static void kv_from(struct belt_session *s, uint32_t pos)
+{
+	if (s->n_kv > pos)
+		s->n_kv = pos;
+}
+
+/* After tokens[0..n) ran in order at pos: they extend the prefix the
+ * cache holds where it reaches pos (after a gap it stays as it is). */
+static void kv_ran(struct belt_session *s, const int32_t *tokens, size_t n, uint32_t pos)
+{
+	if (s->n_kv != pos)
+		return;
+	memmove(s->ids + pos, tokens, n * sizeof *tokens);
+	s->n_kv = pos + (uint32_t)n;
+}
+
+/* How many of the prompt's first tokens the cache holds already: the
+ * common prefix with ids[0 .. n_kv), short of the last token, which runs
+ * again for the logits that pick the first new token. */
+static uint32_t reusable(const struct belt_session *s, const int32_t *prompt, size_t n)
+{
+	uint32_t k = 0;
+	while (k < s->n_kv && k + 1 < n && prompt[k] == s->ids[k])
+		k++;
+	return k;
+}
+
 /* Run n tokens already in token_ids[pos ..) through the batched table,
  * n_ubatch rows per pass; flags as table_run's (no head, or every row's). */
 static int run_batched(struct belt_session *s, uint32_t pos, size_t n, uint32_t flags,
@@ -74,8 +104,10 @@ static int prefill(struct belt_session *s, struct belt_table *t, const int32_t *
 		   size_t n, uint32_t pos, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
-	if (check_prompt(s, ids, n, pos, err, errsz) ||
-	    m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, ids, n * 4, err, errsz))
+	if (check_prompt(s, ids, n, pos, err, errsz))
+		return -1;
+	kv_from(s, pos);
+	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, ids, n * 4, err, errsz))
 		return -1;
 	uint32_t done = 0;
 	if (s->batch.n_cmds && n > 1) {
@@ -94,6 +126,7 @@ static int prefill(struct belt_session *s, struct belt_table *t, const int32_t *
 			return -1;
 		done += run;
 	}
+	kv_ran(s, ids, n, pos);
 	return 0;
 }
 
@@ -113,12 +146,18 @@ int belt_session_eval_all(struct belt_session *s, const int32_t *tokens, size_t 
 			  uint32_t pos, float *logits, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
-	if (check_prompt(s, tokens, n, pos, err, errsz) ||
-	    m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
+	if (check_prompt(s, tokens, n, pos, err, errsz))
+		return -1;
+	kv_from(s, pos);
+	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
 				errsz))
 		return -1;
-	if (s->batch.n_cmds)
-		return run_batched(s, pos, n, 0, logits, err, errsz);
+	if (s->batch.n_cmds) {
+		if (run_batched(s, pos, n, 0, logits, err, errsz))
+			return -1;
+		kv_ran(s, tokens, n, pos);
+		return 0;
+	}
 	/* one position at a time; the head's argmax writes the next slot,
 	 * which the next position then overwrites with the given token */
 	for (size_t i = 0; i < n; i++) {
@@ -130,6 +169,7 @@ int belt_session_eval_all(struct belt_session *s, const int32_t *tokens, size_t 
 						  (uint64_t)m->n_vocab * 4, err, errsz)))
 			return -1;
 	}
+	kv_ran(s, tokens, n, pos);
 	return 0;
 }
 
@@ -143,13 +183,13 @@ int belt_session_tokens(struct belt_session *s, uint32_t pos, size_t n, int32_t 
 				     (uint64_t)n * 4, err, errsz);
 }
 
-int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int32_t *parent,
-			size_t n, uint32_t pos, int32_t *out, char *err, size_t errsz)
+/* The checks of belt_session_verify, before anything runs. */
+static int verify_check(struct belt_session *s, const int32_t *tokens, const int32_t *parent,
+			size_t n, uint32_t pos, char *err, size_t errsz)
 {
-	struct belt_model *m = s->m;
 	if (!s->batch.n_cmds)
 		return belt_errf(err, errsz, "verify: backend '%s' runs no batched tables",
-				 m->be->name);
+				 s->m->be->name);
 	if (n > s->n_ubatch)
 		return belt_errf(err, errsz, "verify: %zu tokens, more than the %u rows of a pass",
 				 n, s->n_ubatch);
@@ -160,6 +200,14 @@ int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int
 			return belt_errf(err, errsz,
 					 "verify: parent of row %zu is %d: expected -1 .. %zu", r,
 					 parent[r], r - 1 + (r == 0));
+	return 0;
+}
+
+/* The pass of belt_session_verify, after its checks. */
+static int verify_run(struct belt_session *s, const int32_t *tokens, const int32_t *parent,
+		      size_t n, uint32_t pos, int32_t *out, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
 	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
 				errsz))
 		return -1;
@@ -170,6 +218,31 @@ int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int
 	if (rc)
 		return -1;
 	return m->be->buffer_read(m->be_ctx, s->row_ids, 0, out, (uint64_t)n * 4, err, errsz);
+}
+
+int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int32_t *parent,
+			size_t n, uint32_t pos, int32_t *out, char *err, size_t errsz)
+{
+	if (verify_check(s, tokens, parent, n, pos, err, errsz))
+		return -1;
+	kv_from(s, pos);
+	if (verify_run(s, tokens, parent, n, pos, out, err, errsz))
+		return -1;
+	/* the rows that form a chain from the first sit at their positions:
+	 * a tree's others are in slots that are not theirs */
+	size_t chain = 0;
+	while (chain < n && (!parent || parent[chain] == (int32_t)chain - 1))
+		chain++;
+	kv_ran(s, tokens, chain, pos);
+	return 0;
+}
+
+int belt_session_verify_rows(struct belt_session *s, const int32_t *tokens, size_t n,
+			     uint32_t pos, int32_t *out, char *err, size_t errsz)
+{
+	if (verify_check(s, tokens, NULL, n, pos, err, errsz))
+		return -1;
+	return verify_run(s, tokens, NULL, n, pos, out, err, errsz);
 }
 
 bool belt_session_emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,
@@ -299,7 +372,11 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	struct belt_tok_stream ts;
 	belt_tok_stream_init(&ts, false);
 	double t0 = now();
-	if (prefill(s, t, prompt, n_prompt, 0, err, errsz))
+	/* the prompt runs from its first token the cache does not hold */
+	if (check_prompt(s, prompt, n_prompt, 0, err, errsz))
+		return -1;
+	uint32_t k = reusable(s, prompt, n_prompt);
+	if (prefill(s, t, prompt + k, n_prompt - k, k, err, errsz))
 		return -1;
 	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
 	grammar_allowed(s, g);
@@ -310,6 +387,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		return -1;
 	double t1 = now();
 	s->stats.n_prompt = (uint32_t)n_prompt;
+	s->stats.n_prompt_reused = k;
 	s->stats.prefill_s = t1 - t0;
 	bool go = rc == 0 && belt_session_emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
 	/* The token at position pos is in s->ids[pos]; feeding it yields pos+1. */
@@ -345,13 +423,17 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
 				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
 			return -1;
-		for (uint32_t i = 1; i <= n && go; i++)
-			go = belt_session_emit(s, &ts, s->ids[pos + i], gp, fn, ud);
-		pos += n;
+		/* pos ends at the last token taken, a stop token included */
+		uint32_t i = 0;
+		while (go && i < n)
+			go = belt_session_emit(s, &ts, s->ids[pos + ++i], gp, fn, ud);
+		pos += i;
 	}
 	/* both loops end with go set only when the context is full */
 	if (go)
 		s->stats.stop = BELT_STOP_CONTEXT_FULL;
+	/* every position before the last token ran with the ids up to it */
+	s->n_kv = pos;
 	size_t tail = belt_tok_flush(&ts, s->text, s->text_cap);
 	if (tail && fn)
 		fn(ud, -1, s->text, tail);

@@ -280,6 +280,11 @@ uint32_t belt_session_n_ctx(const struct belt_session *s)
 	return s->n_ctx;
 }
 
+void belt_session_reset(struct belt_session *s)
+{
+	s->n_kv = 0;
+}
+
 const struct belt_stats *belt_session_stats(const struct belt_session *s)
 {
 	return &s->stats;

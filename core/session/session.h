@@ -26,6 +26,11 @@ struct belt_session {
 	char (*batch_labels)[48];
 	int32_t *batch_ids; /* host copy of row_ids, n_ubatch */
 	int32_t *ids;	/* host copy of token_ids, n_ctx + 1 */
+	/* Cache slots 0 .. n_kv - 1 hold the K/V of evaluating ids[0 ..
+	 * n_kv) in order (token_ids holds those ids too): the prefix a new
+	 * prompt may reuse. Slots past it may hold anything (rejected drafts,
+	 * an earlier longer text). */
+	uint32_t n_kv;
 	char *text;	/* one token's decoded text */
 	size_t text_cap;
 	struct belt_stats stats;
@@ -100,6 +105,10 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 			   const struct belt_sampler_ops *so, const struct belt_sampler_ops *so_idle,
 			   struct belt_table *t, struct belt_tok_stream *ts, uint32_t *pos,
 			   belt_token_fn fn, void *ud, bool *go, char *err, size_t errsz);
+/* belt_session_verify of a chain, leaving s->n_kv as it is: decode sets
+ * it once it stops (speculate.c's rejected rows are not what it holds). */
+int belt_session_verify_rows(struct belt_session *s, const int32_t *tokens, size_t n,
+			     uint32_t pos, int32_t *out, char *err, size_t errsz);
 /* Release speculate's arrays. */
 void belt_session_speculate_release(struct belt_session *s);
 

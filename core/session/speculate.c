@@ -98,7 +98,7 @@ static int verify(struct belt_session *s, const struct belt_sampler_ops *so,
 {
 	struct belt_model *m = s->m;
 	if (!so) {
-		if (belt_session_verify(s, rows, NULL, n, pos, out, err, errsz))
+		if (belt_session_verify_rows(s, rows, n, pos, out, err, errsz))
 			return -1;
 	} else {
 		size_t nv = (size_t)m->n_vocab;
@@ -244,9 +244,11 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 				pc->gap = 0;
 			}
 		}
-		for (uint32_t i = 1; i <= add && *go; i++)
-			*go = belt_session_emit(s, ts, s->ids[pos + i], gp, fn, ud);
-		pos += add;
+		/* pos ends at the last token taken: rows past it are stale */
+		uint32_t i = 0;
+		while (*go && i < add)
+			*go = belt_session_emit(s, ts, s->ids[pos + ++i], gp, fn, ud);
+		pos += i;
 	}
 	*pos_io = pos;
 	return 0;

@@ -74,6 +74,9 @@ int belt_session_create(struct belt_model *m,
 void belt_session_free(struct belt_session *s);
 /* Positions the session's KV cache holds. */
 uint32_t belt_session_n_ctx(const struct belt_session *s);
+/* Forget what the KV cache holds: the next belt_generate evaluates its
+ * whole prompt (as in a new session; the memory stays allocated). */
+void belt_session_reset(struct belt_session *s);
 
 /* Called for each generated token with its text (possibly empty while a
  * UTF-8 character is incomplete); return false to stop. */
@@ -130,13 +133,20 @@ void belt_generate_params_default(struct belt_generate_params *p);
 
 /* Feed prompt (ids, BOS included if wanted) from position 0 and generate
  * (greedily, or sampled per gp->sampling), calling fn per new token. The
- * prompt must be non-empty and fit the context. */
+ * prompt must be non-empty and fit the context. The session remembers the
+ * tokens its KV cache holds (prompts and generated tokens, from any call
+ * below too): the prompt is evaluated from its first token that differs
+ * (at least its last token runs again), with the ids a new session gives
+ * (doc/chat.md). A full context stops generation (BELT_STOP_CONTEXT_FULL):
+ * resend a shorter prompt, or belt_session_reset; nothing is shifted. */
 int belt_generate(struct belt_session *s, const int32_t *prompt,
 		  size_t n_prompt, const struct belt_generate_params *gp,
 		  belt_token_fn fn, void *ud, char *err, size_t errsz);
 
 /* Run tokens at positions pos .. pos+n-1 (after whatever was evaluated
- * before pos) and copy the last token's logits into logits (n_vocab). */
+ * before pos) and copy the last token's logits into logits (n_vocab).
+ * These calls run every token they are given; what the cache held from
+ * pos on is replaced (eval_all and verify: the same). */
 int belt_session_eval(struct belt_session *s, const int32_t *tokens,
 		      size_t n, uint32_t pos, float *logits, char *err,
 		      size_t errsz);
@@ -173,7 +183,7 @@ enum belt_stop {
 };
 
 struct belt_stats {
-	uint32_t n_prompt;    /* prompt tokens evaluated */
+	uint32_t n_prompt;    /* prompt tokens (n_prompt_reused of them not run) */
 	uint32_t n_generated; /* tokens generated (counting one the callback
 			       * refused, not an end-of-generation token) */
 	double prefill_s;     /* seconds spent on the prompt */
@@ -182,6 +192,8 @@ struct belt_stats {
 	/* with a drafter: verification passes, tokens proposed, and of
 	 * those the tokens accepted (each pass adds one more of its own) */
 	uint32_t n_verify, n_drafted, n_accepted;
+	/* the prompt's first tokens whose K/V the cache held already */
+	uint32_t n_prompt_reused;
 };
 /* Timing and stop reason of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);

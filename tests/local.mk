@@ -201,7 +201,7 @@ tests_fuzz_replay_tokenizer_CPPFLAGS = $(FUZZ_TOKENIZER_CPPFLAGS)
 tests_fuzz_replay_tokenizer_LDADD = libbelt.la
 tests_fuzz_replay_cli_SOURCES = $(FUZZ_CLI_SOURCES) tests/fuzz/replay.c
 tests_fuzz_replay_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
-tests_fuzz_replay_cli_LDADD = libbelt.la $(JANSSON_LIBS)
+tests_fuzz_replay_cli_LDADD = libbeltserve.la libbelt.la $(JANSSON_LIBS)
 tests_fuzz_replay_quantize_SOURCES = tests/fuzz/quantize.c tests/fuzz/replay.c
 tests_fuzz_replay_quantize_LDADD = libbelt.la -lm
 
@@ -226,7 +226,7 @@ tests_fuzz_fuzz_tokenizer_LDADD = libbelt.la
 tests_fuzz_fuzz_cli_SOURCES = $(FUZZ_CLI_SOURCES)
 tests_fuzz_fuzz_cli_CPPFLAGS = $(FUZZ_CLI_CPPFLAGS)
 tests_fuzz_fuzz_cli_LDFLAGS = $(FUZZ_LINK_FLAGS)
-tests_fuzz_fuzz_cli_LDADD = libbelt.la $(JANSSON_LIBS)
+tests_fuzz_fuzz_cli_LDADD = libbeltserve.la libbelt.la $(JANSSON_LIBS)
 tests_fuzz_fuzz_quantize_SOURCES = tests/fuzz/quantize.c
 tests_fuzz_fuzz_quantize_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_quantize_LDADD = libbelt.la -lm
@@ -311,3 +311,22 @@ tests_fuzz_fuzz_schema_LDFLAGS = $(FUZZ_LINK_FLAGS)
 tests_fuzz_fuzz_schema_LDADD = libbelt.la $(JANSSON_LIBS)
 endif
 EXTRA_DIST += tests/fuzz/schema.dict
+
+# belt serve (core/serve, doc/serve.md): the stop strings, request
+# checking and the OpenAI objects without a socket (tests/serve.c); the
+# server driven with curl, answers compared with belt run, errors, slots,
+# disconnects and signals (tests/serve.sh); the real openai npm package
+# against it (tests/serve-openai.sh, installed into the build folder).
+check_PROGRAMS += tests/check_serve
+TESTS += tests/check_serve tests/serve.sh tests/serve-openai.sh
+tests_check_serve_SOURCES = tests/serve.c tests/ref.c
+tests_check_serve_CFLAGS = $(TEST_CFLAGS) $(JANSSON_CFLAGS)
+tests_check_serve_LDADD = libbeltserve.la $(TEST_LIBS) $(JANSSON_LIBS)
+EXTRA_DIST += tests/serve.sh tests/serve-openai.sh tests/serve_openai.mjs \
+	tests/serve-template.jinja tests/serve-soak.sh
+# the npm install of serve-openai.sh goes with make clean (distcheck's
+# distcleancheck wants an empty build folder)
+clean-local: clean-node-openai
+clean-node-openai:
+	rm -rf tests/node-openai
+.PHONY: clean-node-openai

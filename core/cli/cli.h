@@ -16,6 +16,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_template(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Room for an error message of the library or the CLI: a path of
  * PATH_MAX bytes and the errno text after it are not cut. */
@@ -71,5 +73,36 @@ struct belt_model;
  * block count below the layers whose tensors the file holds, and n_ctx
  * (0: not checked) above the training context. */
 void cli_model_warnings(const char *cmd, const struct belt_model *m, uint32_t n_ctx);
+
+/* The sampling flags of belt run and belt chat (sampling.c): their
+ * getopt_long entries, their --help lines, their parser. */
+enum { CLI_OPT_TEMP = 0x1000, CLI_OPT_TOP_K, CLI_OPT_TOP_P, CLI_OPT_MIN_P, CLI_OPT_REPEAT,
+       CLI_OPT_LAST_N, CLI_OPT_PRESENCE, CLI_OPT_FREQUENCY, CLI_OPT_SEED };
+#define CLI_SAMPLING_OPTIONS \
+	{"temp", required_argument, 0, CLI_OPT_TEMP}, {"top-k", required_argument, 0, CLI_OPT_TOP_K}, \
+	{"top-p", required_argument, 0, CLI_OPT_TOP_P}, {"min-p", required_argument, 0, CLI_OPT_MIN_P}, \
+	{"repeat-penalty", required_argument, 0, CLI_OPT_REPEAT}, \
+	{"repeat-last-n", required_argument, 0, CLI_OPT_LAST_N}, \
+	{"presence-penalty", required_argument, 0, CLI_OPT_PRESENCE}, \
+	{"frequency-penalty", required_argument, 0, CLI_OPT_FREQUENCY}, \
+	{"seed", required_argument, 0, CLI_OPT_SEED}
+#define CLI_SAMPLING_HELP \
+	"      --temp T         sampling temperature (default 0: greedy)\n" \
+	"      --top-k N        keep the N most likely tokens (default 40; 0: off)\n" \
+	"      --top-p P        keep the most likely tokens up to mass P (default 0.95; 1: off)\n" \
+	"      --min-p P        drop tokens below P times the top probability (default 0.05; 0: off)\n" \
+	"      --repeat-penalty F   penalize tokens of the last N (default 1: off)\n" \
+	"      --repeat-last-n N    the window of the penalties (default 64; -1: the context)\n" \
+	"      --presence-penalty F    subtract F from tokens in the window (default 0)\n" \
+	"      --frequency-penalty F   subtract F per occurrence in the window (default 0)\n" \
+	"      --seed N         seed of the draws (default: from the clock, printed)\n"
+struct belt_sampling;
+/* Parse option c (getopt_long's value) with value arg into *s (--seed
+ * also sets *seed_given): 1 when c is a sampling flag, 0 when it is not,
+ * -1 after the usage message. */
+int cli_sampling_option(const char *cmd, int c, const char *arg, struct belt_sampling *s,
+			bool *seed_given);
+/* Without --seed, a seed from the clock, printed on stderr if sampled. */
+void cli_sampling_seed(struct belt_sampling *s, bool given);
 
 #endif

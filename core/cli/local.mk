@@ -6,6 +6,9 @@ belt_SOURCES = \
 	core/cli/info.c \
 	core/cli/tokenize.c \
 	core/cli/template.c \
+	core/cli/chat.c \
+	core/cli/sampling.c \
+	core/cli/serve.c \
 	core/cli/bench.c \
 	core/cli/perplexity.c \
 	core/cli/quantize.c \
@@ -14,4 +17,4 @@ belt_SOURCES = \
 	core/cli/model_checks.c
 noinst_HEADERS += core/cli/cli.h
 belt_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-belt_LDADD = libbelt.la $(JANSSON_LIBS)
+belt_LDADD = libbeltserve.la libbelt.la $(JANSSON_LIBS)

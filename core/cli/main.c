@@ -27,6 +27,8 @@ static const char usage[] =
 	"  perplexity  score a text file as llama.cpp's llama-perplexity does\n"
 	"  quantize    write a model's weights in a quantized type (Q4_K_M, Q8_0, ...)\n"
 	"  template    render a chat template for a conversation (JSON messages)\n"
+	"  chat        chat with a model in the terminal\n"
+	"  serve       an OpenAI-compatible HTTP server (chat, completions, a chat page)\n"
 	"  version     the version and the plugin ABIs (also --version)\n"
 	"\n"
 	"belt COMMAND --help describes each command.\n";
@@ -177,6 +179,10 @@ static int dispatch(int argc, char **argv)
 		return cmd_tokenize(argc - 1, argv + 1);
 	if (!strcmp(cmd, "template"))
 		return cmd_template(argc - 1, argv + 1);
+	if (!strcmp(cmd, "chat"))
+		return cmd_chat(argc - 1, argv + 1);
+	if (!strcmp(cmd, "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	cli_error(NULL, "unknown command '%s'", cmd);
 	fprintf(stderr, "\n%s", usage);
 	return CLI_USAGE;

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +37,7 @@ static const char help[] =
 	"      --ids            print generated token ids, space-separated, instead of text\n"
 	"      --no-bos         do not prepend BOS to the prompt\n"
 	"      --ignore-eos     keep generating after an end-of-generation token\n"
-	"      --temp T         sampling temperature (default 0: greedy)\n"
-	"      --top-k N        keep the N most likely tokens (default 40; 0: off)\n"
-	"      --top-p P        keep the most likely tokens up to mass P (default 0.95; 1: off)\n"
-	"      --min-p P        drop tokens below P times the top probability (default 0.05; 0: off)\n"
-	"      --repeat-penalty F   penalize tokens of the last N (default 1: off)\n"
-	"      --repeat-last-n N    the window of the penalties (default 64; -1: the context)\n"
-	"      --presence-penalty F    subtract F from tokens in the window (default 0)\n"
-	"      --frequency-penalty F   subtract F per occurrence in the window (default 0)\n"
-	"      --seed N         seed of the draws (default: from the clock, printed)\n"
+	CLI_SAMPLING_HELP
 	"      --grammar TEXT   only text of this GBNF grammar (llama.cpp's; doc/grammars.md)\n"
 	"      --grammar-file FILE  the same, the grammar read from FILE\n"
 	"      --json-schema S  only JSON valid under this JSON Schema: S is a file if one\n"
@@ -129,8 +120,7 @@ struct run_opts {
 static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
-	       O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P, O_MIN_P, O_REPEAT, O_LAST_N, O_PRESENCE,
-	       O_FREQUENCY, O_SEED, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE, O_JSON_SCHEMA,
+	       O_PROFILE, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE, O_JSON_SCHEMA,
 	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
@@ -141,13 +131,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"ids", no_argument, 0, O_IDS}, {"no-bos", no_argument, 0, O_NO_BOS},
 		{"ignore-eos", no_argument, 0, O_IGNORE_EOS}, {"kernel", required_argument, 0, O_KERNEL},
 		{"device", required_argument, 0, O_DEVICE}, {"profile", no_argument, 0, O_PROFILE},
-		{"temp", required_argument, 0, O_TEMP}, {"top-k", required_argument, 0, O_TOP_K},
-		{"top-p", required_argument, 0, O_TOP_P}, {"min-p", required_argument, 0, O_MIN_P},
-		{"repeat-penalty", required_argument, 0, O_REPEAT},
-		{"repeat-last-n", required_argument, 0, O_LAST_N},
-		{"presence-penalty", required_argument, 0, O_PRESENCE},
-		{"frequency-penalty", required_argument, 0, O_FREQUENCY},
-		{"seed", required_argument, 0, O_SEED},
+		CLI_SAMPLING_OPTIONS,
 		{"cache-type-k", required_argument, 0, O_CTK},
 		{"cache-type-v", required_argument, 0, O_CTV},
 		{"grammar", required_argument, 0, O_GRAMMAR},
@@ -164,12 +148,18 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	belt_sampling_default(&o->samp);
 	o->samp.temp = 0.0f; /* greedy unless --temp is given */
 	long lv;
-	char *end;
 	const char *v;
 	opterr = 0;
 	optind = 0; /* glibc: restart the scan from argv[1], forgetting any earlier one */
 	int c, li = -1;
 	while ((c = getopt_long(argc, argv, ":m:p:f:n:c:b:u:t:h", opts, &li)) != -1) {
+		int sampling = cli_sampling_option("run", c, optarg, &o->samp, &o->seed_given);
+		if (sampling < 0)
+			return CLI_USAGE;
+		if (sampling > 0) {
+			li = -1;
+			continue;
+		}
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'p': o->prompt = optarg; break;
@@ -209,28 +199,6 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_DRAFT: o->draft = optarg; break;
 		case O_DRAFT_OPTIONS: o->draft_options = optarg; break;
 		case O_DRAFT_MAX: if (!cli_int("run", "--draft-max", optarg, 1, CLI_MAX_BATCH - 1, &o->draft_max)) return CLI_USAGE; break;
-		case O_TEMP: if (!cli_float("run", "--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
-		case O_TOP_P: if (!cli_float("run", "--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
-		case O_MIN_P: if (!cli_float("run", "--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
-		case O_REPEAT: if (!cli_float("run", "--repeat-penalty", optarg, &o->samp.repeat_penalty)) return CLI_USAGE; break;
-		case O_PRESENCE: if (!cli_float("run", "--presence-penalty", optarg, &o->samp.presence_penalty)) return CLI_USAGE; break;
-		case O_FREQUENCY: if (!cli_float("run", "--frequency-penalty", optarg, &o->samp.frequency_penalty)) return CLI_USAGE; break;
-		case O_TOP_K:
-			if (!cli_int("run", "--top-k", optarg, 0, INT32_MAX, &lv)) return CLI_USAGE;
-			o->samp.top_k = (int32_t)lv;
-			break;
-		case O_LAST_N:
-			if (!cli_int("run", "--repeat-last-n", optarg, -1, INT32_MAX, &lv)) return CLI_USAGE;
-			o->samp.repeat_last_n = (int32_t)lv;
-			break;
-		case O_SEED:
-			errno = 0;
-			o->samp.seed = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || *optarg == '-')
-				return cli_usage_error("run", "--seed: expected an integer in 0..%llu, got '%s'",
-						       (unsigned long long)UINT64_MAX, optarg);
-			o->seed_given = true;
-			break;
 		case 'h': fputs(help, stdout); return -1;
 		case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
 		default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
@@ -365,11 +333,7 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	gp.n_predict = o->n_predict < 0 ? 0 : (uint32_t)o->n_predict;
 	gp.stop_at_eog = !o->ignore_eos;
 	struct belt_sampling samp = o->samp;
-	if (!o->seed_given) {
-		samp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-		if (!belt_sampling_greedy(&samp))
-			fprintf(stderr, "belt: seed %llu\n", (unsigned long long)samp.seed);
-	}
+	cli_sampling_seed(&samp, o->seed_given);
 	gp.sampling = &samp;
 	gp.grammar = grammar;
 	gp.drafter = drafter;

@@ -5,6 +5,7 @@
  * starts, the backend's included) and taken by sigwait here. */
 #include <errno.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -197,6 +198,13 @@ static int run(const struct serve_config *cfg, const sigset_t *sigs)
 
 int serve_run(const struct serve_config *cfg)
 {
+#ifdef M_ARENA_MAX
+	/* a thread per connection: with glibc's arena per thread the heap
+	 * grew by fragments over 10,000 requests (19.6 to 20.9 MB), with
+	 * one it stays flat (18.8 to 19.0 MB; tests/serve-soak.sh); nothing
+	 * allocates in the decode loop, so one costs no speed */
+	mallopt(M_ARENA_MAX, 1);
+#endif
 	sigset_t sigs, old_mask;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);

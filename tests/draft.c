@@ -225,7 +225,9 @@ static void check_file(const char *model, const char *file)
 				     (uint32_t)atol(tsv_get(lc, r, "n_predict")), t);
 	tsv_free(lc);
 	for (int i = 0; i < 2; i++) {
-		ck_assert_msg(t[i].prompts > 0 && t[i].verify > 0,
+		/* the test drafter proposes at every position; ngram once the
+		 * text repeats, which a few tokens (BELT_DRAFT_TOKENS) may not */
+		ck_assert_msg(t[i].prompts > 0 && (t[i].verify > 0 || (i == 0 && getenv("BELT_DRAFT_TOKENS"))),
 			      "%s: drafter %s verified no proposal", file, names[i]);
 		printf("draft %-26s %s %-5s: %u of %u prompts identical with and without drafts; %llu passes verified %llu drafted tokens, %llu accepted\n",
 		       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu",

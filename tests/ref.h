@@ -17,6 +17,13 @@ struct belt_model;
 /* models/FILE of the shared folder on $BELT_TEST_BACKEND's backend (the
  * CPU's when unset), 2 threads; fails the test if it does not load. */
 struct belt_model *ref_load_model(const char *file);
+struct belt_tokenizer;
+/* A tokenizer ("llama" model) of n tokens: their texts and GGUF token
+ * types, scores 0, end-of-sequence id eos and, unless eot < 0, an
+ * end-of-turn id eot; written to a temporary GGUF and loaded. Fails the
+ * test if it cannot be. */
+struct belt_tokenizer *ref_vocab(const char *const *tokens, const int32_t *types, int n,
+				 int32_t eos, int32_t eot);
 /* Put $BELT_TEST_PLUGINS (the test plugins' folder) on BELT_PLUGIN_PATH,
  * after what it holds; false (with a message naming prog) if unset. */
 bool ref_use_test_plugins(const char *prog);

@@ -16,7 +16,9 @@ model="$BELT_SHARED_DIR/models/stories260K.f32.gguf"
 template="$srcdir/chat-template.jinja"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/belt-chat-XXXXXX")"
 sock="belt-chat-test-$$"
-echo "set-option -g history-limit 100000" > "$tmp/tmux.conf"
+# /bin/sh runs the pane's command whatever the user's shell, so the test
+# sees the same wrapper everywhere (dash, on Debian)
+printf 'set-option -g history-limit 100000\nset-option -g default-shell /bin/sh\n' > "$tmp/tmux.conf"
 tm() { tmux -L "$sock" -f "$tmp/tmux.conf" "$@"; }
 cleanup() {
 	tm kill-server 2>/dev/null
@@ -57,11 +59,13 @@ at_prompt() { pane | awk 'NF { last = $0 } END { exit !(last == ">") }'; }
 grows_after() { awk -v m="> $1" '$0 == m { n = 0; f = 1; next } f && NF { n++ } END { exit !(f && n > 3) }'; }
 
 # start ARGS: belt chat in a new tmux server; its exit status goes to
-# $tmp/rc.
+# $tmp/rc. Ctrl-C reaches the whole foreground group, the wrapping shell
+# too: the shell catches it (a handler, which belt does not inherit, as
+# it would an ignored signal) so that it lives to write the status.
 start() {
 	rm -f "$tmp/rc"
 	tm new-session -d -s chat -x 160 -y 50 \
-		"'$BELT_BIN' chat -m '$model' --chat-template '$template' -t 2 $*; echo \$? > '$tmp/rc'; sleep 600"
+		"trap : INT; '$BELT_BIN' chat -m '$model' --chat-template '$template' -t 2 $*; echo \$? > '$tmp/rc'; sleep 600"
 	wait_for "prompt at the start" at_prompt
 }
 say() {

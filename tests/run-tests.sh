@@ -20,7 +20,16 @@ cd "$build"
 [ -f Makefile ] || "$top/configure" -q
 make -j"$jobs" -s
 stage build
-make -j"$jobs" -s check || { cat tests/*.log 2>/dev/null | tail -200; exit 1; }
+# on failure, the end of each failed suite's own log (CI shows only the
+# end of what this prints)
+failed_logs() {
+	local trs
+	for trs in $(grep -l '^:test-result: \(FAIL\|ERROR\|XPASS\)' $(find tests -name '*.trs')); do
+		echo "=== ${trs%.trs}.log (its last 80 lines)"
+		tail -80 "${trs%.trs}.log"
+	done
+}
+make -j"$jobs" -s check || { failed_logs; exit 1; }
 grep -h "^golden\|^logits\|^llama.cpp\|^batch\|^draft\|^templates\|^grammar_refs\|heap allocations" tests/*.log || true
 stage "make check"
 

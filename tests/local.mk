@@ -316,17 +316,20 @@ EXTRA_DIST += tests/fuzz/schema.dict
 # checking and the OpenAI objects without a socket (tests/serve.c); the
 # server driven with curl, answers compared with belt run, errors, slots,
 # disconnects and signals (tests/serve.sh); the real openai npm package
-# against it (tests/serve-openai.sh, installed into the build folder).
+# against it (tests/serve-openai.sh, installed into the build folder);
+# the chat page in headless Chromium (tests/serve-page.sh, playwright-core
+# installed likewise).
 check_PROGRAMS += tests/check_serve
-TESTS += tests/check_serve tests/serve.sh tests/serve-openai.sh
+TESTS += tests/check_serve tests/serve.sh tests/serve-openai.sh tests/serve-page.sh
 tests_check_serve_SOURCES = tests/serve.c tests/ref.c
 tests_check_serve_CFLAGS = $(TEST_CFLAGS) $(JANSSON_CFLAGS)
 tests_check_serve_LDADD = libbeltserve.la $(TEST_LIBS) $(JANSSON_LIBS)
 EXTRA_DIST += tests/serve.sh tests/serve-openai.sh tests/serve_openai.mjs \
+	tests/serve-page.sh tests/serve_page.mjs tests/serve-node.sh \
 	tests/serve-template.jinja tests/serve-soak.sh
-# the npm install of serve-openai.sh goes with make clean (distcheck's
-# distcleancheck wants an empty build folder)
+# the npm installs of serve-openai.sh and serve-page.sh go with make clean
+# (distcheck's distcleancheck wants an empty build folder)
 clean-local: clean-node-openai
 clean-node-openai:
-	rm -rf tests/node-openai
+	rm -rf tests/node-openai tests/node-page
 .PHONY: clean-node-openai

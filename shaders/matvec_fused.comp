@@ -74,6 +74,10 @@ layout(constant_id = 3) const uint SWZ = 1;
 layout(constant_id = 5) const uint TILE = 2048;
 layout(constant_id = 6) const uint UNR = 2;
 layout(constant_id = 7) const uint KS = 1;
+// PR > 1 (FLAGS 0, NSEG 1, a batched table's pass of few rows): a
+// workgroup computes its rows of W for PR rows of the pass at once, each
+// weight loaded once for all of them (main_pr below)
+layout(constant_id = 8) const uint PR = 1;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 1) readonly buffer NW { float nw[]; };
@@ -287,14 +291,17 @@ float wdot(WT q, float d, vec4 xv[NX])
 // reads unit u + i, alternately a low and a high half, which the 4 slots
 // between the halves put on other banks), its scale and -8 * its quants'
 // sum in xqd[b]. 1.25 bytes per value (the host checks the total).
+// With PR > 1, pass row p's tile follows the others (XQR and TILE / 32
+// slots a row; float x: TILE / 4 and TILE / 32).
+#define XQR (2u * (TILE / 32u) + 4u)
 #define XLO(b) (b)
 #define XHI(b) (TILE / 32 + 4 + (b))
-shared uvec4 xqq[2 * (TILE / 32) + 4];
-shared XD xqd[TILE / 32];
+shared uvec4 xqq[PR * XQR];
+shared XD xqd[PR * (TILE / 32)];
 #else
-shared vec4 xs[TILE / 4];
+shared vec4 xs[PR * (TILE / 4)];
 #if defined(KMIN)
-shared vec2 xsm[TILE / 32]; // per unit: the sums of its halves' x
+shared vec2 xsm[PR * (TILE / 32)]; // per unit: the sums of its halves' x
 #endif
 #endif
 // ROPE: the workgroup's rows (at most 512: the host checks), for pairs
@@ -325,18 +332,20 @@ uint kx_pos(uint e) { return e; }
 
 #if defined(XQ8)
 #define XDECL(U) XU xv[U]
-void load_x(uint u, uint t0, out XU xv)
+// unit u of the tile at t0, of pass row p's tile (PR > 1; else 0)
+void load_x(uint u, uint t0, out XU xv, uint p)
 {
+	uint qo = p * XQR, dof = p * (TILE / 32u);
 #if defined(TYPE_Q8_0)
 	uint e = u * UE - t0, b = e / 32; // unit u: values 16u .. 16u + 15
-	xv.lo = xqq[(e & 16u) != 0u ? XHI(b) : XLO(b)];
+	xv.lo = xqq[qo + ((e & 16u) != 0u ? XHI(b) : XLO(b))];
 	xv.hi = uvec4(0);
 #else
 	uint b = u - t0 / 32;
-	xv.lo = xqq[XLO(b)];
-	xv.hi = xqq[XHI(b)];
+	xv.lo = xqq[qo + XLO(b)];
+	xv.hi = xqq[qo + XHI(b)];
 #endif
-	xv.d = xqd[b];
+	xv.d = xqd[dof + b];
 }
 
 // float f >= 0 rounded to fp16 (to nearest, ties to even) and back, as the
@@ -366,9 +375,9 @@ uint pack_s8(ivec4 q)
 // K-quants: x in the units' order (kx_pos), a scale per half-unit of 16
 // values, d = amax / 127 in float, four lanes per half, 4 values each;
 // xqd[unit] = (d_lo, d_hi, d_lo * sum(q_lo), d_hi * sum(q_hi)).
-void stage_xq(XS s, uint t0, uint tn, inout float ss)
+void stage_xq(XS s, uint t0, uint tn, inout float ss, uint p)
 {
-	uint ns = gl_SubgroupSize;
+	uint ns = gl_SubgroupSize, qo = p * XQR, dof = p * (TILE / 32u);
 	for (uint j = gl_SubgroupID * ns + gl_SubgroupInvocationID; j < tn / 4;
 	     j += WG) {
 		vec4 a = ld4(s, t0 + kx_pos(4 * j), ss);
@@ -382,17 +391,17 @@ void stage_xq(XS s, uint t0, uint tn, inout float ss)
 		sum += subgroupShuffleXor(sum, 1);
 		sum += subgroupShuffleXor(sum, 2);
 		uint hf = j / 4u, b = hf / 2u, h = hf % 2u, c = j % 4u;
-		xqq[h != 0u ? XHI(b) : XLO(b)][c] = pack_s8(q);
+		xqq[qo + (h != 0u ? XHI(b) : XLO(b))][c] = pack_s8(q);
 		if (c == 0u) {
-			xqd[b][h] = floatBitsToUint(d);
-			xqd[b][2u + h] = floatBitsToUint(d * float(sum));
+			xqd[dof + b][h] = floatBitsToUint(d);
+			xqd[dof + b][2u + h] = floatBitsToUint(d * float(sum));
 		}
 	}
 }
 #else
-void stage_xq(XS s, uint t0, uint tn, inout float ss)
+void stage_xq(XS s, uint t0, uint tn, inout float ss, uint p)
 {
-	uint ns = gl_SubgroupSize;
+	uint ns = gl_SubgroupSize, qo = p * XQR, dof = p * (TILE / 32u);
 	for (uint j = gl_SubgroupID * ns + gl_SubgroupInvocationID; j < tn / 8;
 	     j += WG) {
 		vec4 a = ld4(s, t0 + 8 * j, ss), b = ld4(s, t0 + 8 * j + 4, ss);
@@ -409,30 +418,54 @@ void stage_xq(XS s, uint t0, uint tn, inout float ss)
 		// one component each: a store of .xy would rewrite all four
 		uint blk = j / 4, c = j % 4;
 		if (c < 2) {
-			xqq[XLO(blk)][2 * c] = pack_s8(qa);
-			xqq[XLO(blk)][2 * c + 1] = pack_s8(qb);
+			xqq[qo + XLO(blk)][2 * c] = pack_s8(qa);
+			xqq[qo + XLO(blk)][2 * c + 1] = pack_s8(qb);
 		} else {
-			xqq[XHI(blk)][2 * c - 4] = pack_s8(qa);
-			xqq[XHI(blk)][2 * c - 3] = pack_s8(qb);
+			xqq[qo + XHI(blk)][2 * c - 4] = pack_s8(qa);
+			xqq[qo + XHI(blk)][2 * c - 3] = pack_s8(qb);
 		}
 		if (c == 0)
-			xqd[blk] = uvec2(floatBitsToUint(half_rte(amax / 127.0)),
+			xqd[dof + blk] = uvec2(floatBitsToUint(half_rte(amax / 127.0)),
 					 uint(-8 * sum));
 	}
 }
 #endif
 #else
 #define XDECL(U) vec4 xv[U][NXA]
-void load_x(uint u, uint t0, out vec4 xv[NXA])
+void load_x(uint u, uint t0, out vec4 xv[NXA], uint p)
 {
 	[[unroll]] for (uint j = 0; j < NX; j++)
-		xv[j] = xs[swz((u * UE - t0) / 4 + j)];
+		xv[j] = xs[p * (TILE / 4u) + swz((u * UE - t0) / 4 + j)];
 #if defined(KMIN)
-	xv[NX] = vec4(xsm[u - t0 / UE], 0.0, 0.0);
+	xv[NX] = vec4(xsm[p * (TILE / 32u) + u - t0 / UE], 0.0, 0.0);
 #endif
 }
 #endif
 
+// Stage x[t0, t0 + tn) of s into pass row p's tile (p 0 but for PR > 1):
+// int8 (XQ8) or floats, with the units' sums (KMIN); ends at a barrier.
+void stage_x(XS s, uint t0, uint tn, inout float ss, uint p)
+{
+#if defined(XQ8)
+	stage_xq(s, t0, tn, ss, p);
+#else
+	uint tid = gl_LocalInvocationID.x;
+	for (uint j = tid; j < tn / 4; j += WG)
+		xs[p * (TILE / 4u) + swz(j)] = ld4(s, t0 + kx_pos(4 * j), ss);
+#if defined(KMIN)
+	barrier();
+	uint xo = p * (TILE / 4u);
+	for (uint j = tid; j < tn / 32; j += WG) {
+		vec4 a = xs[xo + swz(8 * j)] + xs[xo + swz(8 * j + 1)] +
+			 xs[xo + swz(8 * j + 2)] + xs[xo + swz(8 * j + 3)];
+		vec4 b = xs[xo + swz(8 * j + 4)] + xs[xo + swz(8 * j + 5)] +
+			 xs[xo + swz(8 * j + 6)] + xs[xo + swz(8 * j + 7)];
+		xsm[p * (TILE / 32u) + j] = vec2(dot(a, vec4(1.0)), dot(b, vec4(1.0)));
+	}
+#endif
+#endif
+	barrier();
+}
 
 // The row of segment s that computed row c holds: c itself, but under
 // NEOX, for q and k, rows 2i and 2i + 1 of a head's rotated part are its
@@ -461,7 +494,7 @@ uint wrow(uint s, uint c)
 			}                                                   \
 		XDECL(U);                                                   \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
-			load_x(u + uu * st, t0, xv[uu]);                    \
+			load_x(u + uu * st, t0, xv[uu], 0u);                \
 		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
 			[[unroll]] for (uint r = 0; r < NR; r++) {          \
 				acc[r] += WDOT(q[uu][r], d[uu][r], xv[uu], (u + uu * st) % 8u); \
@@ -481,9 +514,127 @@ uint wrow(uint s, uint c)
 			STEP(S, 1)                                          \
 	}
 
+// PR > 1: the workgroup's rows of W (segment 0, no fusion) for pass rows
+// p0 .. p0 + PR - 1 (those of the run), each unit of weights loaded once
+// and dotted with every row's x. A row's sum is made exactly as PR 1 makes
+// it (the same units to the same lanes in the same order, the same
+// reductions), so that a pass of few rows equals the one-row table's
+// matvec bit for bit; the host keeps TILE / UE a multiple of the lanes'
+// stride for that. Rows of W: g * rpw + rg * NR + r, taken by the
+// subgroups in rounds where they are fewer than the host expected.
+#define STEP_PR(U)                                                          \
+	{                                                                   \
+		WT q[U][NR];                                                \
+		DT d[U][NR];                                                \
+		[[unroll]] for (uint uu = 0; uu < U; uu++)                  \
+			[[unroll]] for (uint r = 0; r < NR; r++) {          \
+				uint row = min(r0 + r, m - 1), un = u + uu * st; \
+				q[uu][r] = LOADW(0, pc.o[2], row, k, un);   \
+				d[uu][r] = LOADD(0, pc.o[2], pc.p[7], row, k, un); \
+			}                                                   \
+		[[unroll]] for (uint p = 0; p < PR; p++) {                  \
+			if (p < npr) {                                      \
+				XDECL(U);                                   \
+				[[unroll]] for (uint uu = 0; uu < U; uu++)  \
+					load_x(u + uu * st, t0, xv[uu], p); \
+				[[unroll]] for (uint uu = 0; uu < U; uu++)  \
+					[[unroll]] for (uint r = 0; r < NR; r++) \
+						accp[p][r] += WDOT(q[uu][r], d[uu][r], xv[uu], (u + uu * st) % 8u); \
+			}                                                   \
+		}                                                           \
+	}
+
+void main_pr()
+{
+	uint k = pc.p[0], rpw = pc.aux[0], m = pc.p[2];
+	uint lane = gl_SubgroupInvocationID, ns = gl_SubgroupSize;
+	uint g = wg_id(), cols = pc.aux[2];
+	uint p0 = row_first() + (g % cols) * PR;
+	g /= cols;
+	if (p0 >= row_end())
+		return;
+	uint npr = min(PR, row_end() - p0);
+	float ss = 0.0;
+	uint nsg = gl_NumSubgroups, tid = gl_LocalInvocationID.x;
+	uint kse = KS > 1 && nsg % KS == 0 ? KS : 1;
+	uint sg = gl_SubgroupID / kse, kp = gl_SubgroupID % kse, st = ns * kse;
+	nsg /= kse;
+#if defined(TYPE_IQ4_XS)
+	iq4_fill(tid); // used after the tile loop's barriers
+#endif
+	uint rounds = (rpw + nsg * NR - 1) / (nsg * NR);
+	for (uint j = 0; j < rounds; j++) {
+		uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
+		bool mine = rg * NR < rpw && r0 < m;
+		float accp[PR][NR];
+		[[unroll]] for (uint p = 0; p < PR; p++)
+			[[unroll]] for (uint r = 0; r < NR; r++)
+				accp[p][r] = 0.0;
+		for (uint t0 = 0; t0 < k; t0 += TILE) {
+			uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
+			barrier(); // the previous tile is used up
+			[[unroll]] for (uint p = 0; p < PR; p++) {
+				if (p < npr) {
+					XS s;
+					s.xo = pc.o[0] + row_in(p0 + p) * k;
+					s.no = 0u;
+					s.xal = (s.xo & 3u) == 0;
+					s.nal = false;
+					stage_x(s, t0, tn, ss, p);
+				}
+			}
+			if (!mine)
+				continue;
+			uint u = t0 / UE + kp * ns + lane;
+			if (UNR >= 4)
+				for (; u + 3 * st < u1; u += 4 * st)
+					STEP_PR(4)
+			for (; u + st < u1; u += 2 * st)
+				STEP_PR(2)
+			if (u < u1)
+				STEP_PR(1)
+		}
+		// each row's sum as main() makes it, one pass row at a time
+		[[unroll]] for (uint p = 0; p < PR; p++) {
+			if (p >= npr)
+				continue;
+			uint yo = pc.o[5] + row_in(p0 + p) * m;
+			float sr[NR];
+			[[unroll]] for (uint r = 0; r < NR; r++) {
+				sr[r] = subgroupAdd(accp[p][r]);
+				if (kse > 1 && mine && lane == r)
+					kps[(rg * NR + r) * kse + kp] = sr[r];
+			}
+			if (kse > 1)
+				barrier();
+			if (mine && kp == 0u) {
+				uint nr = min(NR, m - r0);
+				[[unroll]] for (uint r = 0; r < NR; r++) {
+					if (lane != r || r >= nr)
+						continue;
+					float v = sr[r];
+					if (kse > 1) {
+						uint b = (rg * NR + r) * kse;
+						v = kps[b];
+						for (uint q = 1; q < kse; q++)
+							v += kps[b + q];
+					}
+					y0[yo + r0 + r] = v;
+				}
+			}
+			if (kse > 1)
+				barrier(); // kps is used up
+		}
+	}
+}
+
 void main()
 {
 	STOP_CHECK();
+	if (PR > 1u) {
+		main_pr();
+		return;
+	}
 	uint k = pc.p[0], rpw = pc.aux[0];
 	uint lane = gl_SubgroupInvocationID, ns = gl_SubgroupSize;
 	XS xs_;
@@ -539,23 +690,7 @@ void main()
 	for (uint t0 = 0; t0 < k; t0 += TILE) {
 		uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
 		barrier(); // the previous tile is used up
-#if defined(XQ8)
-		stage_xq(xs_, t0, tn, ss);
-#else
-		for (uint j = tid; j < tn / 4; j += WG)
-			xs[swz(j)] = ld4(xs_, t0 + kx_pos(4 * j), ss);
-#if defined(KMIN)
-		barrier();
-		for (uint j = tid; j < tn / 32; j += WG) {
-			vec4 a = xs[swz(8 * j)] + xs[swz(8 * j + 1)] +
-				 xs[swz(8 * j + 2)] + xs[swz(8 * j + 3)];
-			vec4 b = xs[swz(8 * j + 4)] + xs[swz(8 * j + 5)] +
-				 xs[swz(8 * j + 6)] + xs[swz(8 * j + 7)];
-			xsm[j] = vec2(dot(a, vec4(1.0)), dot(b, vec4(1.0)));
-		}
-#endif
-#endif
-		barrier();
+		stage_x(xs_, t0, tn, ss, 0u);
 		[[unroll]] for (uint j = 0; j < MAXRG; j++) {
 			uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
 			if (rg * NR >= rpw || r0 >= m)

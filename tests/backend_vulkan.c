@@ -575,29 +575,30 @@ static uint8_t *kweights_new(int t, int k, int m, size_t *row_bytes)
 	return w;
 }
 
-/* y rows = W x rows through a batched table of n rows on backend b (n 1:
- * the one-row table, decode's matvec). */
-static void backend_matmul(struct be *b, int t, const uint8_t *w, size_t rb, const float *x,
-			   int k, int m, uint32_t n, float *y)
+/* y rows = W x rows through a batched table of rows rows on backend b,
+ * one pass of its first n (rows 1: the one-row table, decode's matvec). */
+static void backend_matmul_pass(struct be *b, int t, const uint8_t *w, size_t rb,
+				const float *x, int k, int m, uint32_t rows, uint32_t n,
+				float *y)
 {
 	struct belt_buffer *bw = buf_from(b, w, rb * (size_t)m);
-	struct belt_buffer *bx = buf_from(b, x, (uint64_t)n * k * 4);
-	struct belt_buffer *by = buf_new(b, (uint64_t)n * m * 4);
+	struct belt_buffer *bx = buf_from(b, x, (uint64_t)rows * k * 4);
+	struct belt_buffer *by = buf_new(b, (uint64_t)rows * m * 4);
 	struct belt_cmd c = cmd_new(b, "matvec", t, "test.matmul");
 	bind(&c, bw, 0, rb * (size_t)m, t);
 	c.bind[0].ne[0] = k;
 	c.bind[0].ne[1] = m;
-	bind(&c, bx, 0, (uint64_t)n * k * 4, BELT_TYPE_F32);
+	bind(&c, bx, 0, (uint64_t)rows * k * 4, BELT_TYPE_F32);
 	c.bind[1].ne[0] = k;
-	c.bind[1].ne[1] = n;
-	bind(&c, by, 0, (uint64_t)n * m * 4, BELT_TYPE_F32);
+	c.bind[1].ne[1] = rows;
+	bind(&c, by, 0, (uint64_t)rows * m * 4, BELT_TYPE_F32);
 	c.bind[2].ne[0] = m;
-	c.bind[2].ne[1] = n;
+	c.bind[2].ne[1] = rows;
 	pi(&c, k);
 	pi(&c, m);
 	struct belt_table tab;
-	table_init(&tab, &c, 1, n, NULL, n > 1 ? 0 : 1);
-	tab.rows = n > 1 ? n : 0;
+	table_init(&tab, &c, 1, rows, NULL, rows > 1 ? 0 : 1);
+	tab.rows = rows > 1 ? rows : 0;
 	prepare(b, &tab);
 	run(b, &tab, 0, n, 0);
 	buf_get(b, by, 0, y, (uint64_t)n * m * 4);
@@ -605,6 +606,42 @@ static void backend_matmul(struct be *b, int t, const uint8_t *w, size_t rb, con
 	buf_free(b, bw);
 	buf_free(b, bx);
 	buf_free(b, by);
+}
+
+static void backend_matmul(struct be *b, int t, const uint8_t *w, size_t rb, const float *x,
+			   int k, int m, uint32_t n, float *y)
+{
+	backend_matmul_pass(b, t, w, rb, x, k, m, n, n, y);
+}
+
+/* A pass of n <= 16 rows of a table of 17 (the few-row pass, on
+ * matvec_fused): each row bit for bit the one-row table's. k of 16
+ * super-blocks spans several of the tiles of x the pass stages. */
+static void kquant_few_rows(struct be *vk, int t)
+{
+	int k = 4096, m = 20;
+	size_t rb;
+	uint8_t *w = kweights_new(t, k, m, &rb);
+	float *x = malloc((size_t)17 * k * 4), *y = malloc((size_t)17 * m * 4);
+	float *one = malloc((size_t)m * 4);
+	ck_assert(x && y && one);
+	fill(x, (size_t)17 * k);
+	static const uint32_t ns[] = {16, 9, 2};
+	for (int p = 0; p < 3; p++) {
+		backend_matmul_pass(vk, t, w, rb, x, k, m, 17, ns[p], y);
+		for (uint32_t row = 0; row < ns[p]; row++) {
+			backend_matmul(vk, t, w, rb, x + (size_t)row * k, k, m, 1, one);
+			for (int r = 0; r < m; r++)
+				ck_assert_msg(y[(size_t)row * m + r] == one[r],
+					      "%s few-row pass of %u: row %u, %d: %.9g vs one-row %.9g",
+					      belt_type_name(t), ns[p], row, r,
+					      y[(size_t)row * m + r], one[r]);
+		}
+	}
+	free(w);
+	free(x);
+	free(y);
+	free(one);
 }
 
 /* matvec and the batched product of K-quant weights against the weights
@@ -651,6 +688,7 @@ static void kquant_matvec_cases(struct be *vkp, int t, double rel_batched)
 		free(xr);
 		free(y);
 	}
+	kquant_few_rows(&vk, t);
 }
 
 /* Run cases(vk, t, rel) on the path the device takes (the matrix units
@@ -2478,11 +2516,19 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 	table_rows(&tab, &c, 1, 256, NULL, rows, NULL);
 	prepare(vk, &tab);
 	/* a pass of at most VK_FEW_ROWS (16) rows of a larger table runs the
-	 * one-row table's kernel per row where it has one (backend setting
-	 * few_rows, matvec_fused: x as int8 on devices that take it): such
-	 * passes are checked against the one-row table, row by row */
+	 * one-row table's kernel where it has one (backend setting few_rows,
+	 * matvec_fused: x as int8 on devices that take it; with few_shared,
+	 * several rows a workgroup, each weight loaded once for them): such
+	 * passes must equal the one-row table exactly, row by row */
 	float *one = malloc((size_t)rows * m * 4);
 	ck_assert(one);
+	/* where the backend takes matvec_fused (fusion.c vk_fusable_matvec):
+	 * k a multiple of 8, the weights where 16-byte loads reach them (here
+	 * at offset 0: Q8_0 and Q4_0 then in the GPU layout), the K-quants'
+	 * k a multiple of 256 */
+	bool kq = t != BELT_TYPE_F32 && t != BELT_TYPE_F16 && t != BELT_TYPE_BF16 &&
+		  t != BELT_TYPE_Q8_0 && t != BELT_TYPE_Q4_0;
+	bool fused = k % 8 == 0 && woff == 0 && (!kq || k % 256 == 0);
 	matvec_rows_one(vk, t, bw, woff, wbytes, bx, k, m, rows, one);
 	/* passes of n rows: each leaves rows n.. as they were */
 	uint32_t ns[4] = {rows, rows / 2 + 1, 1, rows};
@@ -2512,8 +2558,10 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 						      belt_type_name(t), k, m, rows, n, r);
 					continue;
 				}
-				double tol = rel * mag[at] + 1e-6;
+				/* the few-row pass: bit for bit the one-row table's
+				 * where it runs matvec_fused */
 				bool few = rows > 16 && n <= 16;
+				double tol = few && fused ? 0.0 : rel * mag[at] + 1e-6;
 				double want = few ? one[at] : ref[at];
 				ck_assert_msg(fabs(y[at] - want) <= tol,
 					      "matmul %s k=%d m=%d off %d rows %u n %u: "
@@ -2559,6 +2607,9 @@ static void batched_matvec_cases(struct be *vk, int t, double rel)
 	}
 	/* several tiles each way, a partial last one */
 	check_matmul(vk, t, 288, 300, 150, 0, rel);
+	/* x over several of the few-row pass's tiles (shared memory holds
+	 * fewer values of x a row when it holds several rows) */
+	check_matmul(vk, t, 4096, 20, 17, 0, rel);
 }
 
 START_TEST(test_batched_matvec)

@@ -36,6 +36,10 @@ struct vk_tuning {
 				* many positions (0: never) */
 	bool stats; /* stats: print each pipeline's driver statistics */
 	bool few_rows; /* few_rows: batched runs of few rows on matvec_fused */
+	bool few_shared; /* few_shared: there, each weight loaded once for
+			  * all the rows of a workgroup (matvec_fused PR) */
+	uint32_t few_pr; /* few_pr: the most rows a workgroup (0: VK_FEW_PR) */
+	uint32_t few_nr; /* few_nr: rows of W a subgroup there (0: VK_FEW_NR) */
 };
 /* att_gqa_from's default: H100 measurements in doc/vulkan.md */
 #define VK_ATT_GQA_FROM 512
@@ -189,6 +193,11 @@ int vk_spec_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh, uint32_t flags,
 		      uint32_t nseg, uint32_t ks, VkPipeline *out, char *err,
 		      size_t errsz);
+/* The same for a pass of few rows, pr of them a workgroup (its PR), nr
+ * rows of W a subgroup, with x staged tile values at a time. */
+int vk_fused_pipeline_pr(struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
+			 uint32_t pr, uint32_t nr, uint32_t tile, VkPipeline *out,
+			 char *err, size_t errsz);
 
 /* Convert the Q8_0/Q4_0/Q6_K weights at b[offset, offset + size), n_blocks
  * blocks of type, to the GPU layout once (repack.c); an overlapping range

@@ -425,6 +425,57 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	return g->flags || g->nmv > 1;
 }
 
+/* Values of x per 16 weight bytes of shader sh (matvec_fused's UE). */
+static uint32_t fmv_ue(enum vk_shader sh)
+{
+	switch (sh) {
+	case VK_SH_FMV_F32: return 4;
+	case VK_SH_FMV_F16:
+	case VK_SH_FMV_BF16: return 8;
+	case VK_SH_FMV_Q8_0:
+	case VK_SH_FMV_Q8_0_XQ: return 16;
+	default: return 32;
+	}
+}
+
+/* matvec_fused's PR for a pass of few rows: the most rows of the pass
+ * (16, 8, 4 or 2) a workgroup can stage x of in shared memory with a
+ * tile (*tile) that keeps each row's sum exactly as PR 1 makes it: the
+ * same units to the same lanes in the same order, which holds where both
+ * tiles are multiples of the units the lanes stride over at once (else
+ * only for the same tile). 1: none fits, or few_shared is off. */
+static uint32_t few_pr(const struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
+		       uint32_t *tile)
+{
+	uint32_t t = sh - VK_SH_FMV_F32, ue = fmv_ue(sh);
+	uint32_t stride = ue * ctx->subgroup * ks, dec = ctx->mv_tile[t];
+	bool xq = sh == VK_SH_FMV_Q4_0_XQ || sh == VK_SH_FMV_Q8_0_XQ;
+	bool kxq = sh == VK_SH_FMV_Q4_K_XQ || sh == VK_SH_FMV_Q5_K_XQ ||
+		   sh == VK_SH_FMV_Q6_K_XQ;
+	bool kmin = sh == VK_SH_FMV_Q4_K || sh == VK_SH_FMV_Q5_K;
+	/* shared bytes per 4 values of a row (the shader's arrays), and the
+	 * 6 KiB the host keeps for its others (vk_tune_matvec) */
+	uint32_t b4 = kxq ? 6 : xq ? 5 : kmin ? 17 : 16;
+	uint32_t extra = xq || kxq ? 64 : 0, budget = ctx->props.limits.maxComputeSharedMemorySize;
+	*tile = dec;
+	if (!ctx->tune.few_shared || budget <= 6144)
+		return 1;
+	budget -= 6144;
+	uint32_t top = ctx->tune.few_pr ? ctx->tune.few_pr : VK_FEW_PR;
+	for (uint32_t pr = top; pr > 1; pr /= 2) {
+		uint32_t tl = dec;
+		if (dec % stride == 0)
+			while (tl > 256 && (uint64_t)pr * (tl / 4 * b4 + extra) > budget &&
+			       (tl / 2) % stride == 0 && (tl / 2) % 256 == 0)
+				tl /= 2;
+		if ((uint64_t)pr * (tl / 4 * b4 + extra) <= budget) {
+			*tile = tl;
+			return pr;
+		}
+	}
+	return 1;
+}
+
 /* The fused command for group g: descriptors from the originals'. */
 int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct vk_cmd *oc,
 		     const VkDescriptorBufferInfo *obi, struct vk_cmd *c,
@@ -451,14 +502,30 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	if (op->wtype == BELT_TYPE_Q8_0 || op->wtype == BELT_TYPE_Q4_0 ||
 	    op->wtype == BELT_TYPE_Q6_K)
 		pc.p[7] = pc.o[2] + vk_repacked_scales(op->wtype, m->bind[0].size);
+	/* columns of workgroups over the pass's rows: one a row (PR 1), or
+	 * VK_FEW_ROWS / PR of PR rows each */
+	uint32_t ks = group_ks(ctx, sh, k), tile;
+	uint32_t pr = few_pr(ctx, sh, ks, &tile), cols = VK_FEW_ROWS / pr;
+	/* with PR, more rows of W a subgroup than decode's: each x loaded
+	 * from shared memory serves more of them (rows per subgroup leave a
+	 * row's sum as it is) */
+	uint32_t ti = sh - VK_SH_FMV_F32, nr = ctx->mv_nr[ti];
+	if (pr > 1) {
+		uint32_t sgs = ctx->mv_rpw[ti] / ctx->mv_nr[ti]; /* subgroups */
+		nr = ctx->tune.few_nr ? ctx->tune.few_nr : VK_FEW_NR;
+		while (ks > 1 && nr > 1 && nr * sgs > KP_MAX) /* the k-split sums */
+			nr /= 2;
+		rpw = nr * sgs / ks;
+	}
 	pc.aux[0] = rpw;
-	pc.aux[2] = VK_FEW_ROWS;
-	uint64_t groups = (uint64_t)(rows + rpw - 1) / rpw * VK_FEW_ROWS;
+	pc.aux[2] = cols;
+	uint64_t groups = (uint64_t)(rows + rpw - 1) / rpw * cols;
 	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
 	c->few_pc = pc;
 	c->few_gx = groups < maxx ? (uint32_t)groups : maxx;
 	c->few_gy = (uint32_t)((groups + c->few_gx - 1) / c->few_gx);
-	if (vk_fused_pipeline(ctx, sh, 0, 1, group_ks(ctx, sh, k), &c->few_pipe, err, errsz))
+	if (pr > 1 ? vk_fused_pipeline_pr(ctx, sh, ks, pr, nr, tile, &c->few_pipe, err, errsz)
+		   : vk_fused_pipeline(ctx, sh, 0, 1, ks, &c->few_pipe, err, errsz))
 		return -1;
 	c->few_layout = ctx->pl[BELT_MAX_BINDINGS];
 	c->has_few = true;

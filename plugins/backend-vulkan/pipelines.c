@@ -149,6 +149,18 @@ int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 				errsz);
 }
 
+int vk_fused_pipeline_pr(struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
+			 uint32_t pr, uint32_t nr, uint32_t tile, VkPipeline *out,
+			 char *err, size_t errsz)
+{
+	uint32_t t = sh - VK_SH_FMV_F32;
+	uint32_t data[9] = {0,		  1,		 nr,
+			    ctx->mv_swz,  ctx->mv_wg[t], tile,
+			    ctx->mv_unr[t], ks,		 pr};
+	return vk_spec_pipeline(ctx, sh, BELT_MAX_BINDINGS, data, 9, out, err,
+				errsz);
+}
+
 int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 			char *err, size_t errsz)
 {

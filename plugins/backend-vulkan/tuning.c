@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -98,7 +98,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.mv_swizzle = true,
 				.coopmat = true,
 				.att_coopmat = true,
-				.few_rows = true};
+				.few_rows = true,
+				.few_shared = true};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
 		return -1;
 	/* fuse and profile: the file's value here, the variable's at each
@@ -119,7 +120,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_bool("att_coopmat", value_of(opt, "att_coopmat"), &t->att_coopmat,
 		     err, errsz) ||
 	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz) ||
-	    get_bool("few_rows", value_of(opt, "few_rows"), &t->few_rows, err, errsz))
+	    get_bool("few_rows", value_of(opt, "few_rows"), &t->few_rows, err, errsz) ||
+	    get_bool("few_shared", value_of(opt, "few_shared"), &t->few_shared, err, errsz))
 		return -1;
 	const char *v = value_of(opt, "validation");
 	if (v) {
@@ -148,7 +150,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 			return bad("q8x", v, "0, 1, q4_0, q8_0 or k", err, errsz);
 	}
 	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1, achunk = 0,
-	     asplits = 0, akl = 0, avl = 0, gqa_from = VK_ATT_GQA_FROM;
+	     asplits = 0, akl = 0, avl = 0, gqa_from = VK_ATT_GQA_FROM, fpr = 0,
+	     fnr = 0;
 	if (get_int("mv_rows", value_of(opt, "mv_rows"), 1, 8, "1 to 8",
 		    &rows, err, errsz) ||
 	    get_int("mv_wg", value_of(opt, "mv_wg"), 64, 1024,
@@ -171,8 +174,17 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		    "1 to 64", &avl, err, errsz) ||
 	    get_int("att_gqa_from", value_of(opt, "att_gqa_from"), 0,
 		    (long)UINT32_MAX, "an integer >= 0 (0: never)", &gqa_from,
-		    err, errsz))
+		    err, errsz) ||
+	    get_int("few_pr", value_of(opt, "few_pr"), 0, VK_FEW_ROWS,
+		    "2, 4, 8 or 16 (0: 4)", &fpr, err, errsz) ||
+	    get_int("few_nr", value_of(opt, "few_nr"), 0, 8, "1 to 8 (0: 4)", &fnr, err,
+		    errsz))
 		return -1;
+	if (fpr & (fpr - 1) || fpr == 1)
+		return bad("few_pr", value_of(opt, "few_pr"), "2, 4, 8 or 16 (0: 4)", err,
+			   errsz);
+	t->few_pr = (uint32_t)fpr;
+	t->few_nr = (uint32_t)fnr;
 	t->att_chunk = (uint32_t)achunk;
 	t->att_splits = (uint32_t)asplits;
 	t->att_kloads = (uint32_t)akl;

@@ -40,6 +40,10 @@
 /* A batched table's runs of at most this many rows (a verification of
  * drafts) take its few-row kernels (plan.h: vk_cmd.has_few). */
 #define VK_FEW_ROWS 16
+/* A few-row pass's matvecs (doc/vulkan.md, H100 measurements): rows of
+ * the pass a workgroup (tuning few_pr) and rows of W a subgroup (few_nr) */
+#define VK_FEW_PR 4
+#define VK_FEW_NR 4
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
  * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K
  * with x as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2; 1B
@@ -70,7 +74,7 @@
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_SPIPE_MAX 192 /* specialized pipelines: fused matvecs and matmul_cm's */
-#define VK_SPEC_MAX 8 /* specialization constants of a vk_spec_pipeline */
+#define VK_SPEC_MAX 9 /* specialization constants of a vk_spec_pipeline */
 /* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q6_K_XQ. */
 #define VK_FMV_TYPES 14
 

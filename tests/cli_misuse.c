@@ -457,6 +457,18 @@ START_TEST(draft_flags)
 	expect_error(&r, 2, "--draft-max 8: a verification pass of 9 rows needs -ub of at least 9");
 	sh(&r, "%s bench -m '%s' -d 16 -f /dev/null", belt_bin(), stories());
 	expect_error(&r, 2, "-f sets the tg tests' prompt and -d fills the context");
+	/* context shift: --keep needs it, and a bad --keep is named */
+	sh(&r, "%s run -m '%s' -p hi --keep 3", belt_bin(), stories());
+	expect_error(&r, 2, "--keep 3 needs --context-shift");
+	sh(&r, "%s run -m '%s' -p hi --context-shift --keep -2", belt_bin(), stories());
+	expect_error(&r, 2, "--keep");
+	/* a run far past the context goes on, and says it shifted */
+	sh(&r, "%s run -m '%s' -p 'Once upon a time' -n 100 -c 32 --ignore-eos --ids --context-shift",
+	   belt_bin(), stories());
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.err, "belt: the context was shifted") &&
+			      strstr(r.err, "decode 100 tokens"),
+		      "%s", r.err);
 	/* the same ids with the drafter as without (whether its passes pay,
 	 * and so run, depends on the machine's timing: doc/drafting.md) */
 	static struct result plain;

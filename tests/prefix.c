@@ -547,6 +547,91 @@ START_TEST(eval_calls)
 }
 END_TEST
 
+/* Context shift (belt_generate_params.context_shift): a generation far
+ * longer than the context goes on, and after each shift it is what a
+ * session given the shifted history as its prompt generates (that
+ * session keeps the first n_keep tokens the same way, from its earlier
+ * prompt). The shifted history is made here: when position n_ctx is
+ * reached, the first keep tokens stay and (n_ctx - keep) / 2 after them
+ * go. Greedy (a chain), sampled with penalties, drafted. */
+static void shift_case(struct belt_model *m, const char *what, uint32_t keep,
+		       const struct belt_sampling *samp, struct belt_drafter *d)
+{
+	enum { N_CTX = 48, N_PREDICT = 150 };
+	struct belt_session *s = session(m, N_CTX), *r = session(m, N_CTX);
+	static struct ids prompt, out, hist, want;
+	tokens(m, story, true, &prompt);
+	ck_assert_uint_gt(prompt.n, keep + 1);
+	struct belt_generate_params gp;
+	belt_generate_params_default(&gp);
+	gp.n_predict = N_PREDICT;
+	gp.sampling = samp;
+	gp.drafter = d;
+	gp.draft_unpaced = true;
+	gp.context_shift = true;
+	gp.n_keep = keep;
+	gp.stop_at_eog = false;
+	char err[BELT_ERR_SIZE];
+	out.n = 0;
+	ck_assert_msg(belt_generate(s, prompt.id, prompt.n, &gp, collect, &out, err, sizeof err) == 0,
+		      "%s", err);
+	const struct belt_stats *st = belt_session_stats(s);
+	ck_assert_int_eq(st->stop, BELT_STOP_N_PREDICT);
+	ck_assert_uint_eq(out.n, N_PREDICT);
+	/* each shift leaves N_CTX + 1 - drop tokens, the pending one among them */
+	uint32_t drop = (N_CTX - keep) / 2, shifts = 0;
+	join(&prompt, NULL, 0, &hist);
+	for (size_t i = 0; i < out.n;) {
+		size_t seg = N_CTX + 1 - hist.n;
+		if (seg > out.n - i)
+			seg = out.n - i;
+		gp.n_predict = (uint32_t)seg;
+		gp.context_shift = false;
+		want.n = 0;
+		ck_assert_msg(belt_generate(r, hist.id, hist.n, &gp, collect, &want, err,
+					    sizeof err) == 0, "%s", err);
+		size_t same = common(out.id + i, seg, want.id, want.n);
+		ck_assert_msg(same == seg && want.n == seg,
+			      "shift %s on %s: after %u shifts, token %zu is %d, %d from the shifted "
+			      "history as a prompt",
+			      what, backend(), shifts, i + same, out.id[i + same],
+			      same < want.n ? want.id[same] : -1);
+		join(&hist, out.id + i, seg, &hist);
+		i += seg;
+		if (i < out.n) {
+			memmove(hist.id + keep, hist.id + keep + drop,
+				(hist.n - keep - drop) * sizeof *hist.id);
+			hist.n -= drop;
+			shifts++;
+		}
+	}
+	ck_assert_uint_eq(st->n_shifts, shifts);
+	ck_assert_uint_ge(shifts, 3);
+	printf("prefix shift %-16s %s: %u tokens in a context of %u, %u shifts keeping %u, "
+	       "each as from the shifted history\n",
+	       what, backend(), N_PREDICT, N_CTX, shifts, keep);
+	belt_session_free(s);
+	belt_session_free(r);
+}
+
+START_TEST(context_shift)
+{
+	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
+	shift_case(m, "greedy, keep 0", 0, NULL, NULL);
+	shift_case(m, "greedy, keep 5", 5, NULL, NULL);
+	struct belt_sampling samp;
+	belt_sampling_default(&samp);
+	samp.seed = 3;
+	samp.temp = 0.9f;
+	samp.repeat_penalty = 1.2f;
+	shift_case(m, "sampled, keep 1", 1, &samp, NULL);
+	struct belt_drafter *d = drafter(m, "ngram", "min=1,max=3");
+	shift_case(m, "drafted, keep 1", 1, NULL, d);
+	belt_drafter_free(d);
+	belt_model_free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("prefix");
@@ -561,6 +646,7 @@ static Suite *suite(void)
 	tcase_add_test(t, after_errors);
 	tcase_add_test(t, alternating);
 	tcase_add_test(t, eval_calls);
+	tcase_add_test(t, context_shift);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -37,6 +37,9 @@ static const char help[] =
 	"      --ids            print generated token ids, space-separated, instead of text\n"
 	"      --no-bos         do not prepend BOS to the prompt\n"
 	"      --ignore-eos     keep generating after an end-of-generation token\n"
+	"      --context-shift  when the context is full, drop half of the tokens after the\n"
+	"                       first --keep (and BOS) and go on, as llama.cpp does\n"
+	"      --keep N         with --context-shift: prompt tokens kept (default 0; -1: all)\n"
 	CLI_SAMPLING_HELP
 	"      --grammar TEXT   only text of this GBNF grammar (llama.cpp's; doc/grammars.md)\n"
 	"      --grammar-file FILE  the same, the grammar read from FILE\n"
@@ -109,9 +112,9 @@ struct run_opts {
 	const char *json_schema;	    /* --json-schema FILE or TEXT */
 	const char *draft, *draft_options;  /* --draft NAME, --draft-options TEXT */
 	long draft_max;
-	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device;
+	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device, keep;
 	int type_k, type_v;
-	bool ids, no_bos, ignore_eos, profile;
+	bool ids, no_bos, ignore_eos, profile, context_shift;
 	bool seed_given; /* every uint64 is a seed, BELT_SEED_RANDOM too */
 	struct belt_sampling samp;
 };
@@ -121,7 +124,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
 	       O_PROFILE, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE, O_JSON_SCHEMA,
-	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS };
+	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_CONTEXT_SHIFT, O_KEEP };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
@@ -140,6 +143,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"draft", required_argument, 0, O_DRAFT},
 		{"draft-max", required_argument, 0, O_DRAFT_MAX},
 		{"draft-options", required_argument, 0, O_DRAFT_OPTIONS},
+		{"context-shift", no_argument, 0, O_CONTEXT_SHIFT},
+		{"keep", required_argument, 0, O_KEEP},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	*o = (struct run_opts){.backend = "cpu", .n_predict = 256, .n_batch = 2048, .n_ubatch = 512,
@@ -193,6 +198,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_IDS: o->ids = true; break;
 		case O_NO_BOS: o->no_bos = true; break;
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
+		case O_CONTEXT_SHIFT: o->context_shift = true; break;
+		case O_KEEP: if (!cli_int("run", "--keep", optarg, -1, 1L << 24, &o->keep)) return CLI_USAGE; break;
 		case O_GRAMMAR: o->grammar = optarg; break;
 		case O_GRAMMAR_FILE: o->grammar_file = optarg; break;
 		case O_JSON_SCHEMA: o->json_schema = optarg; break;
@@ -217,6 +224,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		return cli_usage_error("run", "give --json-schema or a grammar, not both");
 	if ((o->draft_max || o->draft_options) && !o->draft)
 		return cli_usage_error("run", "--draft-max and --draft-options need --draft NAME");
+	if (o->keep && !o->context_shift)
+		return cli_usage_error("run", "--keep %ld needs --context-shift", o->keep);
 	if (o->draft && (o->grammar || o->grammar_file || o->json_schema))
 		return cli_usage_error("run", "--draft does not combine with a grammar yet: give one of them");
 	if (o->draft_max && o->draft_max >= o->n_ubatch)
@@ -253,6 +262,9 @@ static void report(const struct belt_session *s)
 			"belt: drafts: %u verification passes, %u of %u drafted tokens accepted, %.2f tokens per pass\n",
 			st->n_verify, st->n_accepted, st->n_drafted,
 			(double)(st->n_accepted + st->n_verify) / st->n_verify);
+	if (st->n_shifts)
+		fprintf(stderr, "belt: the context was shifted %u times (-c %u)\n", st->n_shifts,
+			belt_session_n_ctx(s));
 }
 
 /* Compile --grammar, --grammar-file or --json-schema against the model's
@@ -338,6 +350,10 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	gp.grammar = grammar;
 	gp.drafter = drafter;
 	gp.draft_max = (uint32_t)o->draft_max;
+	/* llama.cpp's --keep: N prompt tokens after BOS, which stays too */
+	gp.context_shift = o->context_shift;
+	gp.n_keep = o->keep < 0 || (size_t)o->keep >= n ? (uint32_t)n
+		    : (uint32_t)o->keep + (n > 0 && ids[0] == belt_tok_bos(tok));
 	struct out out = {.ids = o->ids, .first = true, .tty = isatty(1),
 			  .flush_every = (uint32_t)o->chunk};
 	if (rc == 0 && o->n_predict != 0) {

@@ -331,6 +331,33 @@ static void grammar_allowed(struct belt_session *s, struct belt_grammar *g)
 		g->ops->allowed(g->state, s->grammar_mask, s->m->n_vocab);
 }
 
+/* The context is full at pos (s->ids[0 .. pos], the last not yet run):
+ * keep the first n_keep tokens, drop half of those after them, run the
+ * rest again from n_keep (their last, the pending token, through t's
+ * head) and pick the next token, as after a prompt. *pos becomes the
+ * position of the pending token + 1; returns as belt_session_host_next
+ * (1: the grammar allows nothing). */
+static int shift(struct belt_session *s, const struct belt_generate_params *gp,
+		 struct belt_table *t, bool host, const struct belt_sampler_ops *so,
+		 struct belt_grammar *g, uint32_t *pos, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	uint32_t keep = gp->n_keep < s->n_ctx / 2 ? gp->n_keep : s->n_ctx / 2;
+	uint32_t drop = (*pos - keep) / 2 ? (*pos - keep) / 2 : 1;
+	uint32_t n = *pos + 1 - drop; /* tokens left, the pending one included */
+	memmove(s->ids + keep, s->ids + keep + drop, (size_t)(n - keep) * sizeof *s->ids);
+	kv_from(s, keep);
+	if (prefill(s, t, s->ids + keep, n - keep, keep, err, errsz))
+		return -1;
+	s->stats.n_shifts++;
+	*pos = n;
+	if (!host)
+		return m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)n * 4, &s->ids[n], 4,
+					  err, errsz);
+	grammar_allowed(s, g);
+	return belt_session_host_next(s, so, gp->sampling, g, n - 1, err, errsz);
+}
+
 static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
 		    const struct belt_generate_params *gp, const struct belt_sampler_ops *sampler,
 		    belt_token_fn fn, void *ud, char *err, size_t errsz)
@@ -392,44 +419,55 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	bool go = rc == 0 && belt_session_emit(s, &ts, s->ids[n_prompt], gp, fn, ud);
 	/* The token at position pos is in s->ids[pos]; feeding it yields pos+1. */
 	uint32_t pos = (uint32_t)n_prompt;
-	if (go && draft && belt_session_speculate(s, gp, so_verify, so, t, &ts, &pos, fn, ud, &go,
-						  err, errsz))
-		return -1;
-	while (go && host && pos < s->n_ctx) {
-		/* a grammar that allows only the end needs no more logits */
-		grammar_allowed(s, g);
-		if (g && gp->stop_at_eog &&
-		    belt_session_grammar_only_eog(s->grammar_mask, m->tok, m->n_vocab)) {
-			s->stats.stop = BELT_STOP_EOG;
-			go = false;
-			break;
+	/* until generation ends, or the context is full and not shifted */
+	for (bool again = true; again;) {
+		if (go && draft && belt_session_speculate(s, gp, so_verify, so, t, &ts, &pos, fn, ud, &go,
+							  err, errsz))
+			return -1;
+		while (go && host && pos < s->n_ctx) {
+			/* a grammar that allows only the end needs no more logits */
+			grammar_allowed(s, g);
+			if (g && gp->stop_at_eog &&
+			    belt_session_grammar_only_eog(s->grammar_mask, m->tok, m->n_vocab)) {
+				s->stats.stop = BELT_STOP_EOG;
+				go = false;
+				break;
+			}
+			if (m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz) ||
+			    (rc = belt_session_host_next(s, so, sp, g, pos, err, errsz)) < 0)
+				return -1;
+			pos++;
+			go = rc == 0 && belt_session_emit(s, &ts, s->ids[pos], gp, fn, ud);
 		}
-		if (m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz) ||
-		    (rc = belt_session_host_next(s, so, sp, g, pos, err, errsz)) < 0)
-			return -1;
-		pos++;
-		go = rc == 0 && belt_session_emit(s, &ts, s->ids[pos], gp, fn, ud);
+		if (rc > 0)
+			s->stats.stop = BELT_STOP_GRAMMAR;
+		while (go && !host && pos < s->n_ctx) {
+			uint32_t n = s->n_ctx - pos;
+			if (n > s->chunk)
+				n = s->chunk;
+			if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
+				n = gp->n_predict - s->stats.n_generated;
+			uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
+			if (m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz) ||
+			    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
+					       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
+				return -1;
+			/* pos ends at the last token taken, a stop token included */
+			uint32_t i = 0;
+			while (go && i < n)
+				go = belt_session_emit(s, &ts, s->ids[pos + ++i], gp, fn, ud);
+			pos += i;
+		}
+		/* both loops end with go set only when the context is full */
+		again = go && gp->context_shift;
+		if (again) {
+			if ((rc = shift(s, gp, t, host, so, g, &pos, err, errsz)) < 0)
+				return -1;
+			if (rc > 0)
+				s->stats.stop = BELT_STOP_GRAMMAR;
+			go = rc == 0 && belt_session_emit(s, &ts, s->ids[pos], gp, fn, ud);
+		}
 	}
-	if (rc > 0)
-		s->stats.stop = BELT_STOP_GRAMMAR;
-	while (go && !host && pos < s->n_ctx) {
-		uint32_t n = s->n_ctx - pos;
-		if (n > s->chunk)
-			n = s->chunk;
-		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
-			n = gp->n_predict - s->stats.n_generated;
-		uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
-		if (m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz) ||
-		    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
-				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
-			return -1;
-		/* pos ends at the last token taken, a stop token included */
-		uint32_t i = 0;
-		while (go && i < n)
-			go = belt_session_emit(s, &ts, s->ids[pos + ++i], gp, fn, ud);
-		pos += i;
-	}
-	/* both loops end with go set only when the context is full */
 	if (go)
 		s->stats.stop = BELT_STOP_CONTEXT_FULL;
 	/* every position before the last token ran with the ids up to it */

@@ -128,6 +128,12 @@ struct belt_generate_params {
 	/* check every proposal, also where drafting is measured to cost more
 	 * time per token than plain decoding (which otherwise pauses it) */
 	bool draft_unpaced;
+	/* A full context stops generation (false, the default), or shifts it
+	 * as llama.cpp does: the first n_keep tokens (at most half the
+	 * context) stay, half of those after them are dropped, the rest run
+	 * again at their new positions, and generation goes on. */
+	bool context_shift;
+	uint32_t n_keep;
 };
 void belt_generate_params_default(struct belt_generate_params *p);
 
@@ -138,7 +144,8 @@ void belt_generate_params_default(struct belt_generate_params *p);
  * below too): the prompt is evaluated from its first token that differs
  * (at least its last token runs again), with the ids a new session gives
  * (doc/chat.md). A full context stops generation (BELT_STOP_CONTEXT_FULL):
- * resend a shorter prompt, or belt_session_reset; nothing is shifted. */
+ * resend a shorter prompt, or belt_session_reset; or, with
+ * gp->context_shift, it is shifted (stats.n_shifts). */
 int belt_generate(struct belt_session *s, const int32_t *prompt,
 		  size_t n_prompt, const struct belt_generate_params *gp,
 		  belt_token_fn fn, void *ud, char *err, size_t errsz);
@@ -194,6 +201,8 @@ struct belt_stats {
 	uint32_t n_verify, n_drafted, n_accepted;
 	/* the prompt's first tokens whose K/V the cache held already */
 	uint32_t n_prompt_reused;
+	/* context shifts (belt_generate_params.context_shift) */
+	uint32_t n_shifts;
 };
 /* Timing and stop reason of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);

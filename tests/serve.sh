@@ -331,4 +331,31 @@ rc=$?
 pid=
 [ $rc = 0 ] || fail "belt serve exited $rc after SIGINT"
 ok "no chat template: 400 naming --chat-template; SIGINT exits 0"
+
+# --- --context-shift: answers far past -c go on, as belt run's do; without
+# max_tokens an answer ends after a context's worth of tokens
+start -c 48 --context-shift --keep 2 --api-key "$key"
+code="$(post /v1/completions "{\"prompt\": \"$prompt\", \"max_tokens\": 150, \"temperature\": 0}" "$tmp/c")"
+[ "$code" = 200 ] || fail "completion with shifts: $code $(cat "$tmp/c")"
+"$BELT_BIN" run -m "$model" -p "$prompt" -n 150 -c 48 --context-shift --keep 2 -t 2 >"$tmp/run.txt" 2>"$tmp/run.err" ||
+	fail "belt run --context-shift"
+grep -q "the context was shifted" "$tmp/run.err" || fail "belt run did not shift: $(cat "$tmp/run.err")"
+code="$(post /v1/completions "{\"prompt\": \"$prompt\", \"temperature\": 0}" "$tmp/c2")"
+[ "$code" = 200 ] || fail "completion without max_tokens: $code $(cat "$tmp/c2")"
+"$py3" - "$tmp/c" "$tmp/run.txt" "$tmp/c2" <<'EOF' || fail "shifted completion against belt run"
+import json, sys
+d = json.load(open(sys.argv[1]))
+run = open(sys.argv[2], encoding="utf-8").read()[:-1]
+c = d["choices"][0]
+assert c["text"] == run, (c["text"], run)
+assert c["finish_reason"] == "length" and d["usage"]["completion_tokens"] == 150, d
+d2 = json.load(open(sys.argv[3]))
+c2 = d2["choices"][0]
+assert c2["finish_reason"] in ("length", "stop"), d2
+assert d2["usage"]["completion_tokens"] <= 48, d2
+EOF
+kill -TERM "$pid"
+wait "$pid"
+pid=
+ok "--context-shift: 150 tokens in a context of 48, as belt run --context-shift"
 echo "serve.sh: all passed"

@@ -33,6 +33,9 @@ static const char help[] =
 	"      --chunk N          tokens per backend submission, and per turn of a slot (default 16)\n"
 	"      --max-body N       largest request body in bytes (default 8388608)\n"
 	"      --max-connections N  connections at once (default 64)\n"
+	"      --context-shift    a full context drops half of the tokens after the first\n"
+	"                         --keep (and BOS) and the answer goes on (default: it ends)\n"
+	"      --keep N           with --context-shift: prompt tokens kept (default 0; -1: all)\n"
 	"  -h, --help             this help\n";
 
 /* The key: the first line of path, without its newline. */
@@ -56,7 +59,7 @@ static char *read_key(const char *path)
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_HOST = 256, O_PORT, O_KEY, O_KEY_FILE, O_TEMPLATE, O_BACKEND, O_DEVICE, O_KERNEL,
-	       O_CHUNK, O_MAX_BODY, O_MAX_CONNS };
+	       O_CHUNK, O_MAX_BODY, O_MAX_CONNS, O_CONTEXT_SHIFT, O_KEEP };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"host", required_argument, 0, O_HOST},
 		{"port", required_argument, 0, O_PORT}, {"parallel", required_argument, 0, 'n'},
@@ -69,6 +72,8 @@ int cmd_serve(int argc, char **argv)
 		{"chunk", required_argument, 0, O_CHUNK},
 		{"max-body", required_argument, 0, O_MAX_BODY},
 		{"max-connections", required_argument, 0, O_MAX_CONNS},
+		{"context-shift", no_argument, 0, O_CONTEXT_SHIFT},
+		{"keep", required_argument, 0, O_KEEP},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0}};
 	struct serve_config cfg = {.backend = "cpu", .host = "127.0.0.1", .port = 8080,
@@ -111,6 +116,8 @@ int cmd_serve(int argc, char **argv)
 		case O_CHUNK: if (!cli_int("serve", "--chunk", optarg, 1, 4096, &v)) return CLI_USAGE; cfg.chunk = (uint32_t)v; break;
 		case O_MAX_BODY: if (!cli_int("serve", "--max-body", optarg, 1024, 1L << 30, &v)) return CLI_USAGE; cfg.max_body = (size_t)v; break;
 		case O_MAX_CONNS: if (!cli_int("serve", "--max-connections", optarg, 1, 4096, &v)) return CLI_USAGE; cfg.max_conns = (int)v; break;
+		case O_CONTEXT_SHIFT: cfg.context_shift = true; break;
+		case O_KEEP: if (!cli_int("serve", "--keep", optarg, -1, 1L << 24, &cfg.keep)) return CLI_USAGE; break;
 		case 'h': fputs(help, stdout); return 0;
 		case ':': return cli_usage_error("serve", "option '%s' needs a value", argv[optind - 1]);
 		default: return cli_usage_error("serve", "unknown option '%s'", argv[optind - 1]);
@@ -121,6 +128,8 @@ int cmd_serve(int argc, char **argv)
 		return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
 	if (!cfg.model)
 		return cli_usage_error("serve", "-m MODEL is required");
+	if (cfg.keep && !cfg.context_shift)
+		return cli_usage_error("serve", "--keep %ld needs --context-shift", cfg.keep);
 	if (cfg.api_key && key_file)
 		return cli_usage_error("serve", "give --api-key or --api-key-file, not both");
 	if (cfg.api_key && !*cfg.api_key)

@@ -37,6 +37,9 @@ struct serve_sched {
 	int turn; /* the slot holding the model; -1: none */
 	bool stopping;
 	uint32_t chunk;
+	bool shift; /* context shift, keeping keep prompt tokens (-1: all) */
+	long keep;
+	int32_t bos; /* the model's BOS id (kept besides keep) */
 };
 
 /* Under mu: the next slot after sl waiting for the turn, or -1. */
@@ -181,6 +184,16 @@ static void run(struct slot *sl, struct serve_job *j)
 	gp.n_predict = j->p.max_tokens;
 	gp.sampling = &j->p.samp;
 	gp.grammar = j->p.grammar;
+	/* as belt run --keep: besides BOS; with a shift an answer without
+	 * max_tokens still ends, after a context's worth of tokens */
+	struct serve_sched *sc = sl->sc;
+	const int32_t *ids = j->p.ids;
+	size_t np = j->p.n_ids;
+	gp.context_shift = sc->shift;
+	gp.n_keep = sc->keep < 0 || (size_t)sc->keep >= np ? (uint32_t)np
+							    : (uint32_t)sc->keep + (ids[0] == sc->bos);
+	if (gp.context_shift && !gp.n_predict)
+		gp.n_predict = belt_session_n_ctx(sl->s);
 	size_t n = j->p.n_ids < sl->cap_hist ? j->p.n_ids : sl->cap_hist;
 	memcpy(sl->hist, j->p.ids, n * sizeof *sl->hist);
 	sl->n_hist = n;
@@ -190,6 +203,10 @@ static void run(struct slot *sl, struct serve_job *j)
 	int rc = belt_generate(sl->s, j->p.ids, j->p.n_ids, &gp, on_token, sl, err, sizeof err);
 	give_turn(sl);
 	const struct belt_stats *st = belt_session_stats(sl->s);
+	/* after a shift the cache holds the kept tokens and a tail that the
+	 * slot's record no longer follows: keep only what is sure */
+	if (st->n_shifts && sl->n_hist > gp.n_keep)
+		sl->n_hist = gp.n_keep;
 	if (rc) {
 		serve_err(&e, 500, NULL, "generation failed: %s", err);
 		sl->n_hist = 0; /* what the KV cache holds is not known */
@@ -244,6 +261,7 @@ int serve_sched_new(struct belt_model *m, const struct belt_session_params *sp, 
 	sc->n = n_slots;
 	sc->turn = -1;
 	sc->chunk = sp->chunk ? sp->chunk : 16;
+	sc->bos = belt_tok_bos(belt_model_tokenizer(m));
 	for (int i = 0; i < n_slots; i++) {
 		struct slot *sl = &sc->slots[i];
 		sl->sc = sc;
@@ -268,6 +286,12 @@ int serve_sched_new(struct belt_model *m, const struct belt_session_params *sp, 
 	}
 	*out = sc;
 	return 0;
+}
+
+void serve_sched_context_shift(struct serve_sched *sc, bool shift, long keep)
+{
+	sc->shift = shift;
+	sc->keep = keep;
 }
 
 int serve_sched_submit(struct serve_sched *sc, struct serve_job *j)

@@ -31,6 +31,10 @@ struct serve_config {
 	uint32_t chunk;	   /* tokens per backend run and per turn of a slot */
 	size_t max_body;   /* bytes of a request body */
 	int max_conns;	   /* connections at once */
+	/* a full context shifts (keeping keep prompt tokens besides BOS; -1:
+	 * the whole prompt) rather than ending the answer */
+	bool context_shift;
+	long keep;
 };
 
 /* An HTTP error as OpenAI writes it: {"error": {"message", "type",
@@ -119,6 +123,9 @@ double serve_now(void);
 struct serve_sched;
 int serve_sched_new(struct belt_model *m, const struct belt_session_params *sp, int n_slots,
 		    struct serve_sched **out, char *err, size_t errsz);
+/* Shift full contexts as cfg->context_shift and cfg->keep say (before
+ * any request). */
+void serve_sched_context_shift(struct serve_sched *s, bool shift, long keep);
 /* Queue j (a reference is taken); -1 once the scheduler stops. */
 int serve_sched_submit(struct serve_sched *s, struct serve_job *j);
 /* The context of each slot's session. */

@@ -123,6 +123,7 @@ static int serve(const struct serve_config *cfg, struct belt_model *m, struct se
 		return 1;
 	}
 	sm->n_ctx = serve_sched_n_ctx(sched);
+	serve_sched_context_shift(sched, cfg->context_shift, cfg->keep);
 	char *path = strdup(cfg->model);
 	struct serve_http_ctx ctx = {.cfg = cfg, .sm = sm, .sched = sched,
 				     .model_name = path ? basename(path) : cfg->model,

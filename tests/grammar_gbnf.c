@@ -14,8 +14,9 @@
  *   grammars/bad is refused with a message naming its line and column;
  * - errors of every kind with their positions; no hang on {3,1}; the
  *   mask's cost per token; allowed() allocates nothing;
- * - in belt_generate: sampled generations keep to their grammars, and the
- *   stop reasons.
+ * - in belt_generate: sampled generations keep to their grammars, the
+ *   stop reasons, and runs of forced tokens (one allowed token each)
+ *   batched as one-token decoding would have taken them.
  * Cases (CK_RUN_CASE): language (the tiny vocabulary), vocab, generate. */
 #include <check.h>
 #include <dirent.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "belt/belt.h"
 #include "belt/error.h"
@@ -30,6 +32,7 @@
 #include "belt/plugin.h"
 #include "belt/tokenizer.h"
 #include "ref.h"
+#include "synth/synth.h"
 
 /* ---- allocations, counted while allowed() runs ---- */
 
@@ -1137,6 +1140,77 @@ START_TEST(generate_stops)
 }
 END_TEST
 
+/* Forced runs: on a synthetic model whose vocabulary has one token per
+ * byte (but for pieces that begin with " t", belt-synth's filler), each
+ * literal byte of a grammar is the only token it allows, and such runs
+ * go through the batched table without logits of their own. Greedy, the
+ * tokens equal those picked position by position here: the logits of
+ * belt_session_eval for the last token, masked by a state of the same
+ * grammar, argmax lowest id first. */
+START_TEST(generate_forced)
+{
+	char path[4096], err[BELT_ERR_SIZE];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof path, "%s/belt-forced-%ld.gguf", tmp && *tmp ? tmp : "/tmp",
+		 (long)getpid());
+	struct synth_shape sh;
+	synth_default(&sh);
+	sh.seed = 5;
+	ck_assert_msg(synth_write(&sh, path, err, sizeof err) == 0, "%s", err);
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = path;
+	mp.n_threads = 2;
+	struct belt_model *m;
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	unlink(path);
+	const struct belt_tokenizer *tok = belt_model_tokenizer(m);
+	struct belt_session_params spar;
+	belt_session_params_default(&spar);
+	struct belt_session *s, *r;
+	ck_assert(belt_session_create(m, &spar, &s, err, sizeof err) == 0);
+	ck_assert(belt_session_create(m, &spar, &r, err, sizeof err) == 0);
+	const char *gtext = "root ::= \"{\\\"name\\\": \\\"\" [a-z]{2,5} \"\\\", \\\"tags\\\": [\" "
+			    "(\"\\\"x\\\"\" [0-9]) (\", \\\"x\\\"\" [0-9])* \"]}\"";
+	struct gen g;
+	generate_checked(s, tok, gtext, "Once", 60, NULL, true, &g);
+	uint32_t forced = belt_session_stats(s)->n_forced;
+	ck_assert_uint_ge(forced, 20);
+	/* position by position */
+	int32_t n_vocab = belt_tok_n_vocab(tok);
+	float *logits = malloc((size_t)n_vocab * sizeof *logits);
+	uint32_t *mask = malloc(((size_t)n_vocab + 31) / 32 * sizeof *mask);
+	ck_assert(logits && mask);
+	int32_t ids[80];
+	size_t n;
+	ck_assert(belt_tok_encode(tok, "Once", 4, true, ids, 64, &n, err, sizeof err) == 0);
+	void *st = compile_ok(tok, gtext);
+	ck_assert(belt_session_eval(r, ids, n, 0, logits, err, sizeof err) == 0);
+	for (size_t i = 0; i < g.n; i++) {
+		ops->allowed(st, mask, n_vocab);
+		int32_t best = -1;
+		for (int32_t t = 0; t < n_vocab; t++)
+			if ((mask[t / 32] >> (t % 32) & 1) && (best < 0 || logits[t] > logits[best]))
+				best = t;
+		ck_assert_msg(best == g.ids[i],
+			      "forced runs: token %zu is %d, %d position by position", i, g.ids[i],
+			      best);
+		accept_ok(st, best);
+		if (i + 1 < g.n)
+			ck_assert(belt_session_eval(r, &g.ids[i], 1, (uint32_t)(n + i), logits, err,
+						    sizeof err) == 0);
+	}
+	printf("grammar_gbnf: forced runs: %zu tokens, %u of them forced and batched, as position "
+	       "by position\n", g.n, forced);
+	ops->free(st);
+	free(logits);
+	free(mask);
+	belt_session_free(s);
+	belt_session_free(r);
+	belt_model_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("grammar_gbnf");
@@ -1151,6 +1225,7 @@ int main(void)
 		tcase_set_timeout(all[i], 0); /* no limit: CI bounds the run */
 		suite_add_tcase(s, all[i]);
 	}
+	tcase_add_test(gen, generate_forced);
 	tcase_add_test(lang, literals);
 	tcase_add_test(lang, alternation_and_groups);
 	tcase_add_test(lang, repetition);

@@ -251,7 +251,8 @@ tests_check_quantize_LDADD = $(TEST_LIBS) -lm
 # (tests/grammar_refs.c); the GBNF parser's fuzz target (tests/fuzz/gbnf.c).
 check_PROGRAMS += tests/check_grammar_gbnf
 TESTS += tests/check_grammar_gbnf
-tests_check_grammar_gbnf_SOURCES = tests/grammar_gbnf.c tests/ref.c tests/ref_model.c
+tests_check_grammar_gbnf_SOURCES = tests/grammar_gbnf.c tests/ref.c tests/ref_model.c \
+	tests/synth/synth.c
 tests_check_grammar_gbnf_CFLAGS = $(TEST_CFLAGS)
 tests_check_grammar_gbnf_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/check_grammar_refs

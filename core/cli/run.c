@@ -262,6 +262,9 @@ static void report(const struct belt_session *s)
 			"belt: drafts: %u verification passes, %u of %u drafted tokens accepted, %.2f tokens per pass\n",
 			st->n_verify, st->n_accepted, st->n_drafted,
 			(double)(st->n_accepted + st->n_verify) / st->n_verify);
+	if (st->n_forced)
+		fprintf(stderr, "belt: grammar: %u of the %u tokens forced (run in batches, no logits of their own)\n",
+			st->n_forced, st->n_generated);
 	if (st->n_shifts)
 		fprintf(stderr, "belt: the context was shifted %u times (-c %u)\n", st->n_shifts,
 			belt_session_n_ctx(s));

@@ -358,6 +358,39 @@ static int shift(struct belt_session *s, const struct belt_generate_params *gp,
 	return belt_session_host_next(s, so, gp->sampling, g, n - 1, err, errsz);
 }
 
+/* With a grammar, from position pos (ids[pos] taken, not run, its mask in
+ * s->grammar_mask): the tokens the grammar forces next (one allowed token
+ * each) are taken without logits, as one-token decoding takes them, then
+ * run with ids[pos] as one batch, whose last row's logits pick the token
+ * after them. *pos ends at the last token taken; 0 when no token was
+ * forced (nothing ran), 1 when some were (*go as emit left it), -1. */
+static int forced(struct belt_session *s, struct belt_grammar *g,
+		  const struct belt_generate_params *gp, struct belt_table *t,
+		  struct belt_tok_stream *ts, belt_token_fn fn, void *ud, uint32_t *pos, bool *go,
+		  char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	uint32_t p = *pos, k = 0;
+	int32_t id;
+	while (*go && p + k + 1 < s->n_ctx &&
+	       (id = belt_session_grammar_forced(s->grammar_mask, m->n_vocab)) >= 0 &&
+	       !(gp->stop_at_eog && belt_tok_is_eog(m->tok, id))) {
+		if (g->ops->accept(g->state, id, err, errsz))
+			return belt_err_prefix(err, errsz, "grammar");
+		s->ids[p + ++k] = id;
+		*go = belt_session_emit(s, ts, id, gp, fn, ud);
+		grammar_allowed(s, g);
+	}
+	if (k == 0)
+		return 0;
+	/* positions p .. p + k - 1 run, and p + k too where more follows */
+	if (prefill(s, t, s->ids + p, *go ? k + 1 : k, p, err, errsz))
+		return -1;
+	s->stats.n_forced += k;
+	*pos = p + k;
+	return 1;
+}
+
 static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
 		    const struct belt_generate_params *gp, const struct belt_sampler_ops *sampler,
 		    belt_token_fn fn, void *ud, char *err, size_t errsz)
@@ -433,7 +466,20 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 				go = false;
 				break;
 			}
-			if (m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz) ||
+			/* tokens the grammar forces run as a batch with pos; the
+			 * last one's logits pick the next */
+			int f = g ? forced(s, g, gp, t, &ts, fn, ud, &pos, &go, err, errsz) : 0;
+			if (f < 0)
+				return -1;
+			if (f && !go)
+				break;
+			if (f && belt_session_grammar_only_eog(s->grammar_mask, m->tok, m->n_vocab) &&
+			    gp->stop_at_eog) {
+				s->stats.stop = BELT_STOP_EOG;
+				go = false;
+				break;
+			}
+			if ((!f && m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz)) ||
 			    (rc = belt_session_host_next(s, so, sp, g, pos, err, errsz)) < 0)
 				return -1;
 			pos++;

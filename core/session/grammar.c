@@ -36,6 +36,19 @@ uint32_t belt_session_grammar_mask(const uint32_t *mask, float *logits, int32_t 
 	return count;
 }
 
+int32_t belt_session_grammar_forced(const uint32_t *mask, int32_t n)
+{
+	int32_t id = -1;
+	for (int32_t w = 0; w < (n + 31) / 32; w++) {
+		if (!mask[w])
+			continue;
+		if (id >= 0 || (mask[w] & (mask[w] - 1)))
+			return -1;
+		id = w * 32 + __builtin_ctz(mask[w]);
+	}
+	return id < n ? id : -1;
+}
+
 bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
 				   int32_t n)
 {

@@ -75,6 +75,9 @@ struct belt_grammar {
  * NULL: none); returns how many it allows, *only the last of them. */
 uint32_t belt_session_grammar_mask(const uint32_t *mask, float *logits, int32_t n,
 				   int32_t *only);
+/* The one token mask allows (*id), or -1 when it allows none or more
+ * than one. */
+int32_t belt_session_grammar_forced(const uint32_t *mask, int32_t n);
 /* Whether mask allows end-of-generation tokens and nothing else. */
 bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
 				   int32_t n);

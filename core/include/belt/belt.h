@@ -203,6 +203,9 @@ struct belt_stats {
 	uint32_t n_prompt_reused;
 	/* context shifts (belt_generate_params.context_shift) */
 	uint32_t n_shifts;
+	/* tokens a grammar forced (the only one it allowed), which ran in
+	 * batches without logits of their own */
+	uint32_t n_forced;
 };
 /* Timing and stop reason of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);

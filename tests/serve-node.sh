@@ -1,7 +1,7 @@
-# Sourced by the tests that drive belt serve from Node (serve-openai.sh,
-# serve-page.sh): the npm package a test needs, installed once into the
-# build folder, and a server on a free port. The caller sets srcdir and
-# names itself in $me.
+# Sourced by the tests that drive belt serve (serve-openai.sh and
+# serve-page.sh from Node, serve-soak.sh): the npm package a test needs,
+# installed once into the build folder, and a server on a free port. The
+# caller sets srcdir and names itself in $me.
 
 # node_package DIR PACKAGE: PACKAGE installed under DIR/node_modules (the
 # first time only: npm needs the network then). Exits 77 (skipped) without
@@ -19,18 +19,18 @@ node_package() {
 		{ echo "$me: npm install $pkg failed (it needs the network)"; exit 1; }
 }
 
-# serve_start ARGS: belt serve on stories260K with tests/serve-template.jinja
-# and ARGS, on a free port; sets $pid, $port, $tmp (its log is $tmp/log)
-# and a trap that stops it and removes $tmp.
+# serve_start ARGS: belt serve on $model (default stories260K) with
+# tests/serve-template.jinja and ARGS, on a free port; sets $pid, $port,
+# $tmp (its log is $tmp/log) and a trap that stops it and removes $tmp.
 serve_start() {
 	tmp="$(mktemp -d "${TMPDIR:-/tmp}/belt-$me-XXXXXX")"
 	pid=
 	trap 'serve_cleanup' EXIT
-	"$BELT_BIN" serve -m "$BELT_SHARED_DIR/models/stories260K.f32.gguf" --port 0 -t 2 -c 512 \
-		--chat-template "$srcdir/serve-template.jinja" "$@" 2>"$tmp/log" &
+	"$BELT_BIN" serve -m "${model:-$BELT_SHARED_DIR/models/stories260K.f32.gguf}" --port 0 -t 2 \
+		-c 512 --chat-template "$srcdir/serve-template.jinja" "$@" 2>"$tmp/log" &
 	pid=$!
 	port=
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		port="$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/log")"
 		[ -n "$port" ] && break
 		kill -0 "$pid" 2>/dev/null || break

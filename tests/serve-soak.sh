@@ -16,24 +16,9 @@ BELT_SHARED_DIR="${BELT_SHARED_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/shared}
 srcdir="$(cd "$(dirname "$0")" && pwd)"
 model="${MODEL:-$BELT_SHARED_DIR/models/stories260K.f32.gguf}"
 n="${1:-2000}" clients="${2:-16}" parallel="${3:-4}"
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/belt-soak-XXXXXX")"
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-"$BELT_BIN" serve -m "$model" --port 0 --parallel "$parallel" -c 1024 \
-	--chat-template "$srcdir/serve-template.jinja" --max-connections $((clients * 2)) 2>"$tmp/log" &
-pid=$!
-port=
-for _ in $(seq 300); do
-	port="$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/log")"
-	[ -n "$port" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-[ -n "$port" ] || { echo "serve-soak: belt serve did not start"; cat "$tmp/log"; exit 1; }
+me=serve-soak
+. "$srcdir/serve-node.sh"
+serve_start --parallel "$parallel" -c 1024 --max-connections $((clients * 2))
 echo "serve-soak: $n requests, $clients clients, $parallel slots, port $port, pid $pid"
 python3 - "http://127.0.0.1:$port" "$n" "$clients" "$pid" <<'EOF'
 import http.client, json, random, sys, threading, time

@@ -15,7 +15,11 @@ srcdir="$(cd "$(dirname "$0")" && pwd)"
 model="$BELT_SHARED_DIR/models/stories260K.f32.gguf"
 template="$srcdir/chat-template.jinja"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/belt-chat-XXXXXX")"
-sock="belt-chat-test-$$"
+# each chat has a tmux server of its own (socket $sock, one per start):
+# a new session on the socket of a server being killed can fail with
+# "server exited unexpectedly"
+runs=0
+sock="belt-chat-test-$$-0"
 # /bin/sh runs the pane's command whatever the user's shell, so the test
 # sees the same wrapper everywhere (dash, on Debian)
 printf 'set-option -g history-limit 100000\nset-option -g default-shell /bin/sh\n' > "$tmp/tmux.conf"
@@ -63,6 +67,8 @@ grows_after() { awk -v m="> $1" '$0 == m { n = 0; f = 1; next } f && NF { n++ } 
 # too: the shell catches it (a handler, which belt does not inherit, as
 # it would an ignored signal) so that it lives to write the status.
 start() {
+	runs=$((runs + 1))
+	sock="belt-chat-test-$$-$runs"
 	rm -f "$tmp/rc"
 	tm new-session -d -s chat -x 160 -y 50 \
 		"trap : INT; '$BELT_BIN' chat -m '$model' --chat-template '$template' -t 2 $*; echo \$? > '$tmp/rc'; sleep 600"

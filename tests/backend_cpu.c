@@ -41,6 +41,7 @@
 #include "belt/plugin.h"
 #include "belt/types.h"
 #include "cmd.h"
+#include "mask_check.h"
 #include "kquant_ref.h"
 #include "quant_ref.h"
 #include "ref.h"
@@ -1082,6 +1083,18 @@ START_TEST(test_attention_gqa)
 }
 END_TEST
 
+/* ---- logit_mask: a grammar's mask before argmax ---- */
+
+START_TEST(test_logit_mask)
+{
+	void *ctx = open_config(_i);
+	if (!ctx)
+		return;
+	check_logit_mask(B, ctx);
+	B->destroy(ctx);
+}
+END_TEST
+
 /* ---- argmax ---- */
 
 START_TEST(test_argmax)
@@ -1898,6 +1911,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_rope_kv, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_attention_gqa, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_argmax, 0, N_CONFIGS);
+	tcase_add_loop_test(tc, test_logit_mask, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_head_last_only, 0, N_CONFIGS);
 	tcase_add_test(tc, test_chained_model);
 	tcase_add_test(tc, test_many_chunks);

@@ -65,6 +65,7 @@
 #include "belt/quant.h"
 #include "belt/types.h"
 #include "cmd.h"
+#include "mask_check.h"
 #include "kquant_ref.h"
 #include "quant_ref.h"
 
@@ -1475,6 +1476,16 @@ START_TEST(test_attention_gqa)
 		free(o);
 		free(ref);
 	}
+	be_close(&vk);
+}
+END_TEST
+
+/* ---- logit_mask: a grammar's mask before argmax ---- */
+
+START_TEST(test_logit_mask)
+{
+	struct be vk = open_vk();
+	check_logit_mask(V, vk.ctx);
 	be_close(&vk);
 }
 END_TEST
@@ -3917,6 +3928,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_kquant_matvec, 0, 2);
 	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);
 	tcase_add_test(tc, test_argmax);
+	tcase_add_test(tc, test_logit_mask);
 	tcase_add_test(tc, test_head_last_only);
 	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES + 2);
 	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES + 2);

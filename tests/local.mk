@@ -98,7 +98,7 @@ tests_check_noalloc_SOURCES = tests/noalloc.c tests/ref.c
 tests_check_noalloc_CFLAGS = $(TEST_CFLAGS)
 tests_check_noalloc_LDADD = $(TEST_LIBS)
 
-noinst_HEADERS += tests/sampler_ref.h tests/cmd.h
+noinst_HEADERS += tests/sampler_ref.h tests/cmd.h tests/mask_check.h
 
 if HAVE_VULKAN
 TESTS += tests/golden-vulkan.sh tests/batch-vulkan.sh tests/quant-vulkan.sh tests/archs-vulkan.sh
@@ -264,13 +264,14 @@ tests_check_grammar_refs_LDADD = $(CHECK_LIBS)
 # each construct on a byte vocabulary, integer bounds, errors with their
 # JSON pointers (tests/grammar_schema.c); greedy and sampled generations
 # that end validate against their schemas with python3-jsonschema
-# (tests/schema-validate.sh).
+# (tests/schema-validate.sh; on Vulkan, the mask and sampler on the
+# device: tests/schema-validate-vulkan.sh).
 check_PROGRAMS += tests/check_grammar_schema
-TESTS += tests/check_grammar_schema tests/schema-validate.sh
+TESTS += tests/check_grammar_schema tests/schema-validate.sh tests/schema-validate-vulkan.sh
 tests_check_grammar_schema_SOURCES = tests/grammar_schema.c tests/ref.c tests/ref_model.c
 tests_check_grammar_schema_CFLAGS = $(TEST_CFLAGS)
 tests_check_grammar_schema_LDADD = $(TEST_LIBS)
-EXTRA_DIST += tests/schema-validate.sh tests/schema_validate.py
+EXTRA_DIST += tests/schema-validate.sh tests/schema-validate-vulkan.sh tests/schema_validate.py
 # The GBNF fuzz target links the plugin's sources (not its module) and
 # runs over the shared grammars (tests/fuzz/README.md).
 FUZZ_GBNF_SOURCES = tests/fuzz/gbnf.c tests/fuzz/grammar_vocab.c tests/fuzz/grammar_vocab.h \

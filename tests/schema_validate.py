@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """JSON Schema constrained generations checked by an independent validator.
 
-Each case runs `belt run --json-schema` ($BELT_BIN, CPU backend) greedily
-and with 20 seeds at temperature 0.8. Every output that ends at the end of
+Each case runs `belt run --json-schema` ($BELT_BIN; the CPU backend, or
+$BELT_TEST_BACKEND: tests/schema-validate-vulkan.sh, where the grammar's
+mask and the sampler run on the device) greedily and with 20 seeds at
+temperature 0.8. Every output that ends at the end of
 generation (fewer tokens than -n) must parse as JSON and validate against
 its schema with python3-jsonschema (Debian's; its validator for the
 schema's draft, 2020-12 by default); outputs cut off by -n are prefixes
@@ -28,6 +30,9 @@ except ImportError:
 SEEDS = 20
 SHARED = os.environ.get("BELT_SHARED_DIR", "")
 BIN = os.environ.get("BELT_BIN", "./belt")
+BACKEND = os.environ.get("BELT_TEST_BACKEND") or "cpu"
+# the cases of these models only (comma-separated; unset: every case)
+MODELS = [m for m in os.environ.get("BELT_SCHEMA_MODELS", "").split(",") if m]
 
 # (model, schema: a file under grammars/schemas or the schema itself, prompt, n_predict)
 CASES = [
@@ -93,7 +98,7 @@ CASES = [
 
 def run(model, schema_arg, prompt, n, seed):
     argv = [BIN, "run", "-m", os.path.join(SHARED, "models", model), "-p", prompt,
-            "-n", str(n), "--json-schema", schema_arg, "--backend", "cpu", "-t", "1"]
+            "-n", str(n), "--json-schema", schema_arg, "--backend", BACKEND, "-t", "1"]
     if seed is not None:
         argv += ["--temp", "0.8", "--seed", str(seed)]
     p = subprocess.run(argv, capture_output=True)
@@ -111,6 +116,8 @@ def main():
     failures = 0
     pool = concurrent.futures.ThreadPoolExecutor(2)  # belt runs on one thread each
     for model, schema, prompt, n in CASES:
+        if MODELS and model not in MODELS:
+            continue
         if isinstance(schema, str):
             arg = os.path.join(SHARED, "grammars", "schemas", schema)
             with open(arg) as f:
@@ -142,8 +149,8 @@ def main():
                 print("FAIL %s %s %s: %r: %s" % (model, name, what, text,
                                                  str(e).splitlines()[0]))
                 failures += 1
-        print("%s %s: %d of %d outputs ended; each valid JSON under the schema"
-              % (model, name, ended, SEEDS + 1))
+        print("%s %s %s: %d of %d outputs ended; each valid JSON under the schema"
+              % (BACKEND, model, name, ended, SEEDS + 1))
         if ended == 0:
             print("FAIL %s %s: no output ended: raise n_predict" % (model, name))
             failures += 1

@@ -119,6 +119,11 @@ static const struct belt_op_contract contracts[] = {
 	 .bind = {{"y", BELT_BIND_ROWS, R, "n_used*n"},
 		  {"weights", BELT_BIND_ROWS, R, "n_used"},
 		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	/* a grammar's mask (doc/grammars.md), decode tables only: logits of
+	 * tokens whose bit of mask is clear become -inf */
+	{.op = "logit_mask", .params = "n:i", .n_bind = 2, .row_wise = true, .sampler = true,
+	 .bind = {{"logits", BELT_BIND_ROWS, R | W, "n"},
+		  {"mask", BELT_BIND_IDS, R, NULL}}},
 	/* the sampler's chain ops (doc/samplers.md), decode tables only */
 	{.op = "sample_penalty", .params = "n:i last_n:i repeat:f presence:f frequency:f",
 	 .n_bind = 2, .row_wise = true, .sampler = true, .patches = P(POSITION),

@@ -331,6 +331,41 @@ static void grammar_allowed(struct belt_session *s, struct belt_grammar *g)
 		g->ops->allowed(g->state, s->grammar_mask, s->m->n_vocab);
 }
 
+/* The grammar's mask (s->grammar_mask) into the buffer the chain's
+ * logit_mask reads, for the next run's pick. */
+static int upload_mask(struct belt_session *s, char *err, size_t errsz)
+{
+	return s->m->be->buffer_write(s->m->be_ctx, s->mask_buf, 0, s->grammar_mask,
+				      ((uint64_t)s->m->n_vocab + 31) / 32 * 4, err, errsz);
+}
+
+/* The token after position pos, once its run is done: picked on the host
+ * (belt_session_host_next), or on the device by the masked chain, whose
+ * pick the grammar then takes (1: the grammar allows no token; the run
+ * picked among none). */
+static int pick(struct belt_session *s, const struct belt_sampler_ops *so,
+		const struct belt_sampling *sp, struct belt_grammar *g, bool device_pick,
+		uint32_t pos, char *err, size_t errsz)
+{
+	if (!device_pick)
+		return belt_session_host_next(s, so, sp, g, pos, err, errsz);
+	int32_t id, words = (s->m->n_vocab + 31) / 32, w = 0;
+	while (w < words && !s->grammar_mask[w])
+		w++;
+	if (w == words)
+		return 1;
+	if (s->m->be->buffer_read(s->m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4, &id, 4,
+				  err, errsz))
+		return -1;
+	if (id < 0 || id >= s->m->n_vocab)
+		return belt_errf(err, errsz, "the device picked token %d: expected 0 .. %d", id,
+				 s->m->n_vocab - 1);
+	if (g->ops->accept(g->state, id, err, errsz))
+		return belt_err_prefix(err, errsz, "grammar (the device's pick)");
+	s->ids[pos + 1] = id;
+	return 0;
+}
+
 /* The context is full at pos (s->ids[0 .. pos], the last not yet run):
  * keep the first n_keep tokens, drop half of those after them, run the
  * rest again from n_keep (their last, the pending token, through t's
@@ -339,7 +374,7 @@ static void grammar_allowed(struct belt_session *s, struct belt_grammar *g)
  * (1: the grammar allows nothing). */
 static int shift(struct belt_session *s, const struct belt_generate_params *gp,
 		 struct belt_table *t, bool host, const struct belt_sampler_ops *so,
-		 struct belt_grammar *g, uint32_t *pos, char *err, size_t errsz)
+		 struct belt_grammar *g, bool device_pick, uint32_t *pos, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	uint32_t keep = gp->n_keep < s->n_ctx / 2 ? gp->n_keep : s->n_ctx / 2;
@@ -347,6 +382,9 @@ static int shift(struct belt_session *s, const struct belt_generate_params *gp,
 	uint32_t n = *pos + 1 - drop; /* tokens left, the pending one included */
 	memmove(s->ids + keep, s->ids + keep + drop, (size_t)(n - keep) * sizeof *s->ids);
 	kv_from(s, keep);
+	grammar_allowed(s, g);
+	if (device_pick && upload_mask(s, err, errsz))
+		return -1;
 	if (prefill(s, t, s->ids + keep, n - keep, keep, err, errsz))
 		return -1;
 	s->stats.n_shifts++;
@@ -354,8 +392,7 @@ static int shift(struct belt_session *s, const struct belt_generate_params *gp,
 	if (!host)
 		return m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)n * 4, &s->ids[n], 4,
 					  err, errsz);
-	grammar_allowed(s, g);
-	return belt_session_host_next(s, so, gp->sampling, g, n - 1, err, errsz);
+	return pick(s, so, gp->sampling, g, device_pick, n - 1, err, errsz);
 }
 
 /* With a grammar, from position pos (ids[pos] taken, not run, its mask in
@@ -365,7 +402,7 @@ static int shift(struct belt_session *s, const struct belt_generate_params *gp,
  * after them. *pos ends at the last token taken; 0 when no token was
  * forced (nothing ran), 1 when some were (*go as emit left it), -1. */
 static int forced(struct belt_session *s, struct belt_grammar *g,
-		  const struct belt_generate_params *gp, struct belt_table *t,
+		  const struct belt_generate_params *gp, struct belt_table *t, bool device_pick,
 		  struct belt_tok_stream *ts, belt_token_fn fn, void *ud, uint32_t *pos, bool *go,
 		  char *err, size_t errsz)
 {
@@ -384,7 +421,8 @@ static int forced(struct belt_session *s, struct belt_grammar *g,
 	if (k == 0)
 		return 0;
 	/* positions p .. p + k - 1 run, and p + k too where more follows */
-	if (prefill(s, t, s->ids + p, *go ? k + 1 : k, p, err, errsz))
+	if ((device_pick && upload_mask(s, err, errsz)) ||
+	    prefill(s, t, s->ids + p, *go ? k + 1 : k, p, err, errsz))
 		return -1;
 	s->stats.n_forced += k;
 	*pos = p + k;
@@ -407,18 +445,20 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	struct belt_table *t = &s->table;
 	if (sp && belt_sampling_check(sp, err, errsz))
 		return -1;
-	if (sp && !belt_sampling_greedy(sp)) {
-		struct belt_table *ct = NULL;
-		if (!(so = sampler))
-			return belt_errf(err, errsz, "sampled decoding: no sampler given");
-		if (!g && belt_session_chain(s, so, sp, &ct, err, errsz))
-			return -1;
-		if (ct) {
-			t = ct;
-			so = NULL;
-		}
+	bool sampled = sp && !belt_sampling_greedy(sp);
+	if (sampled && !(so = sampler))
+		return belt_errf(err, errsz, "sampled decoding: no sampler given");
+	/* the pick on the device where the backend can: the sampler's chain
+	 * commands, after the grammar's mask where there is a grammar */
+	struct belt_table *ct = NULL;
+	if ((sampled || g) && belt_session_chain(s, so, sp, g != NULL, &ct, err, errsz))
+		return -1;
+	bool device_pick = ct && g; /* the grammar's mask on the device */
+	if (ct) {
+		t = ct;
+		so = NULL;
 	}
-	bool host = so || g; /* pick each token on the host */
+	bool host = so || g; /* each token known to the host before the next */
 	if (host && belt_session_host_setup(s, so, g, err, errsz))
 		return -1;
 	/* drafts are checked with the pick on the host when sampled */
@@ -436,11 +476,13 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	if (check_prompt(s, prompt, n_prompt, 0, err, errsz))
 		return -1;
 	uint32_t k = reusable(s, prompt, n_prompt);
+	grammar_allowed(s, g);
+	if (device_pick && upload_mask(s, err, errsz))
+		return -1;
 	if (prefill(s, t, prompt + k, n_prompt - k, k, err, errsz))
 		return -1;
 	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
-	grammar_allowed(s, g);
-	int rc = host ? belt_session_host_next(s, so, sp, g, (uint32_t)n_prompt - 1, err, errsz)
+	int rc = host ? pick(s, so, sp, g, device_pick, (uint32_t)n_prompt - 1, err, errsz)
 		      : m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt],
 					   4, err, errsz);
 	if (rc < 0)
@@ -468,7 +510,8 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 			}
 			/* tokens the grammar forces run as a batch with pos; the
 			 * last one's logits pick the next */
-			int f = g ? forced(s, g, gp, t, &ts, fn, ud, &pos, &go, err, errsz) : 0;
+			int f = g ? forced(s, g, gp, t, device_pick, &ts, fn, ud, &pos, &go, err, errsz)
+				  : 0;
 			if (f < 0)
 				return -1;
 			if (f && !go)
@@ -479,8 +522,10 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 				go = false;
 				break;
 			}
+			if (!f && device_pick && upload_mask(s, err, errsz))
+				return -1;
 			if ((!f && m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz)) ||
-			    (rc = belt_session_host_next(s, so, sp, g, pos, err, errsz)) < 0)
+			    (rc = pick(s, so, sp, g, device_pick, pos, err, errsz)) < 0)
 				return -1;
 			pos++;
 			go = rc == 0 && belt_session_emit(s, &ts, s->ids[pos], gp, fn, ud);
@@ -507,7 +552,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		/* both loops end with go set only when the context is full */
 		again = go && gp->context_shift;
 		if (again) {
-			if ((rc = shift(s, gp, t, host, so, g, &pos, err, errsz)) < 0)
+			if ((rc = shift(s, gp, t, host, so, g, device_pick, &pos, err, errsz)) < 0)
 				return -1;
 			if (rc > 0)
 				s->stats.stop = BELT_STOP_GRAMMAR;

@@ -45,6 +45,8 @@ struct belt_session {
 	struct belt_buffer *chain_scratch;
 	struct belt_sampling chain_params;
 	bool chain_ready;
+	bool chain_masked; /* with logit_mask first, reading mask_buf */
+	struct belt_buffer *mask_buf; /* the grammar's mask, host-written */
 	/* speculative decode (speculate.c), made on first use */
 	struct belt_draft_node *draft_nodes; /* n_ubatch */
 	int32_t *draft_rows, *draft_out;     /* n_ubatch */
@@ -125,10 +127,12 @@ int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t 
 /* The table for sampled chain decode with sp: s->table with the sampler's
  * commands before the argmax, prepared on first use and kept while sp is
  * the same. *out is NULL (and 0 returned) when the backend lacks the
- * sampler's ops or the table has no single argmax: draw on the host. */
+ * sampler's ops or the table has no single argmax: draw on the host.
+ * With masked, a logit_mask command reading s->mask_buf comes first (so
+ * may then be NULL, or sp greedy: the mask and the argmax alone). */
 int belt_session_chain(struct belt_session *s, const struct belt_sampler_ops *so,
-		       const struct belt_sampling *sp, struct belt_table **out, char *err,
-		       size_t errsz);
+		       const struct belt_sampling *sp, bool masked, struct belt_table **out,
+		       char *err, size_t errsz);
 /* Release the chain table and its scratch buffer, if any. */
 void belt_session_chain_release(struct belt_session *s);
 

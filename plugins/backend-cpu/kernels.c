@@ -1085,6 +1085,35 @@ static int prep_argmax(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* ---- logit_mask: logits of tokens the grammar's mask leaves out -> -inf ---- */
+
+static void run_logit_mask(const struct cpu_cmd *c, struct cpu_worker *w,
+			   const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	size_t n = (size_t)c->prm[0].i;
+	const uint32_t *mask = c->p[1];
+	for (int64_t i = i0; i < i1; i++) {
+		float *l = (float *)c->p[0] + (ps->row0 + (uint32_t)i) * n;
+		for (size_t t = 0; t < n; t++)
+			if (!(mask[t / 32] >> (t % 32) & 1))
+				l[t] = -INFINITY;
+	}
+}
+
+static int prep_logit_mask(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+			   struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx;
+	(void)pr;
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "logits", (uint64_t)cmd->param[0].i * 4, err, errsz) ||
+	    need(cmd, 1, "mask", ((uint64_t)cmd->param[0].i + 31) / 32 * 4, err, errsz))
+		return -1;
+	(void)c;
+	return 0;
+}
+
 /* ---- the table ---- */
 
 #define OP(name_, w_, run_, prep_)                                  \
@@ -1127,6 +1156,7 @@ OP(op_attention, CPU_W_F32, run_attention, prep_attention);
 OP(op_silu_mul, CPU_W_F32, run_silu_mul, prep_elementwise);
 OP(op_add, CPU_W_F32, run_add, prep_elementwise);
 OP(op_argmax, CPU_W_F32, run_argmax, prep_argmax);
+OP(op_logit_mask, CPU_W_F32, run_logit_mask, prep_logit_mask);
 OP(op_rope, CPU_W_F32, run_rope, prep_rope);
 OP(op_kv_store, CPU_W_F32, run_kv_store, prep_kv_store);
 OP(op_bias_add, CPU_W_F32, run_bias_add, prep_vec_weight);
@@ -1214,6 +1244,7 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
 	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
 	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),
+	KERNEL("logit_mask", BELT_TYPE_ANY, 2, "n:i", op_logit_mask),
 	KERNEL("rope", BELT_TYPE_ANY, 1,
 	       "n_head:i head_dim:i rope_dim:i base:f neox:i freq_scale:f", op_rope),
 	KERNEL("rope_ff", BELT_TYPE_ANY, 2,

@@ -669,6 +669,17 @@ static int prep_sample_penalty(const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* A thread per logit; the mask a bit per token (shaders/logit_mask.comp). */
+static int prep_logit_mask(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+			   size_t errsz)
+{
+	if (prep_logits(cmd, pr, err, errsz) ||
+	    need(cmd, 1, "mask", ((uint64_t)cmd->param[0].i + 31) / 32 * 4, err, errsz))
+		return -1;
+	pr->groups = (uint32_t)ceil_div((uint64_t)cmd->param[0].i, 256);
+	return 0;
+}
+
 /* A workgroup per chunk: maxima, sums, three counters, then the
  * candidates (shaders/sample_threshold.comp). */
 static int prep_sample_threshold(const struct belt_cmd *cmd,
@@ -746,6 +757,7 @@ OP(op_add, VK_SH_ADD, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_argmax, VK_SH_ARGMAX, BELT_TYPE_ANY, prep_argmax, NULL);
 OP(op_sample_penalty, VK_SH_SAMPLE_PENALTY, BELT_TYPE_ANY,
    prep_sample_penalty, NULL);
+OP(op_logit_mask, VK_SH_LOGIT_MASK, BELT_TYPE_ANY, prep_logit_mask, NULL);
 OP(op_sample_threshold, VK_SH_SAMPLE_THRESHOLD, BELT_TYPE_ANY,
    prep_sample_threshold, NULL);
 OP(op_sample_gumbel, VK_SH_SAMPLE_GUMBEL, BELT_TYPE_ANY, prep_sample_gumbel,
@@ -835,6 +847,7 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("silu_mul", BELT_TYPE_ANY, 3, "n:i", op_silu_mul),
 	KERNEL("add", BELT_TYPE_ANY, 3, "n:i", op_add),
 	KERNEL("argmax", BELT_TYPE_ANY, 2, "n:i", op_argmax),
+	KERNEL("logit_mask", BELT_TYPE_ANY, 2, "n:i", op_logit_mask),
 	KERNEL("sample_penalty", BELT_TYPE_ANY, 2,
 	       "n:i last_n:i repeat:f presence:f frequency:f",
 	       op_sample_penalty),

@@ -69,6 +69,7 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/attention_split.spv.h \
 	plugins/backend-vulkan/spv/attention_gqa.spv.h \
 	plugins/backend-vulkan/spv/sample_penalty.spv.h \
+	plugins/backend-vulkan/spv/logit_mask.spv.h \
 	plugins/backend-vulkan/spv/sample_threshold.spv.h \
 	plugins/backend-vulkan/spv/sample_gumbel.spv.h \
 	plugins/backend-vulkan/spv/argmax_gumbel.spv.h \
@@ -252,6 +253,9 @@ EXTRA_DIST += shaders/attention_gqa.comp
 
 plugins/backend-vulkan/spv/sample_penalty.spv.h: $(srcdir)/shaders/sample_penalty.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/sample_penalty.comp
+
+plugins/backend-vulkan/spv/logit_mask.spv.h: $(srcdir)/shaders/logit_mask.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/logit_mask.comp
 
 plugins/backend-vulkan/spv/sample_threshold.spv.h: $(srcdir)/shaders/sample_threshold.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/sample_threshold.comp
@@ -510,6 +514,7 @@ EXTRA_DIST += \
 	shaders/sample_gumbel.comp \
 	shaders/sample_threshold.comp \
 	shaders/sample_penalty.comp \
+	shaders/logit_mask.comp \
 	shaders/repack.comp \
 	shaders/add.comp \
 	shaders/argmax.comp \

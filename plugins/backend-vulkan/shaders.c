@@ -122,6 +122,9 @@ static const uint32_t spv_attention_gqa[] =
 static const uint32_t spv_sample_penalty[] =
 #include "spv/sample_penalty.spv.h"
 	;
+static const uint32_t spv_logit_mask[] =
+#include "spv/logit_mask.spv.h"
+	;
 static const uint32_t spv_sample_threshold[] =
 #include "spv/sample_threshold.spv.h"
 	;
@@ -463,6 +466,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_SAMPLE_GUMBEL, spv_sample_gumbel),
 	ENTRY(VK_SH_ARGMAX_GUMBEL, spv_argmax_gumbel),
 	ENTRY(VK_SH_SAMPLE_TGA, spv_sample_tga),
+	ENTRY(VK_SH_LOGIT_MASK, spv_logit_mask),
 	ENTRY(VK_SH_MATMUL_F32, spv_matmul_f32),
 	ENTRY(VK_SH_MATMUL_F16, spv_matmul_f16),
 	ENTRY(VK_SH_MATMUL_BF16, spv_matmul_bf16),

@@ -164,6 +164,7 @@ enum vk_shader {
 	VK_SH_SAMPLE_GUMBEL,
 	VK_SH_ARGMAX_GUMBEL,
 	VK_SH_SAMPLE_TGA,
+	VK_SH_LOGIT_MASK,
 	/* batched tables: matvec as a tiled matrix product (matmul.c), by
 	 * weight type; Q8_0/Q4_0 in the GPU layout (R) or GGUF's */
 	VK_SH_MATMUL_F32,

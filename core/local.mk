@@ -16,6 +16,7 @@ libbelt_la_SOURCES += \
 	core/session/chain.c \
 	core/session/speculate.c \
 	core/session/grammar.c \
+	core/session/shift.c \
 	core/plugin/registry.c \
 	core/plugin/loader.c \
 	core/api/api.c

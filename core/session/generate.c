@@ -47,7 +47,7 @@ static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
 
 /* Before a run that writes cache slots from pos on: what the cache holds
  * from pos on is no longer known (also when the run fails). */
-static void kv_from(struct belt_session *s, uint32_t pos)
+void belt_session_kv_from(struct belt_session *s, uint32_t pos)
 {
 	if (s->n_kv > pos)
 		s->n_kv = pos;
@@ -100,13 +100,13 @@ static int run_batched(struct belt_session *s, uint32_t pos, size_t n, uint32_t 
  * through t, whose head leaves the first new token in token_ids[pos + n]
  * and its logits in the logits buffer's first row. Without a batched
  * table, t runs every position, in runs of at most max_run. */
-static int prefill(struct belt_session *s, struct belt_table *t, const int32_t *ids,
-		   size_t n, uint32_t pos, char *err, size_t errsz)
+int belt_session_prefill(struct belt_session *s, struct belt_table *t, const int32_t *ids,
+			 size_t n, uint32_t pos, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	if (check_prompt(s, ids, n, pos, err, errsz))
 		return -1;
-	kv_from(s, pos);
+	belt_session_kv_from(s, pos);
 	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, ids, n * 4, err, errsz))
 		return -1;
 	uint32_t done = 0;
@@ -134,7 +134,7 @@ int belt_session_eval(struct belt_session *s, const int32_t *tokens, size_t n,
 		      uint32_t pos, float *logits, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
-	if (prefill(s, &s->table, tokens, n, pos, err, errsz))
+	if (belt_session_prefill(s, &s->table, tokens, n, pos, err, errsz))
 		return -1;
 	if (logits)
 		return m->be->buffer_read(m->be_ctx, s->logits->buf, 0, logits,
@@ -148,7 +148,7 @@ int belt_session_eval_all(struct belt_session *s, const int32_t *tokens, size_t 
 	struct belt_model *m = s->m;
 	if (check_prompt(s, tokens, n, pos, err, errsz))
 		return -1;
-	kv_from(s, pos);
+	belt_session_kv_from(s, pos);
 	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
 				errsz))
 		return -1;
@@ -225,7 +225,7 @@ int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int
 {
 	if (verify_check(s, tokens, parent, n, pos, err, errsz))
 		return -1;
-	kv_from(s, pos);
+	belt_session_kv_from(s, pos);
 	if (verify_run(s, tokens, parent, n, pos, out, err, errsz))
 		return -1;
 	/* the rows that form a chain from the first sit at their positions:
@@ -323,112 +323,6 @@ int belt_session_host_next(struct belt_session *s, const struct belt_sampler_ops
 				   err, errsz);
 }
 
-/* What g allows after the tokens it has accepted, into s->grammar_mask:
- * once per position, for the check before its pass and for its pick. */
-static void grammar_allowed(struct belt_session *s, struct belt_grammar *g)
-{
-	if (g)
-		g->ops->allowed(g->state, s->grammar_mask, s->m->n_vocab);
-}
-
-/* The grammar's mask (s->grammar_mask) into the buffer the chain's
- * logit_mask reads, for the next run's pick. */
-static int upload_mask(struct belt_session *s, char *err, size_t errsz)
-{
-	return s->m->be->buffer_write(s->m->be_ctx, s->mask_buf, 0, s->grammar_mask,
-				      ((uint64_t)s->m->n_vocab + 31) / 32 * 4, err, errsz);
-}
-
-/* The token after position pos, once its run is done: picked on the host
- * (belt_session_host_next), or on the device by the masked chain, whose
- * pick the grammar then takes (1: the grammar allows no token; the run
- * picked among none). */
-static int pick(struct belt_session *s, const struct belt_sampler_ops *so,
-		const struct belt_sampling *sp, struct belt_grammar *g, bool device_pick,
-		uint32_t pos, char *err, size_t errsz)
-{
-	if (!device_pick)
-		return belt_session_host_next(s, so, sp, g, pos, err, errsz);
-	int32_t id, words = (s->m->n_vocab + 31) / 32, w = 0;
-	while (w < words && !s->grammar_mask[w])
-		w++;
-	if (w == words)
-		return 1;
-	if (s->m->be->buffer_read(s->m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4, &id, 4,
-				  err, errsz))
-		return -1;
-	if (id < 0 || id >= s->m->n_vocab)
-		return belt_errf(err, errsz, "the device picked token %d: expected 0 .. %d", id,
-				 s->m->n_vocab - 1);
-	if (g->ops->accept(g->state, id, err, errsz))
-		return belt_err_prefix(err, errsz, "grammar (the device's pick)");
-	s->ids[pos + 1] = id;
-	return 0;
-}
-
-/* The context is full at pos (s->ids[0 .. pos], the last not yet run):
- * keep the first n_keep tokens, drop half of those after them, run the
- * rest again from n_keep (their last, the pending token, through t's
- * head) and pick the next token, as after a prompt. *pos becomes the
- * position of the pending token + 1; returns as belt_session_host_next
- * (1: the grammar allows nothing). */
-static int shift(struct belt_session *s, const struct belt_generate_params *gp,
-		 struct belt_table *t, bool host, const struct belt_sampler_ops *so,
-		 struct belt_grammar *g, bool device_pick, uint32_t *pos, char *err, size_t errsz)
-{
-	struct belt_model *m = s->m;
-	uint32_t keep = gp->n_keep < s->n_ctx / 2 ? gp->n_keep : s->n_ctx / 2;
-	uint32_t drop = (*pos - keep) / 2 ? (*pos - keep) / 2 : 1;
-	uint32_t n = *pos + 1 - drop; /* tokens left, the pending one included */
-	memmove(s->ids + keep, s->ids + keep + drop, (size_t)(n - keep) * sizeof *s->ids);
-	kv_from(s, keep);
-	grammar_allowed(s, g);
-	if (device_pick && upload_mask(s, err, errsz))
-		return -1;
-	if (prefill(s, t, s->ids + keep, n - keep, keep, err, errsz))
-		return -1;
-	s->stats.n_shifts++;
-	*pos = n;
-	if (!host)
-		return m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)n * 4, &s->ids[n], 4,
-					  err, errsz);
-	return pick(s, so, gp->sampling, g, device_pick, n - 1, err, errsz);
-}
-
-/* With a grammar, from position pos (ids[pos] taken, not run, its mask in
- * s->grammar_mask): the tokens the grammar forces next (one allowed token
- * each) are taken without logits, as one-token decoding takes them, then
- * run with ids[pos] as one batch, whose last row's logits pick the token
- * after them. *pos ends at the last token taken; 0 when no token was
- * forced (nothing ran), 1 when some were (*go as emit left it), -1. */
-static int forced(struct belt_session *s, struct belt_grammar *g,
-		  const struct belt_generate_params *gp, struct belt_table *t, bool device_pick,
-		  struct belt_tok_stream *ts, belt_token_fn fn, void *ud, uint32_t *pos, bool *go,
-		  char *err, size_t errsz)
-{
-	struct belt_model *m = s->m;
-	uint32_t p = *pos, k = 0;
-	int32_t id;
-	while (*go && p + k + 1 < s->n_ctx &&
-	       (id = belt_session_grammar_forced(s->grammar_mask, m->n_vocab)) >= 0 &&
-	       !(gp->stop_at_eog && belt_tok_is_eog(m->tok, id))) {
-		if (g->ops->accept(g->state, id, err, errsz))
-			return belt_err_prefix(err, errsz, "grammar");
-		s->ids[p + ++k] = id;
-		*go = belt_session_emit(s, ts, id, gp, fn, ud);
-		grammar_allowed(s, g);
-	}
-	if (k == 0)
-		return 0;
-	/* positions p .. p + k - 1 run, and p + k too where more follows */
-	if ((device_pick && upload_mask(s, err, errsz)) ||
-	    prefill(s, t, s->ids + p, *go ? k + 1 : k, p, err, errsz))
-		return -1;
-	s->stats.n_forced += k;
-	*pos = p + k;
-	return 1;
-}
-
 static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
 		    const struct belt_generate_params *gp, const struct belt_sampler_ops *sampler,
 		    belt_token_fn fn, void *ud, char *err, size_t errsz)
@@ -476,13 +370,13 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	if (check_prompt(s, prompt, n_prompt, 0, err, errsz))
 		return -1;
 	uint32_t k = reusable(s, prompt, n_prompt);
-	grammar_allowed(s, g);
-	if (device_pick && upload_mask(s, err, errsz))
+	belt_session_grammar_allowed(s, g);
+	if (device_pick && belt_session_upload_mask(s, err, errsz))
 		return -1;
-	if (prefill(s, t, prompt + k, n_prompt - k, k, err, errsz))
+	if (belt_session_prefill(s, t, prompt + k, n_prompt - k, k, err, errsz))
 		return -1;
 	memcpy(s->ids, prompt, n_prompt * sizeof *prompt);
-	int rc = host ? pick(s, so, sp, g, device_pick, (uint32_t)n_prompt - 1, err, errsz)
+	int rc = host ? belt_session_pick(s, so, sp, g, device_pick, (uint32_t)n_prompt - 1, err, errsz)
 		      : m->be->buffer_read(m->be_ctx, s->token_ids, n_prompt * 4, &s->ids[n_prompt],
 					   4, err, errsz);
 	if (rc < 0)
@@ -501,7 +395,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 			return -1;
 		while (go && host && pos < s->n_ctx) {
 			/* a grammar that allows only the end needs no more logits */
-			grammar_allowed(s, g);
+			belt_session_grammar_allowed(s, g);
 			if (g && gp->stop_at_eog &&
 			    belt_session_grammar_only_eog(s->grammar_mask, m->tok, m->n_vocab)) {
 				s->stats.stop = BELT_STOP_EOG;
@@ -510,7 +404,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 			}
 			/* tokens the grammar forces run as a batch with pos; the
 			 * last one's logits pick the next */
-			int f = g ? forced(s, g, gp, t, device_pick, &ts, fn, ud, &pos, &go, err, errsz)
+			int f = g ? belt_session_forced(s, g, gp, t, device_pick, &ts, fn, ud, &pos, &go, err, errsz)
 				  : 0;
 			if (f < 0)
 				return -1;
@@ -522,10 +416,10 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 				go = false;
 				break;
 			}
-			if (!f && device_pick && upload_mask(s, err, errsz))
+			if (!f && device_pick && belt_session_upload_mask(s, err, errsz))
 				return -1;
 			if ((!f && m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz)) ||
-			    (rc = pick(s, so, sp, g, device_pick, pos, err, errsz)) < 0)
+			    (rc = belt_session_pick(s, so, sp, g, device_pick, pos, err, errsz)) < 0)
 				return -1;
 			pos++;
 			go = rc == 0 && belt_session_emit(s, &ts, s->ids[pos], gp, fn, ud);
@@ -552,7 +446,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		/* both loops end with go set only when the context is full */
 		again = go && gp->context_shift;
 		if (again) {
-			if ((rc = shift(s, gp, t, host, so, g, device_pick, &pos, err, errsz)) < 0)
+			if ((rc = belt_session_shift(s, gp, t, host, so, g, device_pick, &pos, err, errsz)) < 0)
 				return -1;
 			if (rc > 0)
 				s->stats.stop = BELT_STOP_GRAMMAR;

@@ -84,6 +84,38 @@ int32_t belt_session_grammar_forced(const uint32_t *mask, int32_t n);
 bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
 				   int32_t n);
 
+/* generate.c: write ids into token_ids at pos and run them (all but the
+ * last through the batched table, the last through t, whose head picks
+ * the next token); and what the cache holds from pos on is no longer
+ * known. */
+int belt_session_prefill(struct belt_session *s, struct belt_table *t, const int32_t *ids,
+			 size_t n, uint32_t pos, char *err, size_t errsz);
+void belt_session_kv_from(struct belt_session *s, uint32_t pos);
+
+/* grammar.c, for belt_generate with a grammar g: its mask into
+ * s->grammar_mask; that mask into the buffer the chain's logit_mask
+ * reads; the token after position pos, picked on the host or read from
+ * the device's pick and accepted (1: the grammar allows none); the tokens
+ * it forces after pos, taken and run as one batch (0: none, 1: some, *pos
+ * at the last taken, *go as the emit left it). */
+void belt_session_grammar_allowed(struct belt_session *s, struct belt_grammar *g);
+int belt_session_upload_mask(struct belt_session *s, char *err, size_t errsz);
+int belt_session_pick(struct belt_session *s, const struct belt_sampler_ops *so,
+		      const struct belt_sampling *sp, struct belt_grammar *g, bool device_pick,
+		      uint32_t pos, char *err, size_t errsz);
+int belt_session_forced(struct belt_session *s, struct belt_grammar *g,
+			const struct belt_generate_params *gp, struct belt_table *t,
+			bool device_pick, struct belt_tok_stream *ts, belt_token_fn fn, void *ud,
+			uint32_t *pos, bool *go, char *err, size_t errsz);
+
+/* shift.c: the context full at *pos, shifted as gp says, and the next
+ * token picked (as belt_session_pick returns; *pos at the pending token
+ * + 1). */
+int belt_session_shift(struct belt_session *s, const struct belt_generate_params *gp,
+		       struct belt_table *t, bool host, const struct belt_sampler_ops *so,
+		       struct belt_grammar *g, bool device_pick, uint32_t *pos, char *err,
+		       size_t errsz);
+
 /* Hand the new token id to the caller as belt_generate does (its text
  * through ts, the stop rules of gp); false, with stats.stop set, when
  * generation must stop. */

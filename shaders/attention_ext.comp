@@ -45,7 +45,9 @@ void main()
 		q_sh[d] = q[qo + d];
 	barrier();
 	bool tree = is_batched() && meta.tree != 0u;
-	uint pos = pass_pos(), n = at_n_kv(r), qpos = pos + row_depth(r);
+	// a row of a table of sequences: its position, its entries from kb on
+	uint pos = pass_pos(), n = at_n_kv(r), kb = at_kv_base(r);
+	uint qpos = is_seqs() ? seq_pos(r) : pos + row_depth(r);
 	float m = -1.0 / 0.0, sum = 0.0;
 	float acc[HDMAX / WG];
 	for (uint i = 0; i < HDMAX / WG; i++)
@@ -62,7 +64,7 @@ void main()
 			seen = false;
 		float s = -1.0 / 0.0;
 		if (seen) {
-			uint ko = t * kv_dim + kvo;
+			uint ko = (kb + t) * kv_dim + kvo;
 			float dot = 0.0;
 			for (uint d = 0; d < hd; d++)
 				dot += q_sh[d] * k_at(pc.o[1], ko + d);
@@ -87,7 +89,7 @@ void main()
 			float a = acc[i] * resc;
 			for (uint j = 0; j < nt; j++)
 				if (p_sh[j] != 0.0)
-					a += p_sh[j] * v_at(pc.o[2], (t0 + j) * kv_dim + kvo + d);
+					a += p_sh[j] * v_at(pc.o[2], (kb + t0 + j) * kv_dim + kvo + d);
 			acc[i] = a;
 		}
 		barrier();

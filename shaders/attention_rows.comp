@@ -14,8 +14,9 @@
 // Which positions row r sees (shaders/common.glsl): causal, t <= pos + r
 // (its patch's n_kv); under BELT_RUN_TREE (meta.tree) the positions before
 // pos and pos + a for each ancestor a of r, itself included (the parents
-// in meta). A patch that names no kv length gives no positions: zeros,
-// as the CPU backend's.
+// in meta); in a table of sequences (meta.seqs) a workgroup takes one row,
+// which sees its own sequence's positions (at_kv_base, at_n_kv). A patch
+// that names no kv length gives no positions: zeros, as the CPU backend's.
 //
 // bindings: 0 q, 3 out (in vec4s), 1 k_cache, 2 v_cache (kv.glsl), 4 att
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= HD), n_ctx,
@@ -56,16 +57,19 @@ void main()
 	uint n_head = pc.p[0], n_head_kv = pc.p[1], hd4 = pc.p[2] / 4u;
 	float scale = pflt(4);
 	uint h = gl_WorkGroupID.y, kh = h / (n_head / n_head_kv);
-	uint rend = row_end(), r0 = row_first() + gl_WorkGroupID.x * BQ;
+	bool seqs = is_seqs();
+	uint rend = row_end(), r0 = row_first() + gl_WorkGroupID.x * (seqs ? 1u : BQ);
 	if (r0 >= rend)
 		return;
-	uint nq = min(uint(BQ), rend - r0), tid = gl_LocalInvocationID.x;
+	uint nq = seqs ? 1u : min(uint(BQ), rend - r0), tid = gl_LocalInvocationID.x;
 	uint q4row = n_head * hd4, kv_dim = n_head_kv * hd4 * 4u;
 	uint pos = pass_pos(), pt = patch_of(0u);
 	bool kv_on = pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV;
 	bool tree = meta.tree != 0u;
-	// positions the block needs: its last row sees up to pos + r
-	uint n_kv = kv_on ? pos + r0 + nq : 0u;
+	// positions the block needs: its last row sees up to pos + r (a
+	// sequence's row: its own, from its first slot kb)
+	uint n_kv = kv_on ? (seqs ? at_n_kv(r0) : pos + r0 + nq) : 0u;
+	uint kb = seqs ? at_kv_base(r0) : 0u;
 	uint qo = pc.o[0] + h * hd4, kvo = kh * hd4 * 4u;
 	uint hd8 = hd4 / 2u;
 	bool k8 = KV_K == KV_F16 && (hd4 & 1u) == 0u && kv_f16x8_ok(pc.o[1]);
@@ -94,14 +98,14 @@ void main()
 				uint t = i / hd8, d = (i % hd8) * 2u;
 				vec4 lo = vec4(0.0), hi = vec4(0.0);
 				if (t < ns)
-					k_load8(pc.o[1], (s0 + t) * kv_dim + kvo + 4u * d, lo, hi);
+					k_load8(pc.o[1], (kb + s0 + t) * kv_dim + kvo + 4u * d, lo, hi);
 				kvs[t][d] = lo;
 				kvs[t][d + 1u] = hi;
 			}
 		} else {
 			for (uint i = tid; i < BKV * hd4; i += WG) {
 				uint t = i / hd4, d = i % hd4;
-				kvs[t][d] = t < ns ? k_load4(pc.o[1], (s0 + t) * kv_dim + kvo + 4u * d)
+				kvs[t][d] = t < ns ? k_load4(pc.o[1], (kb + s0 + t) * kv_dim + kvo + 4u * d)
 						   : vec4(0.0);
 			}
 		}
@@ -121,7 +125,7 @@ void main()
 			uint q = i / BKV, t = i % BKV, s = s0 + t;
 			bool vis = q < nq && t < ns &&
 				   (tree ? s < pos || ((tmask[q] >> t) & 1u) != 0u
-					 : s <= pos + r0 + q);
+					 : seqs || s <= pos + r0 + q);
 			float sc = NEG_INF;
 			if (vis) {
 				vec4 d4 = vec4(0.0);
@@ -145,14 +149,14 @@ void main()
 				uint t = i / hd8, d = (i % hd8) * 2u;
 				vec4 lo = vec4(0.0), hi = vec4(0.0);
 				if (t < ns)
-					v_load8(pc.o[2], (s0 + t) * kv_dim + kvo + 4u * d, lo, hi);
+					v_load8(pc.o[2], (kb + s0 + t) * kv_dim + kvo + 4u * d, lo, hi);
 				kvs[t][d] = lo;
 				kvs[t][d + 1u] = hi;
 			}
 		} else {
 			for (uint i = tid; i < BKV * hd4; i += WG) {
 				uint t = i / hd4, d = i % hd4;
-				kvs[t][d] = t < ns ? v_load4(pc.o[2], (s0 + t) * kv_dim + kvo + 4u * d)
+				kvs[t][d] = t < ns ? v_load4(pc.o[2], (kb + s0 + t) * kv_dim + kvo + 4u * d)
 						   : vec4(0.0);
 			}
 		}

@@ -16,14 +16,16 @@ layout(push_constant, std430) uniform PC {
 
 // Meta: the run's values, written by table_run before each submit. A
 // batched table's tree runs put (depth, parent) of row r in words
-// META_ROWS + 2r, META_ROWS + 2r + 1; rope frequencies follow (freq[],
+// META_ROWS + 2r, META_ROWS + 2r + 1, a table of sequences (position,
+// first cache slot) of its sequence; rope frequencies follow (freq[],
 // offsets from the host). VK_META_HEADER in vk.h.
 layout(set = 0, binding = 8, std430) readonly buffer Meta {
 	uint base_pos;
 	uint stop_on; // early exit after an end-of-generation token
 	uint n_rows;  // batched: the pass's rows
 	uint tree;    // batched: 1 when the rows form a tree (BELT_RUN_TREE)
-	uint spare[4];
+	uint seqs;    // batched: 1 in a table of sequences (belt_table.seqs)
+	uint spare[3];
 	float freq[];
 } meta;
 layout(set = 0, binding = 8, std430) readonly buffer MetaU { uint meta_u[]; };
@@ -95,19 +97,35 @@ bool patch_positions(uint pt)
 {
 	return pt == PATCH_POSITION || pt == PATCH_POS_AND_KV;
 }
+// A table of sequences: row r at its own position seq_pos(r), its cache
+// entries from slot seq_base(r) on.
+bool is_seqs() { return is_batched() && meta.seqs != 0u; }
+uint seq_pos(uint r) { return meta_u[META_ROWS + 2u * r]; }
+uint seq_base(uint r) { return meta_u[META_ROWS + 2u * r + 1u]; }
 // which: 0 the command's own patch, 1 its fused-in command's
 uint at_position(uint which, uint r)
 {
-	return patch_positions(patch_of(which)) ? pass_pos() + row_depth(r) : 0u;
+	if (!patch_positions(patch_of(which)))
+		return 0u;
+	return is_seqs() ? seq_pos(r) : pass_pos() + row_depth(r);
 }
 uint at_slot(uint which, uint r)
 {
-	return patch_positions(patch_of(which)) ? pass_pos() + r : 0u;
+	if (!patch_positions(patch_of(which)))
+		return 0u;
+	return is_seqs() ? seq_base(r) + seq_pos(r) : pass_pos() + r;
 }
+bool patch_kv(uint pt) { return pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV; }
 uint at_n_kv(uint r)
 {
-	uint pt = patch_of(0u);
-	return pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV ? pass_pos() + r + 1u : 0u;
+	if (!patch_kv(patch_of(0u)))
+		return 0u;
+	return is_seqs() ? seq_pos(r) + 1u : pass_pos() + r + 1u;
+}
+// the first cache slot row r attends (0 but in a table of sequences)
+uint at_kv_base(uint r)
+{
+	return patch_kv(patch_of(0u)) && is_seqs() ? seq_base(r) : 0u;
 }
 uint at_out(uint r)
 {

@@ -326,3 +326,23 @@ void belt_row_at(enum belt_patch patch, bool batched, uint32_t pos,
 	if (patch == BELT_PATCH_ARGMAX_OUTPUT)
 		out->out = batched ? row : pos + 1;
 }
+
+void belt_row_at_seq(enum belt_patch patch, uint32_t pos, uint32_t row, uint32_t seq_pos,
+		     uint32_t seq_base, struct belt_row_at *out)
+{
+	*out = (struct belt_row_at){0};
+	bool position = patch == BELT_PATCH_POSITION || patch == BELT_PATCH_POS_AND_KV;
+	bool kv = patch == BELT_PATCH_KV_LEN || patch == BELT_PATCH_POS_AND_KV;
+	if (patch == BELT_PATCH_TOKEN_OFFSET)
+		out->token = pos + row;
+	if (position) {
+		out->position = seq_pos;
+		out->slot = seq_base + seq_pos;
+	}
+	if (kv) {
+		out->n_kv = seq_pos + 1;
+		out->kv_base = seq_base;
+	}
+	if (patch == BELT_PATCH_ARGMAX_OUTPUT)
+		out->out = row;
+}

@@ -40,6 +40,7 @@ struct job {
 	uint64_t base; /* the run's first chunk number */
 	uint32_t pos, n, flags;
 	const int32_t *parent; /* tree runs */
+	const struct belt_table *seqs; /* runs of a table of sequences */
 };
 
 _Static_assert(sizeof(struct job) <= CPU_JOB_ARG, "job too big for the pool");
@@ -504,7 +505,10 @@ static void cpu_table_release(void *vctx, struct belt_table *t)
 void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 		struct belt_row_at *at)
 {
-	belt_row_at(c->patch, ps->batched, ps->pos, r, ps->depth ? ps->depth[r] : r, at);
+	if (ps->seq_pos)
+		belt_row_at_seq(c->patch, ps->pos, r, ps->seq_pos[r], ps->seq_base[r], at);
+	else
+		belt_row_at(c->patch, ps->batched, ps->pos, r, ps->depth ? ps->depth[r] : r, at);
 }
 
 /* Run the chunks of one command's pass; returns the next chunk number. */
@@ -551,7 +555,9 @@ static void walk(const void *arg, int ith, int nth)
 	for (uint32_t p = j->pos; p < end; p++) {
 		struct cpu_pass all = {.pos = p, .row0 = 0, .n_rows = batched ? j->n : 1,
 				       .batched = batched, .parent = j->parent,
-				       .depth = j->parent ? pl->depth : NULL};
+				       .depth = j->parent ? pl->depth : NULL,
+				       .seq_pos = j->seqs ? j->seqs->seq_pos : NULL,
+				       .seq_base = j->seqs ? j->seqs->seq_base : NULL};
 		struct cpu_pass last = all;
 		if (batched) {
 			last.row0 = j->n - 1;
@@ -605,6 +611,18 @@ static int cpu_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 			pl->depth[r] = p < 0 ? 0 : pl->depth[p] + 1;
 		}
 		j.parent = t->parent;
+	}
+	if (t->seqs && pl->rows > 1) {
+		if (!t->seq_pos || !t->seq_base || (flags & BELT_RUN_TREE))
+			return belt_errf(err, errsz, "cpu: table_run: a table of sequences needs "
+					 "seq_pos and seq_base and no tree");
+		for (uint32_t r = 0; r < n; r++)
+			if ((uint64_t)t->seq_base[r] + t->seq_pos[r] >= pl->max_pos)
+				return belt_errf(err, errsz,
+						 "cpu: table_run: row %u at slot %u + %u: the "
+						 "cache holds %" PRIu64, r, t->seq_base[r],
+						 t->seq_pos[r], pl->max_pos);
+		j.seqs = t;
 	}
 	if (ctx->pool) {
 		j.base = cpu_pool_frontier(ctx->pool);

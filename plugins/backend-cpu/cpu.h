@@ -283,6 +283,9 @@ struct cpu_pass {
 	bool batched;
 	const int32_t *parent;	/* tree runs: parent row per row, else NULL */
 	const uint32_t *depth;	/* tree runs: depth per row, else NULL */
+	/* runs of a table of sequences: each row's position and first cache
+	 * slot (belt_table.seq_pos, seq_base), else NULL */
+	const uint32_t *seq_pos, *seq_base;
 };
 
 /* The patch values of row r (belt_row_at) for command c in pass ps. */
@@ -340,7 +343,8 @@ struct cpu_cmd {
 void cpu_kv_put(int type, void *cache, size_t slot, size_t n, const float *src);
 const float *cpu_kv_get(int type, const void *cache, size_t slot, size_t n, size_t off,
 			size_t len, cpu_f16_fn f16, float *tmp);
-void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t n_kv,
+void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t base,
+		   uint32_t n_kv,
 		   float *att, float *out);
 
 /* What a kernel's prepare tells the backend about a command. */

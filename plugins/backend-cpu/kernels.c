@@ -791,14 +791,15 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 	struct belt_row_at at;
 	cpu_row_at(c, ps, r, &at);
 	/* a tree row: at ps->pos + depth; in a chain, at its slot */
-	uint32_t n = at.n_kv, depth = r;
+	uint32_t n = at.n_kv, depth = r, base = at.kv_base;
 	if (ps->parent) {
 		depth = 0;
 		for (int32_t a = ps->parent[r]; a >= 0; a = ps->parent[a])
 			depth++;
 		n = ps->pos + r + 1;
 	}
-	int64_t qpos = (int64_t)ps->pos + depth;
+	/* a row of a table of sequences: at its own position */
+	int64_t qpos = ps->seq_pos ? (int64_t)ps->seq_pos[r] : (int64_t)ps->pos + depth;
 	float mx = -INFINITY;
 	for (uint32_t t = 0; t < n; t++) {
 		int64_t kpos = t;
@@ -820,7 +821,7 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 			att[t] = -INFINITY;
 			continue;
 		}
-		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], t, kv_dim, kv_off, (size_t)hd,
+		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], base + t, kv_dim, kv_off, (size_t)hd,
 					    c->f16, tmp);
 		float s = 0.0f;
 		for (int d = 0; d < hd; d++)
@@ -841,7 +842,7 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 	for (uint32_t t = 0; t < n; t++) {
 		if (att[t] == 0.0f)
 			continue;
-		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], t, kv_dim, kv_off, (size_t)hd,
+		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], base + t, kv_dim, kv_off, (size_t)hd,
 					    c->f16, tmp);
 		float p = att[t] / sum;
 		for (int d = 0; d < hd; d++)
@@ -939,17 +940,20 @@ void cpu_attend_row_head(const struct cpu_cmd *c, struct cpu_worker *w, const st
 	/* a batched pass scores in this thread's scratch: the att binding
 	 * has room for one row's heads */
 	float *att = ps->batched ? (float *)w->scratch : (float *)c->p[4] + (size_t)h * n_ctx;
+	/* a table of sequences: the row's entries from slot kv_base on */
+	size_t base = (size_t)at.kv_base * kv_dim;
 	if (ps->parent)
 		attend_tree(c, ps, r, q, kv_off, att, out, kv_tmp(c, w, ps));
 	else if (c->kv_type[0] == BELT_TYPE_F32 && c->kv_type[1] == BELT_TYPE_F32)
-		c->attend(q, (const float *)c->p[1] + kv_off, (const float *)c->p[2] + kv_off,
-			  kv_dim, at.n_kv, head_dim, c->prm[4].f, att, out);
+		c->attend(q, (const float *)c->p[1] + base + kv_off,
+			  (const float *)c->p[2] + base + kv_off, kv_dim, at.n_kv, head_dim,
+			  c->prm[4].f, att, out);
 	else if (c->kv_type[0] == BELT_TYPE_F16 && c->kv_type[1] == BELT_TYPE_F16)
-		c->attend_f16(q, (const uint16_t *)c->p[1] + kv_off,
-			      (const uint16_t *)c->p[2] + kv_off, kv_dim, at.n_kv, head_dim,
+		c->attend_f16(q, (const uint16_t *)c->p[1] + base + kv_off,
+			      (const uint16_t *)c->p[2] + base + kv_off, kv_dim, at.n_kv, head_dim,
 			      c->prm[4].f, att, out);
 	else
-		cpu_attend_kv(c, q, kv_off, at.n_kv, att, out);
+		cpu_attend_kv(c, q, kv_off, at.kv_base, at.n_kv, att, out);
 }
 
 static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,

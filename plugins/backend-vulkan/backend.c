@@ -133,7 +133,7 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 /* Check one command, resolve its bindings to descriptor ranges, and fill
  * its push constants. */
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
-		       uint32_t idx, uint32_t rows, struct vk_cmd *c,
+		       uint32_t idx, uint32_t rows, bool seqs, struct vk_cmd *c,
 		       struct vk_prep *pr, VkDescriptorBufferInfo *bi,
 		       char *err, size_t errsz)
 {
@@ -175,6 +175,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	}
 	const struct vk_op *op = k->impl;
 	prep_init(ctx, rows, op, pr);
+	pr->seqs = seqs && rows > 1;
 	if (op->prepare(cmd, pr, err, errsz))
 		return -1;
 	/* a one-row table's long-context kernel: its work fits in the
@@ -455,7 +456,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	uint64_t meta_floats = batched ? (uint64_t)pl->rows * VK_META_ROW_WORDS : 0;
 	uint64_t work_words = VK_WORK_RESERVED;
 	for (uint32_t i = 0; i < n; i++) {
-		if (prepare_cmd(ctx, &t->cmds[i], i, pl->rows, &oc[i], &preps[i],
+		if (prepare_cmd(ctx, &t->cmds[i], i, pl->rows, t->seqs, &oc[i], &preps[i],
 				obi[i], err, errsz))
 			goto out;
 		if (preps[i].max_pos < pl->max_pos)

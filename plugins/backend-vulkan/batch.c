@@ -140,6 +140,30 @@ static int put_tree(const struct belt_table *t, struct plan *pl, uint32_t n,
 	return 0;
 }
 
+/* Runs of a table of sequences: each row's position and first cache slot
+ * into meta after its header. */
+static int put_seqs(const struct belt_table *t, struct plan *pl, uint32_t n,
+		    char *err, size_t errsz)
+{
+	volatile uint32_t *rows =
+		(volatile uint32_t *)((char *)pl->meta->map + VK_META_HEADER);
+	if (!t->seq_pos || !t->seq_base)
+		return belt_errf(err, errsz,
+				 "vulkan: table_run: a table of sequences "
+				 "without seq_pos and seq_base");
+	for (uint32_t r = 0; r < n; r++) {
+		if ((uint64_t)t->seq_base[r] + t->seq_pos[r] >= pl->max_pos)
+			return belt_errf(err, errsz,
+					 "vulkan: table_run: row %u at slot "
+					 "%u + %u: the cache holds %" PRIu64,
+					 r, t->seq_base[r], t->seq_pos[r],
+					 pl->max_pos);
+		rows[VK_META_ROW_WORDS * r] = t->seq_pos[r];
+		rows[VK_META_ROW_WORDS * r + 1] = t->seq_base[r];
+	}
+	return 0;
+}
+
 static double ns_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -167,13 +191,20 @@ int vk_batch_run(struct vk_ctx *ctx, const struct belt_table *t,
 	if (pl->qpool)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 	bool tree = flags & BELT_RUN_TREE;
+	if (tree && t->seqs)
+		return belt_errf(err, errsz,
+				 "vulkan: table_run: a table of sequences "
+				 "runs no trees");
 	if (tree && put_tree(t, pl, n, err, errsz))
+		return -1;
+	if (t->seqs && put_seqs(t, pl, n, err, errsz))
 		return -1;
 	volatile uint32_t *meta = pl->meta->map;
 	meta[0] = pos;
 	meta[1] = 0; /* no early exit: BELT_RUN_STOP_AT_EOG is for one row */
 	meta[2] = n;
 	meta[3] = tree;
+	meta[4] = t->seqs;
 	enum vk_variant v = !pl->last			  ? VK_VAR_FULL
 			    : flags & BELT_RUN_SKIP_HEAD	  ? VK_VAR_NOHEAD
 			    : flags & BELT_RUN_HEAD_LAST_ONLY ? VK_VAR_LAST

@@ -482,6 +482,13 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 		pr->rows_dim = VK_ROWS_X;
 		pr->rows_tile = small ? ATT_ROWS_BQ : ATT_ROWS_BQ_256;
 		pr->n_spec = 2; /* the caches' types only */
+		/* a table of sequences: a workgroup a row, each row its own
+		 * sequence's entries (and not on the matrix units, whose
+		 * tiles share them) */
+		if (pr->seqs) {
+			pr->rows_tile = 1;
+			return 0;
+		}
 		/* on the matrix units: F16 caches at 16-byte offsets, head_dim
 		 * 64 or 128, groups of query heads that divide 64 */
 		uint32_t r = (uint32_t)(n_head / cmd->param[1].i);

@@ -87,9 +87,11 @@
 #define VK_WORK_BINDING 9
 #define VK_WORK_RESERVED 4
 /* Meta buffer (shaders/common.glsl): uint base_pos, stop_on, n_rows
- * (a batched pass's rows), tree (1 under BELT_RUN_TREE), 4 spare words;
- * then, in a batched table, (depth, parent) of each row for tree runs
- * (VK_META_ROW_WORDS words a row); then floats (rope freqs). */
+ * (a batched pass's rows), tree (1 under BELT_RUN_TREE), seqs (1 in a
+ * table of sequences), 3 spare words; then, in a batched table, (depth,
+ * parent) of each row for tree runs, (position, first cache slot) in a
+ * table of sequences (VK_META_ROW_WORDS words a row); then floats (rope
+ * freqs). */
 #define VK_META_HEADER 32
 #define VK_META_ROW_WORDS 2
 
@@ -279,6 +281,7 @@ enum vk_rows_dim {
 /* What a kernel's prepare tells the backend about a command. */
 struct vk_prep {
 	uint32_t rows;	   /* in: the table's rows (1: a one-row table) */
+	bool seqs;	   /* in: a batched table of sequences (belt_table.seqs) */
 	bool coopmat;	   /* in: batched products on matrix units
 			    * (matmul_cm.comp) where the type has one */
 	uint32_t cm_tile[4]; /* in: their tile (BM, BN, WM, WN; 0s: by size) */

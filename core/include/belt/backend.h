@@ -20,8 +20,9 @@
 /* 2: belt_backend_options.flags and belt_backend_ops.list_devices
  * 3: batched tables (belt_table.rows, row_ids, parent; BELT_RUN_TREE);
  *    commands checked against belt/ops.h; patches applied per row;
- *    belt_backend_options.settings; belt_backend_ops.memory_available */
-#define BELT_BACKEND_ABI 3
+ *    belt_backend_options.settings; belt_backend_ops.memory_available
+ * 4: tables of sequences (belt_table.seqs, seq_pos, seq_base) */
+#define BELT_BACKEND_ABI 4
 /* The oldest backend ABI the core still loads (one-row tables only). */
 #define BELT_BACKEND_ABI_MIN 2
 
@@ -31,7 +32,9 @@
  * token_offset reads token_ids[pos + r]; position rotates at pos + r and
  * writes cache slot pos + r; kv_len attends over pos + r + 1 entries;
  * argmax_output writes token_ids[pos + 1] in a one-row table, slot r of
- * row_ids in a batched one. */
+ * row_ids in a batched one. In a table of sequences (belt_table.seqs)
+ * row r rotates at seq_pos[r], writes slot seq_base[r] + seq_pos[r] and
+ * attends over seq_pos[r] + 1 entries from slot seq_base[r]. */
 enum belt_patch {
 	BELT_PATCH_NONE = 0,
 	BELT_PATCH_TOKEN_OFFSET,
@@ -113,6 +116,15 @@ struct belt_table {
 	 * pos + r and attends to the cache before pos and its own ancestors
 	 * in the block (itself included). */
 	const int32_t *parent;
+	/* ABI 4. seqs (set before table_prepare; batched tables only): each
+	 * run's row r is a token of its own sequence, whose cache entries
+	 * are the slots from seq_base[r] on: the row reads token_ids[pos + r],
+	 * sits at position seq_pos[r], writes slot seq_base[r] + seq_pos[r]
+	 * and attends to slots seq_base[r] .. seq_base[r] + seq_pos[r]. Rows
+	 * of one sequence come in order of position. seq_pos and seq_base
+	 * (host memory, [rows]) are read by each run. */
+	bool seqs;
+	const uint32_t *seq_pos, *seq_base;
 };
 #define BELT_MAX_EOG 8
 

@@ -105,8 +105,13 @@ struct belt_row_at {
 	uint32_t slot;	   /* position: cache slot written */
 	uint32_t n_kv;	   /* kv_len: cache entries attended (causal) */
 	uint32_t out;	   /* argmax_output: slot of the ids written */
+	uint32_t kv_base;  /* kv_len: the first cache slot attended */
 };
 void belt_row_at(enum belt_patch patch, bool batched, uint32_t pos,
 		 uint32_t row, uint32_t depth, struct belt_row_at *out);
+/* The same for row r of a run of a table of sequences (belt_table.seqs):
+ * at position seq_pos, its cache entries from slot seq_base on. */
+void belt_row_at_seq(enum belt_patch patch, uint32_t pos, uint32_t row, uint32_t seq_pos,
+		     uint32_t seq_base, struct belt_row_at *out);
 
 #endif

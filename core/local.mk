@@ -17,6 +17,7 @@ libbelt_la_SOURCES += \
 	core/session/speculate.c \
 	core/session/grammar.c \
 	core/session/shift.c \
+	core/session/group.c \
 	core/plugin/registry.c \
 	core/plugin/loader.c \
 	core/api/api.c

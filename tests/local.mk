@@ -86,6 +86,17 @@ if HAVE_VULKAN
 TESTS += tests/prefix-vulkan.sh
 endif
 EXTRA_DIST += tests/prefix-vulkan.sh
+# Groups of sessions (continuous batching): sessions decoding at the same
+# time in shared passes give the ids of plain sessions (doc/serve.md).
+check_PROGRAMS += tests/check_group
+TESTS += tests/check_group
+tests_check_group_SOURCES = tests/group.c tests/ref.c tests/ref_model.c
+tests_check_group_CFLAGS = $(TEST_CFLAGS) $(PTHREAD_CFLAGS)
+tests_check_group_LDADD = $(TEST_LIBS) $(PTHREAD_LIBS)
+if HAVE_VULKAN
+TESTS += tests/group-vulkan.sh
+endif
+EXTRA_DIST += tests/group-vulkan.sh
 # belt chat driven through tmux: turns that evaluate only their new
 # tokens, Ctrl-C, /clear, /exit.
 TESTS += tests/chat.sh

@@ -145,7 +145,8 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 			return at(b, op->bind_pos[i],
 				  "KV cache '%s' bound outside the layer loop", name);
 		if (sb->kv) {
-			*out = (struct belt_binding){sb->buf, (uint64_t)layer * sb->layer_bytes,
+			uint64_t stride = sb->layer_stride ? sb->layer_stride : sb->layer_bytes;
+			*out = (struct belt_binding){sb->buf, sb->base + (uint64_t)layer * stride,
 						     sb->layer_bytes, sb->type,
 						     {(int64_t)sb->elems, 1}};
 			return 0;

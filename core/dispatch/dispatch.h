@@ -15,6 +15,10 @@ struct dispatch_buffer {
 	uint64_t elems; /* elements per row (per layer for the KV cache) */
 	int type;	/* element type: F32, or the KV cache's (belt_type) */
 	uint64_t layer_bytes; /* KV cache: bytes of a layer's slice */
+	/* KV cache of a group's session (core/session/group.c): its slice of
+	 * layer l starts at base + l * layer_stride (0, 0: l * layer_bytes) */
+	uint64_t base, layer_stride;
+	bool shared; /* the buffer is another's: not freed with the session */
 	bool kv;
 	bool per_row; /* holds a row per token of a batched pass */
 };

@@ -254,7 +254,13 @@ bool belt_session_emit(struct belt_session *s, struct belt_tok_stream *ts, int32
 	}
 	s->stats.n_generated++;
 	size_t len = belt_tok_decode(s->m->tok, ts, id, s->text, s->text_cap);
-	if (fn && !fn(ud, id, s->text, len)) {
+	/* a group's other sessions use the backend meanwhile */
+	if (fn && s->group)
+		belt_group_unlock(s->group);
+	bool more = !fn || fn(ud, id, s->text, len);
+	if (fn && s->group)
+		belt_group_lock(s->group);
+	if (!more) {
 		s->stats.stop = BELT_STOP_CALLBACK;
 		return false;
 	}
@@ -321,6 +327,49 @@ int belt_session_host_next(struct belt_session *s, const struct belt_sampler_ops
 	s->ids[pos + 1] = id;
 	return m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4, &id, 4,
 				   err, errsz);
+}
+
+/* Decode from pos (s->ids[pos], not yet run) through t, chunk tokens a
+ * run, or, grouped, a step at a time in the group's passes while others
+ * decode too; stops as belt_generate does, *pos where it stopped, *go
+ * whether only the context's end stopped it. */
+static int decode_chain(struct belt_session *s, const struct belt_generate_params *gp,
+			struct belt_table *t, bool grouped, struct belt_tok_stream *ts,
+			uint32_t *at, belt_token_fn fn, void *ud, bool *go, char *err,
+			size_t errsz)
+{
+	struct belt_model *m = s->m;
+	uint32_t pos = *at;
+	while (*go && pos < s->n_ctx) {
+		int g = grouped ? belt_group_step(s, pos, err, errsz) : 0;
+		if (g < 0)
+			return -1;
+		if (g) {
+			pos++;
+			*go = belt_session_emit(s, ts, s->ids[pos], gp, fn, ud);
+			*at = pos;
+			continue;
+		}
+		if (grouped && belt_group_sync(s, pos, err, errsz))
+			return -1;
+		uint32_t n = s->n_ctx - pos;
+		if (n > s->chunk)
+			n = s->chunk;
+		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
+			n = gp->n_predict - s->stats.n_generated;
+		uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
+		if (m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz) ||
+		    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
+				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
+			return -1;
+		/* pos ends at the last token taken, a stop token included */
+		uint32_t i = 0;
+		while (*go && i < n)
+			*go = belt_session_emit(s, ts, s->ids[pos + ++i], gp, fn, ud);
+		pos += i;
+		*at = pos;
+	}
+	return 0;
 }
 
 static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prompt,
@@ -426,22 +475,17 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		}
 		if (rc > 0)
 			s->stats.stop = BELT_STOP_GRAMMAR;
-		while (go && !host && pos < s->n_ctx) {
-			uint32_t n = s->n_ctx - pos;
-			if (n > s->chunk)
-				n = s->chunk;
-			if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
-				n = gp->n_predict - s->stats.n_generated;
-			uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
-			if (m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz) ||
-			    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
-					       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
+		if (go && !host) {
+			/* greedy: a group's session decodes in the group's
+			 * passes while others decode too */
+			bool grouped = s->group && t == &s->table;
+			if (grouped)
+				belt_group_enter(s);
+			rc = decode_chain(s, gp, t, grouped, &ts, &pos, fn, ud, &go, err, errsz);
+			if (grouped && belt_group_leave(s, pos, err, errsz))
+				rc = -1;
+			if (rc)
 				return -1;
-			/* pos ends at the last token taken, a stop token included */
-			uint32_t i = 0;
-			while (go && i < n)
-				go = belt_session_emit(s, &ts, s->ids[pos + ++i], gp, fn, ud);
-			pos += i;
 		}
 		/* both loops end with go set only when the context is full */
 		again = go && gp->context_shift;
@@ -470,7 +514,12 @@ int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t 
 			  char *err, size_t errsz)
 {
 	memset(&s->stats, 0, sizeof s->stats);
+	/* a group's sessions take turns with the backend (group.c) */
+	if (s->group)
+		belt_group_lock(s->group);
 	int rc = generate(s, prompt, n_prompt, gp, sampler, fn, ud, err, errsz);
+	if (s->group)
+		belt_group_unlock(s->group);
 	if (rc)
 		s->stats.stop = BELT_STOP_ERROR;
 	return rc;

@@ -64,6 +64,13 @@ static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 	bool is_logits = !kv && !strcmp(e->name, m->arch->logits);
 	if (kv && cache_layout(s, e, sb->elems, &sb->type, &sb->layer_bytes, err, errsz))
 		return -1;
+	if (kv && s->group) {
+		/* a group's session: its sequence of the group's cache */
+		if (belt_group_kv(s->group, s->seq, sb, err, errsz))
+			return -1;
+		s->n_bufs++;
+		return 0;
+	}
 	uint64_t bytes = kv ? sb->layer_bytes * m->n_layer
 			    : sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
 	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
@@ -102,7 +109,7 @@ static int check_memory(struct belt_session *s, char *err, size_t errsz)
 		uint64_t layer_bytes;
 		if (is_kv && cache_layout(s, e, elems, &type, &layer_bytes, err, errsz))
 			return -1;
-		if (is_kv)
+		if (is_kv && !s->group) /* a group's session: the group's */
 			kv += layer_bytes * m->n_layer;
 		else
 			scratch += elems * 4 *
@@ -152,14 +159,14 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 		return -1;
 	struct dispatch_map map = {.bufs = s->bufs, .n_bufs = s->n_bufs, .vars = &s->vars,
 				   .token_ids = s->token_ids, .n_ctx = s->n_ctx, .rows = 1};
-	if (belt_dispatch_build(m, &map, &s->table, &s->labels, err, errsz))
-		return -1;
-	s->table.max_run = s->chunk;
 	/* the ids early exit (BELT_RUN_STOP_AT_EOG) watches for */
 	for (int32_t id = 0; id < m->n_vocab && s->table.n_eog < BELT_MAX_EOG; id++)
 		if (belt_tok_is_eog(m->tok, id))
 			s->table.eog[s->table.n_eog++] = id;
-	if (m->be->table_prepare(m->be_ctx, &s->table, err, errsz)) {
+	if (!s->seqs && belt_dispatch_build(m, &map, &s->table, &s->labels, err, errsz))
+		return -1;
+	s->table.max_run = s->chunk;
+	if (!s->seqs && m->be->table_prepare(m->be_ctx, &s->table, err, errsz)) {
 		s->table.priv = NULL;
 		return belt_err_prefix(err, errsz, m->be->name);
 	}
@@ -177,6 +184,7 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 	if (belt_dispatch_build(m, &map, &s->batch, &s->batch_labels, err, errsz))
 		return -1;
 	s->batch.max_run = s->n_ubatch;
+	s->batch.seqs = s->seqs;
 	memcpy(s->batch.eog, s->table.eog, sizeof s->batch.eog);
 	s->batch.n_eog = s->table.n_eog;
 	if (m->be->table_prepare(m->be_ctx, &s->batch, err, errsz)) {
@@ -188,6 +196,13 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 
 int belt_session_create(struct belt_model *m, const struct belt_session_params *p,
 			struct belt_session **out, char *err, size_t errsz)
+{
+	return belt_session_make(m, p, NULL, 0, 0, out, err, errsz);
+}
+
+int belt_session_make(struct belt_model *m, const struct belt_session_params *p,
+		      struct belt_group *group, uint32_t seq, uint32_t seqs_rows,
+		      struct belt_session **out, char *err, size_t errsz)
 {
 	*out = NULL;
 	struct belt_session_params def;
@@ -221,6 +236,15 @@ int belt_session_create(struct belt_model *m, const struct belt_session_params *
 	/* a backend before ABI 3 runs one-row tables only */
 	if (m->be->abi < 3)
 		s->n_ubatch = 1;
+	s->group = group;
+	s->seq = seq;
+	s->group_from = UINT32_MAX;
+	if (seqs_rows) {
+		/* the group's own: every sequence's positions, a batched
+		 * table of sequences (seqs_rows <= its positions) */
+		s->seqs = true;
+		s->n_ubatch = seqs_rows;
+	}
 	if (create(s, err, errsz)) {
 		belt_session_free(s);
 		return -1;
@@ -234,6 +258,7 @@ void belt_session_free(struct belt_session *s)
 	if (!s)
 		return;
 	struct belt_model *m = s->m;
+	belt_group_forget(s->group, s);
 	belt_session_chain_release(s);
 	belt_session_speculate_release(s);
 	if (s->table.priv)
@@ -246,7 +271,8 @@ void belt_session_free(struct belt_session *s)
 	free(s->batch_labels);
 	free(s->batch_ids);
 	for (unsigned i = 0; i < s->n_bufs; i++)
-		m->be->buffer_destroy(m->be_ctx, s->bufs[i].buf);
+		if (!s->bufs[i].shared)
+			m->be->buffer_destroy(m->be_ctx, s->bufs[i].buf);
 	if (s->token_ids)
 		m->be->buffer_destroy(m->be_ctx, s->token_ids);
 	free(s->table.cmds);

@@ -52,7 +52,46 @@ struct belt_session {
 	int32_t *draft_rows, *draft_out;     /* n_ubatch */
 	float *draft_logits; /* rows x n_vocab, sampled verification */
 	uint32_t draft_logit_rows;
+	/* a group's session (group.c): its KV cache is sequence seq of the
+	 * group's; its greedy decode steps may run in the group's passes */
+	struct belt_group *group;
+	uint32_t seq;
+	bool seqs;	     /* the group's own: its batched table is of sequences */
+	int32_t group_out;   /* the id the last group pass picked for it */
+	uint32_t group_from; /* first position the group's passes decoded since
+			      * token_ids last had them (UINT32_MAX: none) */
 };
+
+/* belt_session_create's work: with group, a session whose KV cache is
+ * sequence seq of the group's; with seqs_rows, the group's own session
+ * (p->n_ctx: all its sequences' positions) with a batched table of
+ * sequences of seqs_rows rows. */
+int belt_session_make(struct belt_model *m, const struct belt_session_params *p,
+		      struct belt_group *group, uint32_t seq, uint32_t seqs_rows,
+		      struct belt_session **out, char *err, size_t errsz);
+
+/* group.c: a group's state, and what its sessions' decoding calls. */
+struct belt_group;
+/* The KV cache buffer of the group's that sb (a member's, named as the
+ * architecture names it) lies in: sb gets its buffer, base and stride;
+ * -1 with a message when the layouts do not match. */
+int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb, char *err,
+		  size_t errsz);
+/* The group's lock, held while a session of g uses the backend. */
+void belt_group_lock(struct belt_group *g);
+void belt_group_unlock(struct belt_group *g);
+/* Decode as the group's: enter before a run of greedy steps, leave after
+ * (token_ids then gets what the group's passes decoded). */
+void belt_group_enter(struct belt_session *s);
+int belt_group_leave(struct belt_session *s, uint32_t pos, char *err, size_t errsz);
+/* token_ids[.. pos] as s->ids has them, after the group's passes. */
+int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errsz);
+/* s is freed: the group no longer frees it. */
+void belt_group_forget(struct belt_group *g, struct belt_session *s);
+/* One greedy step of s at pos, with the group's lock held: 1 with
+ * s->ids[pos + 1] set when it ran in a pass of the group's (with the
+ * other sessions decoding), 0 when s decodes alone (its own chain). */
+int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errsz);
 
 /* A drafter: its plugin and the context create() made. */
 struct belt_drafter {

@@ -78,6 +78,24 @@ uint32_t belt_session_n_ctx(const struct belt_session *s);
  * whole prompt (as in a new session; the memory stays allocated). */
 void belt_session_reset(struct belt_session *s);
 
+/* A group of sessions for continuous batching: their KV caches are the
+ * sequences of one allocation, and the greedy decode steps of those whose
+ * belt_generate calls overlap (one thread each) run together, a token of
+ * each per pass (backends of ABI 4; doc/serve.md). Only belt_generate
+ * may overlap with calls on the group's other sessions. */
+struct belt_group;
+/* A group of n_seq sessions' caches, each of p->n_ctx positions (0: the
+ * model's training context) of p's cache types. */
+int belt_group_new(struct belt_model *m, const struct belt_session_params *p, uint32_t n_seq,
+		   struct belt_group **out, char *err, size_t errsz);
+/* Session seq (0 .. n_seq - 1) of the group, made as belt_session_create
+ * makes one with p (NULL: defaults; its n_ctx and cache types are the
+ * group's); free it with belt_session_free, or with the group. */
+int belt_group_session(struct belt_group *g, uint32_t seq, const struct belt_session_params *p,
+		       struct belt_session **out, char *err, size_t errsz);
+/* Free the group and those of its sessions still alive; NULL is allowed. */
+void belt_group_free(struct belt_group *g);
+
 /* Called for each generated token with its text (possibly empty while a
  * UTF-8 character is incomplete); return false to stop. */
 typedef bool (*belt_token_fn)(void *ud, int32_t token, const char *text,
@@ -206,6 +224,8 @@ struct belt_stats {
 	/* tokens a grammar forced (the only one it allowed), which ran in
 	 * batches without logits of their own */
 	uint32_t n_forced;
+	/* a group's session: tokens decoded in passes with other sessions */
+	uint32_t n_grouped;
 };
 /* Timing and stop reason of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);

@@ -1,0 +1,278 @@
+/* A group of sessions (continuous batching): n_seq sessions whose KV
+ * caches are the sequences of one allocation, each layer's slice holding
+ * sequence 0's positions, then sequence 1's, and so on. The group's own
+ * session holds that cache and a batched table of sequences
+ * (belt_table.seqs): a pass of it runs one token of each of several
+ * sessions, each row at its own position over its own sequence.
+ *
+ * The sessions' belt_generate calls may overlap, each in its own thread;
+ * the group's lock, taken in turn (first come, first served, so that a
+ * session that lets it go and takes it again cannot keep the others
+ * out), serializes their use of the backend and of the group's state. A
+ * session lets it go while its token callback runs and while it waits
+ * for a pass. A session decoding greedily takes part in the group's
+ * steps: it posts its token and waits; the last of the decoding sessions
+ * to post (or the last to stop decoding) runs the pass for them all and
+ * hands each its next token. A session that is the only one decoding
+ * runs its own chain, chunk tokens a submission. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session.h"
+
+/* rows of the group's table: at least this many, so that a backend's
+ * few-row passes are recorded for it (the Vulkan backend records them for
+ * tables of more than 16 rows) */
+#define GROUP_MIN_ROWS 32
+
+struct belt_group {
+	struct belt_model *m;
+	struct belt_session *own; /* every sequence's cache; the table of sequences */
+	uint32_t n_seq, n_ctx;	  /* sequences; positions of each */
+	struct belt_session **members; /* [n_seq], NULL where none was made */
+	pthread_mutex_t mu;  /* held briefly: the turns and gen */
+	pthread_cond_t cv;   /* the turn moved on, or a pass ran */
+	uint64_t next, serving; /* the lock's turns: taken, now served */
+	/* with the lock held: */
+	uint32_t n_dec;	     /* sessions between belt_group_enter and leave */
+	uint32_t n_posted;   /* of those, waiting for the next pass */
+	uint64_t gen;	     /* passes run */
+	struct belt_session **rows; /* [n_seq]: the sessions posted, in order */
+	uint32_t *seq_pos, *seq_base; /* [n_seq]: the next pass's rows */
+	int32_t *tok, *out;	      /* [n_seq] */
+	int rc;			      /* the last pass's result */
+	char err[BELT_ERR_SIZE];
+};
+
+int belt_group_new(struct belt_model *m, const struct belt_session_params *p, uint32_t n_seq,
+		   struct belt_group **out, char *err, size_t errsz)
+{
+	*out = NULL;
+	if (m->be->abi < 4)
+		return belt_errf(err, errsz,
+				 "a group of sessions: backend '%s' (ABI %u) runs no tables of "
+				 "sequences (ABI 4)",
+				 m->be->name, m->be->abi);
+	struct belt_session_params def;
+	if (!p) {
+		belt_session_params_default(&def);
+		p = &def;
+	}
+	uint32_t n_ctx = p->n_ctx ? p->n_ctx : belt_model_n_ctx_train(m);
+	if (n_seq < 1 || n_seq > 256 || (uint64_t)n_seq * n_ctx > (1u << 24))
+		return belt_errf(err, errsz,
+				 "a group of %u sessions of %u positions: expected 1 .. 256 "
+				 "sessions, %u positions in all at most",
+				 n_seq, n_ctx, 1u << 24);
+	struct belt_group *g = calloc(1, sizeof *g);
+	if (!g)
+		return belt_errf(err, errsz, "group: out of memory");
+	g->m = m;
+	g->n_seq = n_seq;
+	g->n_ctx = n_ctx;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->members = calloc(n_seq, sizeof *g->members);
+	g->rows = calloc(n_seq, sizeof *g->rows);
+	g->seq_pos = calloc(n_seq, sizeof *g->seq_pos);
+	g->seq_base = calloc(n_seq, sizeof *g->seq_base);
+	g->tok = calloc(n_seq, sizeof *g->tok);
+	g->out = calloc(n_seq, sizeof *g->out);
+	if (!g->members || !g->rows || !g->seq_pos || !g->seq_base || !g->tok || !g->out) {
+		belt_group_free(g);
+		return belt_errf(err, errsz, "group: out of memory");
+	}
+	struct belt_session_params gp = *p;
+	gp.n_ctx = n_seq * n_ctx;
+	uint32_t rows = n_seq < GROUP_MIN_ROWS ? GROUP_MIN_ROWS : n_seq;
+	if (rows > gp.n_ctx)
+		rows = gp.n_ctx;
+	gp.n_batch = rows;
+	gp.n_ubatch = rows;
+	if (belt_session_make(m, &gp, NULL, 0, rows < 2 ? 2 : rows, &g->own, err, errsz)) {
+		belt_group_free(g);
+		return belt_err_prefix(err, errsz, "group");
+	}
+	if (!g->own->batch.n_cmds) {
+		belt_group_free(g);
+		return belt_errf(err, errsz, "a group of sessions: backend '%s' runs no batched tables",
+				 m->be->name);
+	}
+	struct belt_table *t = &g->own->batch;
+	t->seq_pos = g->seq_pos;
+	t->seq_base = g->seq_base;
+	*out = g;
+	return 0;
+}
+
+int belt_group_session(struct belt_group *g, uint32_t seq, const struct belt_session_params *p,
+		       struct belt_session **out, char *err, size_t errsz)
+{
+	*out = NULL;
+	if (seq >= g->n_seq)
+		return belt_errf(err, errsz, "group session %u: expected 0 .. %u", seq, g->n_seq - 1);
+	if (g->members[seq])
+		return belt_errf(err, errsz, "group session %u exists already", seq);
+	struct belt_session_params sp;
+	if (p)
+		sp = *p;
+	else
+		belt_session_params_default(&sp);
+	sp.n_ctx = g->n_ctx;
+	sp.type_k = g->own->type_k;
+	sp.type_v = g->own->type_v;
+	if (belt_session_make(g->m, &sp, g, seq, 0, out, err, errsz))
+		return -1;
+	g->members[seq] = *out;
+	return 0;
+}
+
+void belt_group_free(struct belt_group *g)
+{
+	if (!g)
+		return;
+	for (uint32_t i = 0; g->members && i < g->n_seq; i++)
+		if (g->members[i]) {
+			g->members[i]->group = NULL; /* its cache is gone */
+			belt_session_free(g->members[i]);
+		}
+	belt_session_free(g->own);
+	free(g->members);
+	free(g->rows);
+	free(g->seq_pos);
+	free(g->seq_base);
+	free(g->tok);
+	free(g->out);
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+void belt_group_forget(struct belt_group *g, struct belt_session *s)
+{
+	if (g && s->seq < g->n_seq && g->members[s->seq] == s)
+		g->members[s->seq] = NULL;
+}
+
+int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb, char *err,
+		  size_t errsz)
+{
+	const struct belt_session *o = g->own;
+	for (unsigned i = 0; i < o->n_bufs; i++) {
+		const struct dispatch_buffer *gb = &o->bufs[i];
+		if (!gb->kv || strcmp(gb->name, sb->name))
+			continue;
+		if (gb->type != sb->type || gb->layer_bytes != sb->layer_bytes * g->n_seq)
+			return belt_errf(err, errsz,
+					 "KV cache '%s': %llu bytes a layer for %u sequences, not %u "
+					 "times a sequence's %llu: its size is not per position",
+					 sb->name, (unsigned long long)gb->layer_bytes, g->n_seq,
+					 g->n_seq, (unsigned long long)sb->layer_bytes);
+		sb->buf = gb->buf;
+		sb->base = (uint64_t)seq * sb->layer_bytes;
+		sb->layer_stride = gb->layer_bytes;
+		sb->shared = true;
+		return 0;
+	}
+	return belt_errf(err, errsz, "KV cache '%s': the group has none", sb->name);
+}
+
+static void run_pass(struct belt_group *g);
+
+void belt_group_lock(struct belt_group *g)
+{
+	pthread_mutex_lock(&g->mu);
+	for (uint64_t turn = g->next++; turn != g->serving;)
+		pthread_cond_wait(&g->cv, &g->mu);
+	pthread_mutex_unlock(&g->mu);
+}
+
+void belt_group_unlock(struct belt_group *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->serving++;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+void belt_group_enter(struct belt_session *s)
+{
+	s->group->n_dec++;
+}
+
+int belt_group_leave(struct belt_session *s, uint32_t pos, char *err, size_t errsz)
+{
+	struct belt_group *g = s->group;
+	g->n_dec--;
+	/* the others may all be waiting for this one */
+	if (g->n_posted && g->n_posted == g->n_dec)
+		run_pass(g);
+	return belt_group_sync(s, pos, err, errsz);
+}
+
+int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errsz)
+{
+	if (s->group_from > pos)
+		return 0;
+	/* the ids the group's passes decoded, where this session's own
+	 * tables read them (a chain's embedding reads token_ids[pos]) */
+	uint32_t from = s->group_from;
+	s->group_from = UINT32_MAX;
+	return s->m->be->buffer_write(s->m->be_ctx, s->token_ids, (uint64_t)from * 4,
+				      &s->ids[from], (uint64_t)(pos + 1 - from) * 4, err, errsz);
+}
+
+/* The pass for the posted rows, with the lock held. */
+static void run_pass(struct belt_group *g)
+{
+	struct belt_model *m = g->m;
+	struct belt_session *o = g->own;
+	uint32_t n = g->n_posted;
+	g->rc = m->be->buffer_write(m->be_ctx, o->token_ids, 0, g->tok, (uint64_t)n * 4, g->err,
+				    sizeof g->err);
+	if (!g->rc)
+		g->rc = m->be->table_run(m->be_ctx, &o->batch, 0, n, 0, g->err, sizeof g->err);
+	if (!g->rc)
+		g->rc = m->be->buffer_read(m->be_ctx, o->row_ids, 0, g->out, (uint64_t)n * 4,
+					   g->err, sizeof g->err);
+	for (uint32_t r = 0; r < n; r++)
+		g->rows[r]->group_out = g->rc ? -1 : g->out[r];
+	g->n_posted = 0;
+	pthread_mutex_lock(&g->mu);
+	g->gen++;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errsz)
+{
+	struct belt_group *g = s->group;
+	if (g->n_dec < 2 && !g->n_posted)
+		return 0;
+	uint32_t r = g->n_posted++;
+	g->rows[r] = s;
+	g->tok[r] = s->ids[pos];
+	g->seq_pos[r] = pos;
+	g->seq_base[r] = s->seq * g->n_ctx;
+	if (g->n_posted == g->n_dec) {
+		run_pass(g);
+	} else {
+		/* the lock goes to the others until a pass has run */
+		pthread_mutex_lock(&g->mu);
+		uint64_t gen = g->gen;
+		g->serving++;
+		pthread_cond_broadcast(&g->cv);
+		while (g->gen == gen)
+			pthread_cond_wait(&g->cv, &g->mu);
+		pthread_mutex_unlock(&g->mu);
+		belt_group_lock(g);
+	}
+	if (s->group_out < 0)
+		return belt_errf(err, errsz, "group pass: %s", g->err);
+	s->ids[pos + 1] = s->group_out;
+	s->stats.n_grouped++;
+	if (s->group_from > pos + 1)
+		s->group_from = pos + 1;
+	return 1;
+}

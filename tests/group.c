@@ -1,0 +1,240 @@
+/* Groups of sessions (continuous batching, core/session/group.c): sessions
+ * of a group generating at the same time, each from its own thread, decode
+ * in shared passes of a table of sequences, one row each at its own
+ * position over its own part of the cache. Each session's greedy ids must
+ * be those of a plain session given the same prompt, whatever the others
+ * do: longer or shorter prompts, answers that end early, a second turn
+ * that reuses the first's cache. BELT_TEST_BACKEND picks the backend
+ * (tests/group-vulkan.sh). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "belt/belt.h"
+#include "ref.h"
+
+#define N_SEQ 4
+#define MAX_IDS 512
+
+static const char *backend(void)
+{
+	return getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu";
+}
+
+static const char *const texts[N_SEQ] = {
+	"Once upon a time, there was a little girl named Lily.",
+	"The cat sat",
+	"One day, a big dog ran to the park and saw a ball. He wanted to play with it, so he",
+	"Tom and Sue",
+};
+
+struct ids {
+	int32_t id[MAX_IDS];
+	size_t n;
+};
+
+static bool collect(void *ud, int32_t id, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	struct ids *o = ud;
+	if (id >= 0 && o->n < MAX_IDS)
+		o->id[o->n++] = id;
+	return true;
+}
+
+/* One generation: prompt, n_predict, its ids and stats. */
+struct job {
+	struct belt_session *s;
+	struct ids prompt;
+	uint32_t n_predict;
+	struct ids out;
+	struct belt_stats st;
+	int rc;
+	char err[BELT_ERR_SIZE];
+	pthread_barrier_t *start;
+};
+
+static void *run_job(void *arg)
+{
+	struct job *j = arg;
+	struct belt_generate_params gp;
+	belt_generate_params_default(&gp);
+	gp.n_predict = j->n_predict;
+	j->out.n = 0;
+	if (j->start)
+		pthread_barrier_wait(j->start);
+	j->rc = belt_generate(j->s, j->prompt.id, j->prompt.n, &gp, collect, &j->out, j->err,
+			      sizeof j->err);
+	j->st = *belt_session_stats(j->s);
+	return NULL;
+}
+
+static void encode(struct belt_model *m, const char *text, struct ids *out)
+{
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_tok_encode(belt_model_tokenizer(m), text, strlen(text), true, out->id,
+				      MAX_IDS, &out->n, err, sizeof err) == 0,
+		      "%s", err);
+}
+
+/* The ids a plain session of n_ctx positions gives for j's prompt. */
+static void reference(struct belt_model *m, uint32_t n_ctx, struct job *j, struct ids *ref)
+{
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.n_ctx = n_ctx;
+	struct belt_session *s;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+	struct job r = *j;
+	r.s = s;
+	r.start = NULL;
+	run_job(&r);
+	ck_assert_msg(r.rc == 0, "%s", r.err);
+	*ref = r.out;
+	belt_session_free(s);
+}
+
+/* Every job at once, each in its thread; each must give its reference. */
+static uint32_t run_together(struct job *jobs, int n, const struct ids *refs)
+{
+	pthread_t th[N_SEQ];
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, (unsigned)n);
+	for (int i = 0; i < n; i++) {
+		jobs[i].start = &start;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
+	}
+	uint32_t grouped = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(jobs[i].rc == 0, "session %d: %s", i, jobs[i].err);
+		ck_assert_uint_eq(jobs[i].out.n, refs[i].n);
+		for (size_t k = 0; k < refs[i].n; k++)
+			ck_assert_msg(jobs[i].out.id[k] == refs[i].id[k],
+				      "session %d, token %zu: %d, a plain session gives %d", i, k,
+				      jobs[i].out.id[k], refs[i].id[k]);
+		grouped += jobs[i].st.n_grouped;
+	}
+	pthread_barrier_destroy(&start);
+	return grouped;
+}
+
+static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
+{
+	struct belt_model *m = ref_load_model(file);
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.n_ctx = n_ctx;
+	struct belt_group *g;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_group_new(m, &sp, N_SEQ, &g, err, sizeof err) == 0, "%s", err);
+	struct job jobs[N_SEQ] = {0};
+	struct ids refs[N_SEQ];
+	for (int i = 0; i < N_SEQ; i++) {
+		ck_assert_msg(belt_group_session(g, (uint32_t)i, NULL, &jobs[i].s, err, sizeof err) == 0,
+			      "%s", err);
+		encode(m, texts[i], &jobs[i].prompt);
+		/* answers of different lengths: the group shrinks as they end */
+		jobs[i].n_predict = n_predict - (uint32_t)i * n_predict / 8;
+		reference(m, n_ctx, &jobs[i], &refs[i]);
+	}
+	uint32_t grouped = run_together(jobs, N_SEQ, refs);
+	/* a second turn: each prompt is its first turn and answer and more
+	 * text, so only the new tokens run; the others' turns move on */
+	uint32_t grouped2 = 0;
+	for (int i = 0; i < N_SEQ; i++) {
+		struct ids *p = &jobs[i].prompt;
+		memcpy(p->id + p->n, jobs[i].out.id, jobs[i].out.n * sizeof *p->id);
+		p->n += jobs[i].out.n;
+		struct ids more;
+		encode(m, " And then", &more);
+		memcpy(p->id + p->n, more.id + 1, (more.n - 1) * sizeof *p->id);
+		p->n += more.n - 1;
+		reference(m, n_ctx, &jobs[i], &refs[i]);
+	}
+	grouped2 = run_together(jobs, N_SEQ, refs);
+	for (int i = 0; i < N_SEQ; i++)
+		ck_assert_uint_gt(jobs[i].st.n_prompt_reused, 0);
+	printf("group %-22s %s: %d sessions, two turns equal to plain sessions; %u and %u tokens "
+	       "decoded in shared passes\n",
+	       file, backend(), N_SEQ, grouped, grouped2);
+	/* the sessions took part in shared passes, not only in turns */
+	ck_assert_uint_gt(grouped + grouped2, 0);
+	/* one session freed before the group, the rest with it */
+	belt_session_free(jobs[0].s);
+	belt_group_free(g);
+	belt_model_free(m);
+}
+
+START_TEST(test_stories_f32)
+{
+	check_model("stories260K.f32.gguf", 256, 64);
+}
+END_TEST
+
+START_TEST(test_stories_f16)
+{
+	check_model("stories260K.f16.gguf", 256, 64);
+}
+END_TEST
+
+START_TEST(test_pycoder)
+{
+	check_model("pycoder29M.q4_0.gguf", 384, 48);
+}
+END_TEST
+
+START_TEST(test_misuse)
+{
+	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.n_ctx = 64;
+	struct belt_group *g;
+	struct belt_session *s, *s2;
+	char err[BELT_ERR_SIZE];
+	ck_assert_int_ne(belt_group_new(m, &sp, 0, &g, err, sizeof err), 0);
+	ck_assert_msg(strstr(err, "expected 1 .. 256"), "%s", err);
+	ck_assert_msg(belt_group_new(m, &sp, 2, &g, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_ne(belt_group_session(g, 2, NULL, &s, err, sizeof err), 0);
+	ck_assert_msg(strstr(err, "expected 0 .. 1"), "%s", err);
+	ck_assert_msg(belt_group_session(g, 1, NULL, &s, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_ne(belt_group_session(g, 1, NULL, &s2, err, sizeof err), 0);
+	ck_assert_msg(strstr(err, "exists already"), "%s", err);
+	/* a session of the group alone decodes as a plain one */
+	struct job j = {.s = s, .n_predict = 20};
+	encode(m, texts[0], &j.prompt);
+	struct ids ref;
+	reference(m, 64, &j, &ref);
+	run_job(&j);
+	ck_assert_msg(j.rc == 0, "%s", j.err);
+	ck_assert_uint_eq(j.out.n, ref.n);
+	ck_assert_mem_eq(j.out.id, ref.id, ref.n * sizeof *ref.id);
+	ck_assert_uint_eq(j.st.n_grouped, 0);
+	belt_group_free(g);
+	belt_group_free(NULL);
+	belt_model_free(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *su = suite_create("group");
+	TCase *tc = tcase_create("group");
+	tcase_set_timeout(tc, 0);
+	tcase_add_test(tc, test_misuse);
+	tcase_add_test(tc, test_stories_f32);
+	tcase_add_test(tc, test_stories_f16);
+	if (!getenv("BELT_TEST_BACKEND") || !strcmp(backend(), "cpu"))
+		tcase_add_test(tc, test_pycoder);
+	suite_add_tcase(su, tc);
+	SRunner *sr = srunner_create(su);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -30,7 +30,7 @@ static const char help[] =
 	"      --backend NAME     backend plugin (default cpu)\n"
 	"      --device N         the backend's device N (default: its choice)\n"
 	"      --kernel OP=VARIANT[,OP=VARIANT]  kernel choices\n"
-	"      --chunk N          tokens per backend submission, and per turn of a slot (default 16)\n"
+	"      --chunk N          tokens per backend submission of a slot decoding alone (default 16)\n"
 	"      --max-body N       largest request body in bytes (default 8388608)\n"
 	"      --max-connections N  connections at once (default 64)\n"
 	"      --context-shift    a full context drops half of the tokens after the first\n"

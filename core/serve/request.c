@@ -202,7 +202,9 @@ static int parse(const struct serve_model *sm, enum serve_kind kind, const json_
 	json_int_t max_tokens = 0;
 	const char *mt = kind == SERVE_CHAT && json_object_get(o, "max_completion_tokens")
 				 ? "max_completion_tokens" : "max_tokens";
+	p->cache_prompt = true;
 	if (refuse_unsupported(o, e) || get_bool(o, "stream", &p->stream, e) ||
+	    get_bool(o, "cache_prompt", &p->cache_prompt, e) ||
 	    get_int(o, mt, 1, 1 << 24, &max_tokens, e) || get_sampling(o, &p->samp, e) ||
 	    get_stop(o, p, e))
 		return -1;

@@ -1,12 +1,10 @@
-/* The slots: --parallel sessions over one loaded model. A request waits in
- * a queue until a slot is free, then goes to the free slot whose last
- * tokens share the longest beginning with its prompt (the session keeps
- * them in its KV cache). Each slot has a thread that calls belt_generate;
- * the model runs one slot at a time: a slot takes the turn before it
- * generates and, from its token callback, passes it to the next waiting
- * slot after its first token and after each `chunk` tokens (one backend
- * run), so concurrent answers advance together. The callback blocks while
- * others run, which pauses its generation where it is. */
+/* The slots: --parallel sessions of one group over one loaded model. A
+ * request waits in a queue until a slot is free, then goes to the free
+ * slot whose last tokens share the longest beginning with its prompt (the
+ * session keeps them in its KV cache). Each slot has a thread that calls
+ * belt_generate; the group (core/session/group.c) gives the backend to
+ * one slot at a time, in turn, and runs the greedy decode steps of the
+ * slots decoding at the same time as one pass (continuous batching). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +17,6 @@ struct slot {
 	bool started;
 	struct belt_session *s;
 	struct serve_job *job; /* assigned (under sc->mu) */
-	bool waiting;	       /* for the turn (under sc->mu) */
 	/* the tokens its session was last given: the prompt, then the answer */
 	int32_t *hist;
 	size_t n_hist, cap_hist;
@@ -29,71 +26,17 @@ struct slot {
 
 struct serve_sched {
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* any change: a job assigned, the turn passed, stopping */
+	pthread_cond_t cv; /* any change: a job assigned, stopping */
+	struct belt_group *group; /* the slots' sessions */
 	struct slot *slots;
 	int n;
 	struct serve_job *head, *tail; /* the queue */
 	int n_queued;
-	int turn; /* the slot holding the model; -1: none */
 	bool stopping;
-	uint32_t chunk;
 	bool shift; /* context shift, keeping keep prompt tokens (-1: all) */
 	long keep;
 	int32_t bos; /* the model's BOS id (kept besides keep) */
 };
-
-/* Under mu: the next slot after sl waiting for the turn, or -1. */
-static int next_waiting(struct serve_sched *sc, int from)
-{
-	for (int k = 1; k <= sc->n; k++) {
-		int i = (from + k) % sc->n;
-		if (sc->slots[i].waiting)
-			return i;
-	}
-	return -1;
-}
-
-/* Under mu: wait for the turn and take it. */
-static void wait_turn(struct slot *sl)
-{
-	struct serve_sched *sc = sl->sc;
-	sl->waiting = true;
-	while (sc->turn != -1 && sc->turn != sl->index)
-		pthread_cond_wait(&sc->cv, &sc->mu);
-	sc->turn = sl->index;
-	sl->waiting = false;
-}
-
-static void take_turn(struct slot *sl)
-{
-	pthread_mutex_lock(&sl->sc->mu);
-	wait_turn(sl);
-	pthread_mutex_unlock(&sl->sc->mu);
-}
-
-/* Hand the turn to the next waiting slot (or to none). */
-static void give_turn(struct slot *sl)
-{
-	struct serve_sched *sc = sl->sc;
-	pthread_mutex_lock(&sc->mu);
-	sc->turn = next_waiting(sc, sl->index);
-	pthread_cond_broadcast(&sc->cv);
-	pthread_mutex_unlock(&sc->mu);
-}
-
-/* Let the others run a turn each if they wait, then go on. */
-static void pass_turn(struct slot *sl)
-{
-	struct serve_sched *sc = sl->sc;
-	pthread_mutex_lock(&sc->mu);
-	int next = next_waiting(sc, sl->index);
-	if (next >= 0) {
-		sc->turn = next;
-		pthread_cond_broadcast(&sc->cv);
-		wait_turn(sl);
-	}
-	pthread_mutex_unlock(&sc->mu);
-}
 
 static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 {
@@ -116,8 +59,8 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 	}
 	if (atomic_load(&j->cancel))
 		return false;
-	if (id >= 0 && sl->n_tok++ % sl->sc->chunk == 0)
-		pass_turn(sl);
+	if (id >= 0)
+		sl->n_tok++;
 	return true;
 }
 
@@ -173,9 +116,7 @@ static const char *finish_reason(enum belt_stop stop)
 static void run(struct slot *sl, struct serve_job *j)
 {
 	struct serve_error e = {0};
-	take_turn(sl);
 	if (atomic_load(&j->cancel)) {
-		give_turn(sl);
 		serve_job_finish(j, "stop", (uint32_t)j->p.n_ids, 0, NULL);
 		return;
 	}
@@ -194,6 +135,8 @@ static void run(struct slot *sl, struct serve_job *j)
 							    : (uint32_t)sc->keep + (ids[0] == sc->bos);
 	if (gp.context_shift && !gp.n_predict)
 		gp.n_predict = belt_session_n_ctx(sl->s);
+	if (!j->p.cache_prompt)
+		belt_session_reset(sl->s);
 	size_t n = j->p.n_ids < sl->cap_hist ? j->p.n_ids : sl->cap_hist;
 	memcpy(sl->hist, j->p.ids, n * sizeof *sl->hist);
 	sl->n_hist = n;
@@ -201,7 +144,6 @@ static void run(struct slot *sl, struct serve_job *j)
 	sl->stopped = false;
 	char err[BELT_ERR_SIZE];
 	int rc = belt_generate(sl->s, j->p.ids, j->p.n_ids, &gp, on_token, sl, err, sizeof err);
-	give_turn(sl);
 	const struct belt_stats *st = belt_session_stats(sl->s);
 	/* after a shift the cache holds the kept tokens and a tail that the
 	 * slot's record no longer follows: keep only what is sure */
@@ -259,14 +201,16 @@ int serve_sched_new(struct belt_model *m, const struct belt_session_params *sp, 
 	pthread_mutex_init(&sc->mu, NULL);
 	pthread_cond_init(&sc->cv, NULL);
 	sc->n = n_slots;
-	sc->turn = -1;
-	sc->chunk = sp->chunk ? sp->chunk : 16;
 	sc->bos = belt_tok_bos(belt_model_tokenizer(m));
+	if (belt_group_new(m, sp, (uint32_t)n_slots, &sc->group, err, errsz)) {
+		serve_sched_free(sc);
+		return belt_err_prefix(err, errsz, "slots");
+	}
 	for (int i = 0; i < n_slots; i++) {
 		struct slot *sl = &sc->slots[i];
 		sl->sc = sc;
 		sl->index = i;
-		if (belt_session_create(m, sp, &sl->s, err, errsz)) {
+		if (belt_group_session(sc->group, (uint32_t)i, sp, &sl->s, err, errsz)) {
 			serve_sched_free(sc);
 			return belt_err_prefix(err, errsz, "slot session");
 		}
@@ -365,10 +309,9 @@ void serve_sched_free(struct serve_sched *sc)
 {
 	if (!sc)
 		return;
-	for (int i = 0; i < sc->n; i++) {
-		belt_session_free(sc->slots[i].s);
+	for (int i = 0; i < sc->n; i++)
 		free(sc->slots[i].hist);
-	}
+	belt_group_free(sc->group); /* and the slots' sessions */
 	free(sc->slots);
 	pthread_cond_destroy(&sc->cv);
 	pthread_mutex_destroy(&sc->mu);

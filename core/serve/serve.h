@@ -77,6 +77,9 @@ enum serve_kind { SERVE_CHAT, SERVE_COMPLETION };
 struct serve_params {
 	enum serve_kind kind;
 	bool stream, include_usage;
+	/* llama.cpp's cache_prompt (default true): the slot's cache may
+	 * serve the prompt's beginning; false: it runs whole */
+	bool cache_prompt;
 	uint32_t max_tokens; /* 0: until the context is full */
 	struct belt_sampling samp;
 	char **stop;

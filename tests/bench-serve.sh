@@ -5,7 +5,8 @@
 # the aggregate tokens/s against one client's, and every concurrent answer
 # checked against the same prompt's answer alone.
 #   usage: sh tests/bench-serve.sh MODEL [CLIENTS] [TOKENS] [belt serve options]
-# Env: BELT_BIN (default build/belt), BACKEND (default vulkan).
+# Env: BELT_BIN (default build/belt), BACKEND (default vulkan),
+# BENCH_SERVE_LOG (a file to keep the server's log in).
 set -e
 me=bench-serve
 model="$1"
@@ -33,4 +34,6 @@ python3 "$srcdir/bench_serve.py" --port "$port" --clients "$clients" --tokens "$
 kill -TERM "$pid"
 wait "$pid" || { echo "$me: belt serve exited $? after SIGTERM"; tail -5 "$tmp/log"; exit 1; }
 pid=
+grep "slots:" "$tmp/log" || true
+[ -z "$BENCH_SERVE_LOG" ] || cp "$tmp/log" "$BENCH_SERVE_LOG"
 exit $rc

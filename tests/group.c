@@ -98,8 +98,39 @@ static void reference(struct belt_model *m, uint32_t n_ctx, struct job *j, struc
 	belt_session_free(s);
 }
 
-/* Every job at once, each in its thread; each must give its reference. */
-static uint32_t run_together(struct job *jobs, int n, const struct ids *refs)
+/* Floats summed in another order (a device's fused decode kernels against
+ * the pass's) may flip a near-tie: where a session's ids part from the
+ * plain session's, the plain session's logits of the two tokens there must
+ * be closer than this, and the rest of that answer is not compared. The
+ * CPU backend and lavapipe give decode's floats: nothing parts there. */
+#define GROUP_TIE 1e-2
+
+/* The plain session's logit of its own pick minus that of other, after
+ * the prompt of j and the first k ids of ref. */
+static double gap_at(struct belt_model *m, struct belt_session *plain, const struct job *j,
+		     const struct ids *ref, size_t k, int32_t other)
+{
+	int32_t n_vocab = belt_model_n_vocab(m);
+	int32_t *ids = malloc((j->prompt.n + k) * sizeof *ids);
+	float *lg = malloc((size_t)n_vocab * sizeof *lg);
+	ck_assert(ids && lg);
+	memcpy(ids, j->prompt.id, j->prompt.n * sizeof *ids);
+	memcpy(ids + j->prompt.n, ref->id, k * sizeof *ids);
+	char err[BELT_ERR_SIZE];
+	belt_session_reset(plain);
+	ck_assert_msg(belt_session_eval(plain, ids, j->prompt.n + k, 0, lg, err, sizeof err) == 0,
+		      "%s", err);
+	double gap = (double)lg[ref->id[k]] - lg[other];
+	free(ids);
+	free(lg);
+	return gap;
+}
+
+/* Every job at once, each in its thread; each must give its reference
+ * (or part from it only at a near-tie); returns the tokens decoded in
+ * shared passes, *parted the answers that parted. */
+static uint32_t run_together(struct belt_model *m, struct job *jobs, int n,
+			     const struct ids *refs, struct belt_session *plain, unsigned *parted)
 {
 	pthread_t th[N_SEQ];
 	pthread_barrier_t start;
@@ -112,12 +143,24 @@ static uint32_t run_together(struct job *jobs, int n, const struct ids *refs)
 	for (int i = 0; i < n; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_msg(jobs[i].rc == 0, "session %d: %s", i, jobs[i].err);
-		ck_assert_uint_eq(jobs[i].out.n, refs[i].n);
-		for (size_t k = 0; k < refs[i].n; k++)
-			ck_assert_msg(jobs[i].out.id[k] == refs[i].id[k],
-				      "session %d, token %zu: %d, a plain session gives %d", i, k,
-				      jobs[i].out.id[k], refs[i].id[k]);
 		grouped += jobs[i].st.n_grouped;
+	}
+	for (int i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < refs[i].n && k < jobs[i].out.n && jobs[i].out.id[k] == refs[i].id[k])
+			k++;
+		if (k == refs[i].n && k == jobs[i].out.n)
+			continue;
+		ck_assert_msg(k < refs[i].n && k < jobs[i].out.n,
+			      "session %d: %zu tokens, a plain session gives %zu", i, jobs[i].out.n,
+			      refs[i].n);
+		double gap = gap_at(m, plain, &jobs[i], &refs[i], k, jobs[i].out.id[k]);
+		printf("session %d parts from a plain session at token %zu (%d, not %d): logits %.2g "
+		       "apart\n",
+		       i, k, jobs[i].out.id[k], refs[i].id[k], gap);
+		ck_assert_msg(gap < GROUP_TIE, "session %d, token %zu: %d, a plain session gives %d "
+			      "by %g", i, k, jobs[i].out.id[k], refs[i].id[k], gap);
+		++*parted;
 	}
 	pthread_barrier_destroy(&start);
 	return grouped;
@@ -142,7 +185,10 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 		jobs[i].n_predict = n_predict - (uint32_t)i * n_predict / 8;
 		reference(m, n_ctx, &jobs[i], &refs[i]);
 	}
-	uint32_t grouped = run_together(jobs, N_SEQ, refs);
+	struct belt_session *plain;
+	ck_assert_msg(belt_session_create(m, &sp, &plain, err, sizeof err) == 0, "%s", err);
+	unsigned parted = 0;
+	uint32_t grouped = run_together(m, jobs, N_SEQ, refs, plain, &parted);
 	/* a second turn: each prompt is its first turn and answer and more
 	 * text, so only the new tokens run; the others' turns move on */
 	uint32_t grouped2 = 0;
@@ -156,12 +202,16 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 		p->n += more.n - 1;
 		reference(m, n_ctx, &jobs[i], &refs[i]);
 	}
-	grouped2 = run_together(jobs, N_SEQ, refs);
+	grouped2 = run_together(m, jobs, N_SEQ, refs, plain, &parted);
 	for (int i = 0; i < N_SEQ; i++)
 		ck_assert_uint_gt(jobs[i].st.n_prompt_reused, 0);
-	printf("group %-22s %s: %d sessions, two turns equal to plain sessions; %u and %u tokens "
-	       "decoded in shared passes\n",
-	       file, backend(), N_SEQ, grouped, grouped2);
+	printf("group %-22s %s: %d sessions, two turns as plain sessions (%u of %d answers parted "
+	       "at a near-tie); %u and %u tokens decoded in shared passes\n",
+	       file, backend(), N_SEQ, parted, 2 * N_SEQ, grouped, grouped2);
+	/* the CPU's passes are decode's floats */
+	if (!strcmp(backend(), "cpu"))
+		ck_assert_uint_eq(parted, 0);
+	belt_session_free(plain);
 	/* the sessions took part in shared passes, not only in turns */
 	ck_assert_uint_gt(grouped + grouped2, 0);
 	/* one session freed before the group, the rest with it */

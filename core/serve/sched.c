@@ -303,6 +303,13 @@ void serve_sched_stop(struct serve_sched *sc)
 			pthread_join(sc->slots[i].tid, NULL);
 			sc->slots[i].started = false;
 		}
+	uint64_t passes, rows;
+	double secs;
+	belt_group_stats(sc->group, &passes, &rows, &secs);
+	if (passes)
+		serve_log("slots: %llu greedy steps shared %llu passes (%.1f slots, %.2f ms a pass)",
+			  (unsigned long long)rows, (unsigned long long)passes,
+			  (double)rows / (double)passes, secs * 1e3 / (double)passes);
 }
 
 void serve_sched_free(struct serve_sched *sc)

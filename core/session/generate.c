@@ -255,10 +255,11 @@ bool belt_session_emit(struct belt_session *s, struct belt_tok_stream *ts, int32
 	s->stats.n_generated++;
 	size_t len = belt_tok_decode(s->m->tok, ts, id, s->text, s->text_cap);
 	/* a group's other sessions use the backend meanwhile */
-	if (fn && s->group)
+	bool turn = fn && s->group && s->holds_turn;
+	if (turn)
 		belt_group_unlock(s->group);
 	bool more = !fn || fn(ud, id, s->text, len);
-	if (fn && s->group)
+	if (turn)
 		belt_group_lock(s->group);
 	if (!more) {
 		s->stats.stop = BELT_STOP_CALLBACK;
@@ -350,17 +351,22 @@ static int decode_chain(struct belt_session *s, const struct belt_generate_param
 			*at = pos;
 			continue;
 		}
-		if (grouped && belt_group_sync(s, pos, err, errsz))
-			return -1;
 		uint32_t n = s->n_ctx - pos;
 		if (n > s->chunk)
 			n = s->chunk;
 		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
 			n = gp->n_predict - s->stats.n_generated;
 		uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
-		if (m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz) ||
-		    m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
-				       &s->ids[pos + 1], (uint64_t)n * 4, err, errsz))
+		/* a group's session alone: its chain, with the turn */
+		if (grouped)
+			belt_group_lock(s->group);
+		int rc = (grouped && belt_group_sync(s, pos, err, errsz)) ||
+			 m->be->table_run(m->be_ctx, t, pos, n, flags, err, errsz) ||
+			 m->be->buffer_read(m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4,
+					    &s->ids[pos + 1], (uint64_t)n * 4, err, errsz);
+		if (grouped)
+			belt_group_unlock(s->group);
+		if (rc)
 			return -1;
 		/* pos ends at the last token taken, a stop token included */
 		uint32_t i = 0;
@@ -515,11 +521,15 @@ int belt_session_generate(struct belt_session *s, const int32_t *prompt, size_t 
 {
 	memset(&s->stats, 0, sizeof s->stats);
 	/* a group's sessions take turns with the backend (group.c) */
-	if (s->group)
+	if (s->group) {
 		belt_group_lock(s->group);
+		s->holds_turn = true;
+	}
 	int rc = generate(s, prompt, n_prompt, gp, sampler, fn, ud, err, errsz);
-	if (s->group)
+	if (s->group) {
+		s->holds_turn = false;
 		belt_group_unlock(s->group);
+	}
 	if (rc)
 		s->stats.stop = BELT_STOP_ERROR;
 	return rc;

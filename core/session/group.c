@@ -5,19 +5,22 @@
  * (belt_table.seqs): a pass of it runs one token of each of several
  * sessions, each row at its own position over its own sequence.
  *
- * The sessions' belt_generate calls may overlap, each in its own thread;
- * the group's lock, taken in turn (first come, first served, so that a
- * session that lets it go and takes it again cannot keep the others
- * out), serializes their use of the backend and of the group's state. A
- * session lets it go while its token callback runs and while it waits
- * for a pass. A session decoding greedily takes part in the group's
- * steps: it posts its token and waits; the last of the decoding sessions
- * to post (or the last to stop decoding) runs the pass for them all and
- * hands each its next token. A session that is the only one decoding
- * runs its own chain, chunk tokens a submission. */
+ * The sessions' belt_generate calls may overlap, each in its own thread.
+ * The turn (a ticket lock: first come, first served, so that a session
+ * that lets it go and asks again queues behind the others) gives the
+ * backend to one session at a time; a session holds it while it
+ * generates, but for its token callbacks and its greedy decode. A session
+ * decoding greedily posts its token (under the group's mutex) and waits;
+ * the last of the decoding sessions to post (or the last to stop
+ * decoding) takes the turn, runs the pass for them all and hands each its
+ * next token, while the others decode theirs, call their callbacks and
+ * post again. A session that is the only one decoding runs its own chain,
+ * chunk tokens a submission, with the turn.
+ */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "session/session.h"
 
@@ -31,13 +34,17 @@ struct belt_group {
 	struct belt_session *own; /* every sequence's cache; the table of sequences */
 	uint32_t n_seq, n_ctx;	  /* sequences; positions of each */
 	struct belt_session **members; /* [n_seq], NULL where none was made */
-	pthread_mutex_t mu;  /* held briefly: the turns and gen */
-	pthread_cond_t cv;   /* the turn moved on, or a pass ran */
-	uint64_t next, serving; /* the lock's turns: taken, now served */
-	/* with the lock held: */
+	/* under mu, held briefly: the turns and what follows */
+	pthread_mutex_t mu;
+	pthread_cond_t turn_cv; /* the turn moved on */
+	pthread_cond_t pass_cv; /* a pass ended */
+	uint64_t next, serving; /* the turns: taken, now served */
 	uint32_t n_dec;	     /* sessions between belt_group_enter and leave */
 	uint32_t n_posted;   /* of those, waiting for the next pass */
 	uint64_t gen;	     /* passes run */
+	bool running;	     /* a pass of the posted rows is under way */
+	uint64_t n_pass, n_rows; /* passes and their rows, in all */
+	double pass_s;	     /* seconds they took */
 	struct belt_session **rows; /* [n_seq]: the sessions posted, in order */
 	uint32_t *seq_pos, *seq_base; /* [n_seq]: the next pass's rows */
 	int32_t *tok, *out;	      /* [n_seq] */
@@ -72,7 +79,8 @@ int belt_group_new(struct belt_model *m, const struct belt_session_params *p, ui
 	g->n_seq = n_seq;
 	g->n_ctx = n_ctx;
 	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
+	pthread_cond_init(&g->turn_cv, NULL);
+	pthread_cond_init(&g->pass_cv, NULL);
 	g->members = calloc(n_seq, sizeof *g->members);
 	g->rows = calloc(n_seq, sizeof *g->rows);
 	g->seq_pos = calloc(n_seq, sizeof *g->seq_pos);
@@ -144,7 +152,8 @@ void belt_group_free(struct belt_group *g)
 	free(g->seq_base);
 	free(g->tok);
 	free(g->out);
-	pthread_cond_destroy(&g->cv);
+	pthread_cond_destroy(&g->turn_cv);
+	pthread_cond_destroy(&g->pass_cv);
 	pthread_mutex_destroy(&g->mu);
 	free(g);
 }
@@ -178,13 +187,11 @@ int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb
 	return belt_errf(err, errsz, "KV cache '%s': the group has none", sb->name);
 }
 
-static void run_pass(struct belt_group *g);
-
 void belt_group_lock(struct belt_group *g)
 {
 	pthread_mutex_lock(&g->mu);
 	for (uint64_t turn = g->next++; turn != g->serving;)
-		pthread_cond_wait(&g->cv, &g->mu);
+		pthread_cond_wait(&g->turn_cv, &g->mu);
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -192,21 +199,68 @@ void belt_group_unlock(struct belt_group *g)
 {
 	pthread_mutex_lock(&g->mu);
 	g->serving++;
-	pthread_cond_broadcast(&g->cv);
+	pthread_cond_broadcast(&g->turn_cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The pass for the posted rows, with the turn, g->running set. */
+static void run_pass(struct belt_group *g)
+{
+	struct belt_model *m = g->m;
+	struct belt_session *o = g->own;
+	uint32_t n = g->n_posted;
+	double t0 = now();
+	int rc = m->be->buffer_write(m->be_ctx, o->token_ids, 0, g->tok, (uint64_t)n * 4, g->err,
+				     sizeof g->err);
+	if (!rc)
+		rc = m->be->table_run(m->be_ctx, &o->batch, 0, n, 0, g->err, sizeof g->err);
+	if (!rc)
+		rc = m->be->buffer_read(m->be_ctx, o->row_ids, 0, g->out, (uint64_t)n * 4, g->err,
+					sizeof g->err);
+	pthread_mutex_lock(&g->mu);
+	for (uint32_t r = 0; r < n; r++)
+		g->rows[r]->group_out = rc ? -1 : g->out[r];
+	g->n_pass++;
+	g->n_rows += n;
+	g->pass_s += now() - t0;
+	g->n_posted = 0;
+	g->running = false;
+	g->gen++;
+	pthread_cond_broadcast(&g->pass_cv);
 	pthread_mutex_unlock(&g->mu);
 }
 
 void belt_group_enter(struct belt_session *s)
 {
-	s->group->n_dec++;
+	struct belt_group *g = s->group;
+	pthread_mutex_lock(&g->mu);
+	g->n_dec++;
+	pthread_mutex_unlock(&g->mu);
+	/* greedy steps take the turn only to run a pass or a chain */
+	s->holds_turn = false;
+	belt_group_unlock(g);
 }
 
 int belt_group_leave(struct belt_session *s, uint32_t pos, char *err, size_t errsz)
 {
 	struct belt_group *g = s->group;
+	pthread_mutex_lock(&g->mu);
 	g->n_dec--;
 	/* the others may all be waiting for this one */
-	if (g->n_posted && g->n_posted == g->n_dec)
+	bool run = g->n_posted && g->n_posted == g->n_dec && !g->running;
+	if (run)
+		g->running = true;
+	pthread_mutex_unlock(&g->mu);
+	belt_group_lock(g);
+	s->holds_turn = true;
+	if (run)
 		run_pass(g);
 	return belt_group_sync(s, pos, err, errsz);
 }
@@ -223,50 +277,31 @@ int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errs
 				      &s->ids[from], (uint64_t)(pos + 1 - from) * 4, err, errsz);
 }
 
-/* The pass for the posted rows, with the lock held. */
-static void run_pass(struct belt_group *g)
-{
-	struct belt_model *m = g->m;
-	struct belt_session *o = g->own;
-	uint32_t n = g->n_posted;
-	g->rc = m->be->buffer_write(m->be_ctx, o->token_ids, 0, g->tok, (uint64_t)n * 4, g->err,
-				    sizeof g->err);
-	if (!g->rc)
-		g->rc = m->be->table_run(m->be_ctx, &o->batch, 0, n, 0, g->err, sizeof g->err);
-	if (!g->rc)
-		g->rc = m->be->buffer_read(m->be_ctx, o->row_ids, 0, g->out, (uint64_t)n * 4,
-					   g->err, sizeof g->err);
-	for (uint32_t r = 0; r < n; r++)
-		g->rows[r]->group_out = g->rc ? -1 : g->out[r];
-	g->n_posted = 0;
-	pthread_mutex_lock(&g->mu);
-	g->gen++;
-	pthread_cond_broadcast(&g->cv);
-	pthread_mutex_unlock(&g->mu);
-}
-
 int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errsz)
 {
 	struct belt_group *g = s->group;
-	if (g->n_dec < 2 && !g->n_posted)
+	pthread_mutex_lock(&g->mu);
+	while (g->running) /* its rows are being read */
+		pthread_cond_wait(&g->pass_cv, &g->mu);
+	if (g->n_dec < 2 && !g->n_posted) {
+		pthread_mutex_unlock(&g->mu);
 		return 0;
+	}
 	uint32_t r = g->n_posted++;
 	g->rows[r] = s;
 	g->tok[r] = s->ids[pos];
 	g->seq_pos[r] = pos;
 	g->seq_base[r] = s->seq * g->n_ctx;
 	if (g->n_posted == g->n_dec) {
-		run_pass(g);
-	} else {
-		/* the lock goes to the others until a pass has run */
-		pthread_mutex_lock(&g->mu);
-		uint64_t gen = g->gen;
-		g->serving++;
-		pthread_cond_broadcast(&g->cv);
-		while (g->gen == gen)
-			pthread_cond_wait(&g->cv, &g->mu);
+		g->running = true;
 		pthread_mutex_unlock(&g->mu);
 		belt_group_lock(g);
+		run_pass(g);
+		belt_group_unlock(g);
+	} else {
+		for (uint64_t gen = g->gen; g->gen == gen;)
+			pthread_cond_wait(&g->pass_cv, &g->mu);
+		pthread_mutex_unlock(&g->mu);
 	}
 	if (s->group_out < 0)
 		return belt_errf(err, errsz, "group pass: %s", g->err);
@@ -275,4 +310,15 @@ int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errs
 	if (s->group_from > pos + 1)
 		s->group_from = pos + 1;
 	return 1;
+}
+
+void belt_group_stats(const struct belt_group *g, uint64_t *passes, uint64_t *rows,
+		      double *seconds)
+{
+	struct belt_group *w = (struct belt_group *)g;
+	pthread_mutex_lock(&w->mu);
+	*passes = g->n_pass;
+	*rows = g->n_rows;
+	*seconds = g->pass_s;
+	pthread_mutex_unlock(&w->mu);
 }

@@ -58,6 +58,8 @@ struct belt_session {
 	uint32_t seq;
 	bool seqs;	     /* the group's own: its batched table is of sequences */
 	int32_t group_out;   /* the id the last group pass picked for it */
+	bool holds_turn;     /* it has the group's turn (generate, but for
+			      * greedy steps and callbacks) */
 	uint32_t group_from; /* first position the group's passes decoded since
 			      * token_ids last had them (UINT32_MAX: none) */
 };
@@ -77,7 +79,7 @@ struct belt_group;
  * -1 with a message when the layouts do not match. */
 int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb, char *err,
 		  size_t errsz);
-/* The group's lock, held while a session of g uses the backend. */
+/* The group's turn, held while a session of g uses the backend. */
 void belt_group_lock(struct belt_group *g);
 void belt_group_unlock(struct belt_group *g);
 /* Decode as the group's: enter before a run of greedy steps, leave after
@@ -88,9 +90,10 @@ int belt_group_leave(struct belt_session *s, uint32_t pos, char *err, size_t err
 int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errsz);
 /* s is freed: the group no longer frees it. */
 void belt_group_forget(struct belt_group *g, struct belt_session *s);
-/* One greedy step of s at pos, with the group's lock held: 1 with
- * s->ids[pos + 1] set when it ran in a pass of the group's (with the
- * other sessions decoding), 0 when s decodes alone (its own chain). */
+/* One greedy step of s at pos, between enter and leave (without the
+ * turn): 1 with s->ids[pos + 1] set when it ran in a pass of the group's
+ * (with the other sessions decoding), 0 when s decodes alone (its own
+ * chain, with the turn). */
 int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errsz);
 
 /* A drafter: its plugin and the context create() made. */

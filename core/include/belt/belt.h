@@ -93,6 +93,10 @@ int belt_group_new(struct belt_model *m, const struct belt_session_params *p, ui
  * group's); free it with belt_session_free, or with the group. */
 int belt_group_session(struct belt_group *g, uint32_t seq, const struct belt_session_params *p,
 		       struct belt_session **out, char *err, size_t errsz);
+/* The group's shared passes so far: how many, their rows (tokens) in all,
+ * and the seconds they took. */
+void belt_group_stats(const struct belt_group *g, uint64_t *passes, uint64_t *rows,
+		      double *seconds);
 /* Free the group and those of its sessions still alive; NULL is allowed. */
 void belt_group_free(struct belt_group *g);
 

@@ -15,8 +15,11 @@
 // (its patch's n_kv); under BELT_RUN_TREE (meta.tree) the positions before
 // pos and pos + a for each ancestor a of r, itself included (the parents
 // in meta); in a table of sequences (meta.seqs) a workgroup takes one row,
-// which sees its own sequence's positions (at_kv_base, at_n_kv). A patch
-// that names no kv length gives no positions: zeros, as the CPU backend's.
+// which sees its own sequence's positions (at_kv_base, at_n_kv), and,
+// where a kv head's query heads fit the block (the host then dispatches
+// y: kv heads), those query heads as the block's rows, so that each key
+// and value loaded serves them all. A patch that names no kv length gives
+// no positions: zeros, as the CPU backend's.
 //
 // bindings: 0 q, 3 out (in vec4s), 1 k_cache, 2 v_cache (kv.glsl), 4 att
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= HD), n_ctx,
@@ -56,12 +59,14 @@ void main()
 	STOP_CHECK();
 	uint n_head = pc.p[0], n_head_kv = pc.p[1], hd4 = pc.p[2] / 4u;
 	float scale = pflt(4);
-	uint h = gl_WorkGroupID.y, kh = h / (n_head / n_head_kv);
 	bool seqs = is_seqs();
+	uint grp = n_head / n_head_kv;
+	bool kvg = seqs && grp <= BQ; // y: kv heads, their query heads the rows
+	uint h = gl_WorkGroupID.y, kh = kvg ? h : h / grp;
 	uint rend = row_end(), r0 = row_first() + gl_WorkGroupID.x * (seqs ? 1u : BQ);
 	if (r0 >= rend)
 		return;
-	uint nq = seqs ? 1u : min(uint(BQ), rend - r0), tid = gl_LocalInvocationID.x;
+	uint nq = kvg ? grp : seqs ? 1u : min(uint(BQ), rend - r0), tid = gl_LocalInvocationID.x;
 	uint q4row = n_head * hd4, kv_dim = n_head_kv * hd4 * 4u;
 	uint pos = pass_pos(), pt = patch_of(0u);
 	bool kv_on = pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV;
@@ -75,9 +80,12 @@ void main()
 	bool k8 = KV_K == KV_F16 && (hd4 & 1u) == 0u && kv_f16x8_ok(pc.o[1]);
 	bool v8 = KV_V == KV_F16 && (hd4 & 1u) == 0u && kv_f16x8_ok(pc.o[2]);
 
+	// block row q: row r0 + q, head h; or (kvg) row r0, head kh * grp + q
+	uint q_step = kvg ? hd4 : q4row, q_first = kvg ? kh * grp * hd4 : h * hd4;
+	qo = pc.o[0] + row_in(r0) * q4row + q_first;
 	for (uint i = tid; i < BQ * hd4; i += WG) {
 		uint q = i / hd4, d = i % hd4;
-		qs[q][d] = q < nq ? q4[qo + row_in(r0 + q) * q4row + d] * scale : vec4(0.0);
+		qs[q][d] = q < nq ? q4[qo + q * q_step + d] * scale : vec4(0.0);
 	}
 	if (tid < BQ) {
 		m_sh[tid] = NEG_INF;
@@ -198,7 +206,7 @@ void main()
 	[[unroll]] for (uint i = 0; i < NO; i++) {
 		uint d = ol + i * TPQ;
 		if (d < hd4)
-			o4[pc.o[3] + row_in(r0 + oq) * q4row + h * hd4 + d] =
+			o4[pc.o[3] + row_in(r0) * q4row + q_first + oq * q_step + d] =
 				l > 0.0 ? o[i] / l : vec4(0.0);
 	}
 }

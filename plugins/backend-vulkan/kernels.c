@@ -486,6 +486,10 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 		 * sequence's entries (and not on the matrix units, whose
 		 * tiles share them) */
 		if (pr->seqs) {
+			/* a kv head's query heads as the block's rows where
+			 * they fit (shaders/attention_rows.comp) */
+			if ((uint32_t)(n_head / cmd->param[1].i) <= pr->rows_tile)
+				pr->groups = (uint32_t)cmd->param[1].i;
 			pr->rows_tile = 1;
 			return 0;
 		}

@@ -4,8 +4,9 @@
  * position over its own part of the cache. Each session's greedy ids must
  * be those of a plain session given the same prompt, whatever the others
  * do: longer or shorter prompts, answers that end early, a second turn
- * that reuses the first's cache. BELT_TEST_BACKEND picks the backend
- * (tests/group-vulkan.sh). */
+ * that reuses the first's cache; sampled sessions (drawn on the host from
+ * the pass's logits) give the draws of a plain session's chain for their
+ * seed. BELT_TEST_BACKEND picks the backend (tests/group-vulkan.sh). */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "belt/belt.h"
+#include "belt/sampler.h"
 #include "ref.h"
 
 #define N_SEQ 4
@@ -50,6 +52,7 @@ struct job {
 	struct belt_session *s;
 	struct ids prompt;
 	uint32_t n_predict;
+	const struct belt_sampling *samp; /* NULL: greedy */
 	struct ids out;
 	struct belt_stats st;
 	int rc;
@@ -63,6 +66,7 @@ static void *run_job(void *arg)
 	struct belt_generate_params gp;
 	belt_generate_params_default(&gp);
 	gp.n_predict = j->n_predict;
+	gp.sampling = j->samp;
 	j->out.n = 0;
 	if (j->start)
 		pthread_barrier_wait(j->start);
@@ -80,22 +84,17 @@ static void encode(struct belt_model *m, const char *text, struct ids *out)
 		      "%s", err);
 }
 
-/* The ids a plain session of n_ctx positions gives for j's prompt. */
-static void reference(struct belt_model *m, uint32_t n_ctx, struct job *j, struct ids *ref)
+/* The ids plain session s gives for j's prompt (s keeps its cache from
+ * one turn to the next as j's session does: a prompt that re-reads fewer
+ * of its tokens may round otherwise, and a draw is sensitive to that). */
+static void reference(struct belt_session *s, struct job *j, struct ids *ref)
 {
-	struct belt_session_params sp;
-	belt_session_params_default(&sp);
-	sp.n_ctx = n_ctx;
-	struct belt_session *s;
-	char err[BELT_ERR_SIZE];
-	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
 	struct job r = *j;
 	r.s = s;
 	r.start = NULL;
 	run_job(&r);
 	ck_assert_msg(r.rc == 0, "%s", r.err);
 	*ref = r.out;
-	belt_session_free(s);
 }
 
 /* Floats summed in another order (a device's fused decode kernels against
@@ -104,6 +103,8 @@ static void reference(struct belt_model *m, uint32_t n_ctx, struct job *j, struc
  * be closer than this, and the rest of that answer is not compared. The
  * CPU backend and lavapipe give decode's floats: nothing parts there. */
 #define GROUP_TIE 1e-2
+
+static int turn; /* 1, 2 */
 
 /* The plain session's logit of its own pick minus that of other, after
  * the prompt of j and the first k ids of ref. */
@@ -151,6 +152,16 @@ static uint32_t run_together(struct belt_model *m, struct job *jobs, int n,
 			k++;
 		if (k == refs[i].n && k == jobs[i].out.n)
 			continue;
+		if (jobs[i].samp) {
+			/* a draw's floats: the CPU's pass is decode's */
+			ck_assert_msg(strcmp(backend(), "cpu"),
+				      "sampled session %d, turn %d, token %zu: %d, a plain session draws %d", i,
+				      turn, k, k < jobs[i].out.n ? jobs[i].out.id[k] : -1,
+				      k < refs[i].n ? refs[i].id[k] : -1);
+			printf("sampled session %d parts from a plain session at token %zu (turn %d)\n", i, k, turn);
+			++*parted;
+			continue;
+		}
 		ck_assert_msg(k < refs[i].n && k < jobs[i].out.n,
 			      "session %d: %zu tokens, a plain session gives %zu", i, jobs[i].out.n,
 			      refs[i].n);
@@ -177,17 +188,30 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 	ck_assert_msg(belt_group_new(m, &sp, N_SEQ, &g, err, sizeof err) == 0, "%s", err);
 	struct job jobs[N_SEQ] = {0};
 	struct ids refs[N_SEQ];
+	struct belt_session *plains[N_SEQ];
+	/* sessions 1 and 3 sampled, one with a repeat penalty */
+	struct belt_sampling samp[2];
+	for (int i = 0; i < 2; i++) {
+		belt_sampling_default(&samp[i]);
+		samp[i].temp = 0.9f;
+		samp[i].seed = 11 + (uint64_t)i;
+		samp[i].repeat_penalty = i ? 1.2f : 1.0f;
+	}
 	for (int i = 0; i < N_SEQ; i++) {
 		ck_assert_msg(belt_group_session(g, (uint32_t)i, NULL, &jobs[i].s, err, sizeof err) == 0,
 			      "%s", err);
 		encode(m, texts[i], &jobs[i].prompt);
+		jobs[i].samp = i % 2 ? &samp[i / 2] : NULL;
 		/* answers of different lengths: the group shrinks as they end */
 		jobs[i].n_predict = n_predict - (uint32_t)i * n_predict / 8;
-		reference(m, n_ctx, &jobs[i], &refs[i]);
+		ck_assert_msg(belt_session_create(m, &sp, &plains[i], err, sizeof err) == 0, "%s",
+			      err);
+		reference(plains[i], &jobs[i], &refs[i]);
 	}
 	struct belt_session *plain;
 	ck_assert_msg(belt_session_create(m, &sp, &plain, err, sizeof err) == 0, "%s", err);
 	unsigned parted = 0;
+	turn = 1;
 	uint32_t grouped = run_together(m, jobs, N_SEQ, refs, plain, &parted);
 	/* a second turn: each prompt is its first turn and answer and more
 	 * text, so only the new tokens run; the others' turns move on */
@@ -200,8 +224,9 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 		encode(m, " And then", &more);
 		memcpy(p->id + p->n, more.id + 1, (more.n - 1) * sizeof *p->id);
 		p->n += more.n - 1;
-		reference(m, n_ctx, &jobs[i], &refs[i]);
+		reference(plains[i], &jobs[i], &refs[i]);
 	}
+	turn = 2;
 	grouped2 = run_together(m, jobs, N_SEQ, refs, plain, &parted);
 	for (int i = 0; i < N_SEQ; i++)
 		ck_assert_uint_gt(jobs[i].st.n_prompt_reused, 0);
@@ -212,6 +237,8 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 	if (!strcmp(backend(), "cpu"))
 		ck_assert_uint_eq(parted, 0);
 	belt_session_free(plain);
+	for (int i = 0; i < N_SEQ; i++)
+		belt_session_free(plains[i]);
 	/* the sessions took part in shared passes, not only in turns */
 	ck_assert_uint_gt(grouped + grouped2, 0);
 	/* one session freed before the group, the rest with it */
@@ -259,7 +286,10 @@ START_TEST(test_misuse)
 	struct job j = {.s = s, .n_predict = 20};
 	encode(m, texts[0], &j.prompt);
 	struct ids ref;
-	reference(m, 64, &j, &ref);
+	struct belt_session *plain;
+	ck_assert_msg(belt_session_create(m, &sp, &plain, err, sizeof err) == 0, "%s", err);
+	reference(plain, &j, &ref);
+	belt_session_free(plain);
 	run_job(&j);
 	ck_assert_msg(j.rc == 0, "%s", j.err);
 	ck_assert_uint_eq(j.out.n, ref.n);

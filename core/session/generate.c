@@ -332,17 +332,19 @@ int belt_session_host_next(struct belt_session *s, const struct belt_sampler_ops
 
 /* Decode from pos (s->ids[pos], not yet run) through t, chunk tokens a
  * run, or, grouped, a step at a time in the group's passes while others
- * decode too; stops as belt_generate does, *pos where it stopped, *go
- * whether only the context's end stopped it. */
+ * decode too (drawn by so with gp->sampling where so is set); stops as
+ * belt_generate does, *pos where it stopped, *go whether only the
+ * context's end stopped it. */
 static int decode_chain(struct belt_session *s, const struct belt_generate_params *gp,
-			struct belt_table *t, bool grouped, struct belt_tok_stream *ts,
+			struct belt_table *t, bool grouped, const struct belt_sampler_ops *so,
+			struct belt_tok_stream *ts,
 			uint32_t *at, belt_token_fn fn, void *ud, bool *go, char *err,
 			size_t errsz)
 {
 	struct belt_model *m = s->m;
 	uint32_t pos = *at;
 	while (*go && pos < s->n_ctx) {
-		int g = grouped ? belt_group_step(s, pos, err, errsz) : 0;
+		int g = grouped ? belt_group_step(s, pos, so, gp->sampling, err, errsz) : 0;
 		if (g < 0)
 			return -1;
 		if (g) {
@@ -484,10 +486,15 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		if (go && !host) {
 			/* greedy: a group's session decodes in the group's
 			 * passes while others decode too */
-			bool grouped = s->group && t == &s->table;
+			/* greedy or sampled (then drawn on the host from the
+			 * pass's logits), not with drafts */
+			bool grouped = s->group && !draft && (t == &s->table || (sampled && t == ct));
+			if (grouped && sampled && belt_session_host_setup(s, sampler, NULL, err, errsz))
+				return -1;
 			if (grouped)
 				belt_group_enter(s);
-			rc = decode_chain(s, gp, t, grouped, &ts, &pos, fn, ud, &go, err, errsz);
+			rc = decode_chain(s, gp, t, grouped, sampled ? sampler : NULL, &ts, &pos, fn, ud,
+					  &go, err, errsz);
 			if (grouped && belt_group_leave(s, pos, err, errsz))
 				rc = -1;
 			if (rc)

@@ -48,6 +48,8 @@ struct belt_group {
 	struct belt_session **rows; /* [n_seq]: the sessions posted, in order */
 	uint32_t *seq_pos, *seq_base; /* [n_seq]: the next pass's rows */
 	int32_t *tok, *out;	      /* [n_seq] */
+	bool *want;		      /* [n_seq]: the row's logits are drawn from */
+	float *logits;		      /* [n_seq][n_vocab]: read where one is */
 	int rc;			      /* the last pass's result */
 	char err[BELT_ERR_SIZE];
 };
@@ -87,7 +89,10 @@ int belt_group_new(struct belt_model *m, const struct belt_session_params *p, ui
 	g->seq_base = calloc(n_seq, sizeof *g->seq_base);
 	g->tok = calloc(n_seq, sizeof *g->tok);
 	g->out = calloc(n_seq, sizeof *g->out);
-	if (!g->members || !g->rows || !g->seq_pos || !g->seq_base || !g->tok || !g->out) {
+	g->want = calloc(n_seq, sizeof *g->want);
+	g->logits = malloc((size_t)n_seq * (size_t)m->n_vocab * sizeof *g->logits);
+	if (!g->members || !g->rows || !g->seq_pos || !g->seq_base || !g->tok || !g->out ||
+	    !g->want || !g->logits) {
 		belt_group_free(g);
 		return belt_errf(err, errsz, "group: out of memory");
 	}
@@ -152,6 +157,8 @@ void belt_group_free(struct belt_group *g)
 	free(g->seq_base);
 	free(g->tok);
 	free(g->out);
+	free(g->want);
+	free(g->logits);
 	pthread_cond_destroy(&g->turn_cv);
 	pthread_cond_destroy(&g->pass_cv);
 	pthread_mutex_destroy(&g->mu);
@@ -224,9 +231,18 @@ static void run_pass(struct belt_group *g)
 	if (!rc)
 		rc = m->be->buffer_read(m->be_ctx, o->row_ids, 0, g->out, (uint64_t)n * 4, g->err,
 					sizeof g->err);
-	pthread_mutex_lock(&g->mu);
+	bool want = false;
 	for (uint32_t r = 0; r < n; r++)
+		want |= g->want[r];
+	/* rows drawn on the host: the pass's logits, every row's */
+	if (!rc && want)
+		rc = m->be->buffer_read(m->be_ctx, o->logits->buf, 0, g->logits,
+					(uint64_t)n * (uint64_t)m->n_vocab * 4, g->err, sizeof g->err);
+	pthread_mutex_lock(&g->mu);
+	for (uint32_t r = 0; r < n; r++) {
 		g->rows[r]->group_out = rc ? -1 : g->out[r];
+		g->rows[r]->group_row = r;
+	}
 	g->n_pass++;
 	g->n_rows += n;
 	g->pass_s += now() - t0;
@@ -277,7 +293,8 @@ int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errs
 				      &s->ids[from], (uint64_t)(pos + 1 - from) * 4, err, errsz);
 }
 
-int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errsz)
+int belt_group_step(struct belt_session *s, uint32_t pos, const struct belt_sampler_ops *so,
+		    const struct belt_sampling *sp, char *err, size_t errsz)
 {
 	struct belt_group *g = s->group;
 	pthread_mutex_lock(&g->mu);
@@ -292,6 +309,7 @@ int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errs
 	g->tok[r] = s->ids[pos];
 	g->seq_pos[r] = pos;
 	g->seq_base[r] = s->seq * g->n_ctx;
+	g->want[r] = so != NULL;
 	if (g->n_posted == g->n_dec) {
 		g->running = true;
 		pthread_mutex_unlock(&g->mu);
@@ -305,6 +323,16 @@ int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errs
 	}
 	if (s->group_out < 0)
 		return belt_errf(err, errsz, "group pass: %s", g->err);
+	if (so) {
+		/* the row's logits stay until the next pass, which waits for
+		 * this session to post again */
+		int32_t n_vocab = g->m->n_vocab;
+		int32_t id = so->sample(sp, g->logits + (size_t)s->group_row * (size_t)n_vocab,
+					n_vocab, s->ids, pos + 1, pos, s->sample_work);
+		if (id < 0 || id >= n_vocab)
+			return belt_errf(err, errsz, "sampler %s returned token %d", so->name, id);
+		s->group_out = id;
+	}
 	s->ids[pos + 1] = s->group_out;
 	s->stats.n_grouped++;
 	if (s->group_from > pos + 1)

@@ -58,6 +58,7 @@ struct belt_session {
 	uint32_t seq;
 	bool seqs;	     /* the group's own: its batched table is of sequences */
 	int32_t group_out;   /* the id the last group pass picked for it */
+	uint32_t group_row;  /* its row in that pass */
 	bool holds_turn;     /* it has the group's turn (generate, but for
 			      * greedy steps and callbacks) */
 	uint32_t group_from; /* first position the group's passes decoded since
@@ -90,11 +91,13 @@ int belt_group_leave(struct belt_session *s, uint32_t pos, char *err, size_t err
 int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errsz);
 /* s is freed: the group no longer frees it. */
 void belt_group_forget(struct belt_group *g, struct belt_session *s);
-/* One greedy step of s at pos, between enter and leave (without the
- * turn): 1 with s->ids[pos + 1] set when it ran in a pass of the group's
- * (with the other sessions decoding), 0 when s decodes alone (its own
- * chain, with the turn). */
-int belt_group_step(struct belt_session *s, uint32_t pos, char *err, size_t errsz);
+/* One step of s at pos, between enter and leave (without the turn): 1
+ * with s->ids[pos + 1] set when it ran in a pass of the group's (with the
+ * other sessions decoding): the argmax of its row, or, with so, drawn by
+ * so with sp from the row's logits (belt_session_host_setup made its work
+ * area); 0 when s decodes alone (its own chain, with the turn). */
+int belt_group_step(struct belt_session *s, uint32_t pos, const struct belt_sampler_ops *so,
+		    const struct belt_sampling *sp, char *err, size_t errsz);
 
 /* A drafter: its plugin and the context create() made. */
 struct belt_drafter {

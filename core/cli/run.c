@@ -355,8 +355,7 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	gp.draft_max = (uint32_t)o->draft_max;
 	/* llama.cpp's --keep: N prompt tokens after BOS, which stays too */
 	gp.context_shift = o->context_shift;
-	gp.n_keep = o->keep < 0 || (size_t)o->keep >= n ? (uint32_t)n
-		    : (uint32_t)o->keep + (n > 0 && ids[0] == belt_tok_bos(tok));
+	gp.n_keep = belt_keep_tokens(tok, ids, n, o->keep);
 	struct out out = {.ids = o->ids, .first = true, .tty = isatty(1),
 			  .flush_every = (uint32_t)o->chunk};
 	if (rc == 0 && o->n_predict != 0) {

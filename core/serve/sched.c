@@ -35,7 +35,7 @@ struct serve_sched {
 	bool stopping;
 	bool shift; /* context shift, keeping keep prompt tokens (-1: all) */
 	long keep;
-	int32_t bos; /* the model's BOS id (kept besides keep) */
+	const struct belt_tokenizer *tok; /* the model's (its BOS is kept besides keep) */
 };
 
 static bool on_token(void *ud, int32_t id, const char *text, size_t len)
@@ -128,11 +128,8 @@ static void run(struct slot *sl, struct serve_job *j)
 	/* as belt run --keep: besides BOS; with a shift an answer without
 	 * max_tokens still ends, after a context's worth of tokens */
 	struct serve_sched *sc = sl->sc;
-	const int32_t *ids = j->p.ids;
-	size_t np = j->p.n_ids;
 	gp.context_shift = sc->shift;
-	gp.n_keep = sc->keep < 0 || (size_t)sc->keep >= np ? (uint32_t)np
-							    : (uint32_t)sc->keep + (ids[0] == sc->bos);
+	gp.n_keep = belt_keep_tokens(sc->tok, j->p.ids, j->p.n_ids, sc->keep);
 	if (gp.context_shift && !gp.n_predict)
 		gp.n_predict = belt_session_n_ctx(sl->s);
 	if (!j->p.cache_prompt)
@@ -201,7 +198,7 @@ int serve_sched_new(struct belt_model *m, const struct belt_session_params *sp, 
 	pthread_mutex_init(&sc->mu, NULL);
 	pthread_cond_init(&sc->cv, NULL);
 	sc->n = n_slots;
-	sc->bos = belt_tok_bos(belt_model_tokenizer(m));
+	sc->tok = belt_model_tokenizer(m);
 	if (belt_group_new(m, sp, (uint32_t)n_slots, &sc->group, err, errsz)) {
 		serve_sched_free(sc);
 		return belt_err_prefix(err, errsz, "slots");

@@ -5,6 +5,14 @@
 
 #include "session/session.h"
 
+uint32_t belt_keep_tokens(const struct belt_tokenizer *tok, const int32_t *prompt, size_t n,
+			  long keep)
+{
+	if (keep < 0 || (size_t)keep >= n)
+		return (uint32_t)n;
+	return (uint32_t)keep + (prompt[0] == belt_tok_bos(tok));
+}
+
 /* The context is full at pos (s->ids[0 .. pos], the last not yet run):
  * keep the first n_keep tokens, drop half of those after them, run the
  * rest again from n_keep (their last, the pending token, through t's

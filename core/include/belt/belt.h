@@ -158,6 +158,10 @@ struct belt_generate_params {
 	uint32_t n_keep;
 };
 void belt_generate_params_default(struct belt_generate_params *p);
+/* The n_keep of llama.cpp's --keep N for prompt[0..n): N tokens after a
+ * leading BOS of tok, which stays too; N < 0, or N past the prompt: all. */
+uint32_t belt_keep_tokens(const struct belt_tokenizer *tok, const int32_t *prompt, size_t n,
+			  long keep);
 
 /* Feed prompt (ids, BOS included if wanted) from position 0 and generate
  * (greedily, or sampled per gp->sampling), calling fn per new token. The

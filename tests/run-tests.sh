@@ -65,6 +65,8 @@ echo "valgrind: tests/check_draft greedy (stories260K f32, 48 tokens a prompt: s
 BELT_GOLDEN_ONLY=stories260K.f32.gguf CK_RUN_CASE=greedy BELT_DRAFT_TOKENS=48 $vg ./tests/check_draft >/dev/null
 echo "valgrind: tests/check_prefix (stories260K f32: prefix reuse)"
 BELT_GOLDEN_ONLY=stories260K.f32.gguf $vg ./tests/check_prefix >/dev/null
+echo "valgrind: tests/check_group light (sessions of a group in threads, stories260K f32)"
+CK_RUN_CASE=light $vg ./tests/check_group >/dev/null
 echo "valgrind: tests/check_grammar_gbnf language (the GBNF plugin on its tiny vocabulary)"
 CK_RUN_CASE=language $vg ./tests/check_grammar_gbnf >/dev/null
 echo "valgrind: tests/check_grammar_schema (JSON Schemas on a byte vocabulary)"

@@ -6,7 +6,8 @@
 # checked against the same prompt's answer alone.
 #   usage: sh tests/bench-serve.sh MODEL [CLIENTS] [TOKENS] [belt serve options]
 # Env: BELT_BIN (default build/belt), BACKEND (default vulkan),
-# BENCH_SERVE_LOG (a file to keep the server's log in).
+# BENCH_SERVE_LOG (a file to keep the server's log in), TEMP (default 0:
+# greedy; above 0, sampled with a seed per prompt).
 set -e
 me=bench-serve
 model="$1"
@@ -30,7 +31,8 @@ for _ in $(seq 1200); do
 done
 [ -n "$port" ] || { echo "$me: belt serve did not start"; cat "$tmp/log"; exit 1; }
 rc=0
-python3 "$srcdir/bench_serve.py" --port "$port" --clients "$clients" --tokens "$tokens" || rc=$?
+python3 "$srcdir/bench_serve.py" --port "$port" --clients "$clients" --tokens "$tokens" \
+	--temperature "${TEMP:-0}" || rc=$?
 kill -TERM "$pid"
 wait "$pid" || { echo "$me: belt serve exited $? after SIGTERM"; tail -5 "$tmp/log"; exit 1; }
 pid=

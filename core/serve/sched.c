@@ -304,7 +304,7 @@ void serve_sched_stop(struct serve_sched *sc)
 	double secs;
 	belt_group_stats(sc->group, &passes, &rows, &secs);
 	if (passes)
-		serve_log("slots: %llu greedy steps shared %llu passes (%.1f slots, %.2f ms a pass)",
+		serve_log("slots: %llu decode steps shared %llu passes (%.1f slots, %.2f ms a pass)",
 			  (unsigned long long)rows, (unsigned long long)passes,
 			  (double)rows / (double)passes, secs * 1e3 / (double)passes);
 }

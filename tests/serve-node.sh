@@ -1,5 +1,5 @@
 # Sourced by the tests that drive belt serve (serve-openai.sh and
-# serve-page.sh from Node, serve-soak.sh): the npm package a test needs,
+# serve-page.sh from Node, serve-soak.sh, bench-serve.sh): the npm package a test needs,
 # installed once into the build folder, and a server on a free port. The
 # caller sets srcdir and names itself in $me.
 
@@ -30,7 +30,7 @@ serve_start() {
 		-c 512 --chat-template "$srcdir/serve-template.jinja" "$@" 2>"$tmp/log" &
 	pid=$!
 	port=
-	for _ in $(seq 300); do
+	for _ in $(seq 600); do
 		port="$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$tmp/log")"
 		[ -n "$port" ] && break
 		kill -0 "$pid" 2>/dev/null || break

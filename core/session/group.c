@@ -18,6 +18,7 @@
  * chunk tokens a submission, with the turn.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,7 +51,13 @@ struct belt_group {
 	int32_t *tok, *out;	      /* [n_seq] */
 	bool *want;		      /* [n_seq]: the row's logits are drawn from */
 	float *logits;		      /* [n_seq][n_vocab]: read where one is */
-	int rc;			      /* the last pass's result */
+	/* the sessions' shared scratch (belt_group_scratch) */
+	struct group_scratch {
+		const char *name;
+		uint64_t bytes;
+		struct belt_buffer *buf;
+	} *scratch;
+	unsigned n_scratch, cap_scratch;
 	char err[BELT_ERR_SIZE];
 };
 
@@ -150,6 +157,9 @@ void belt_group_free(struct belt_group *g)
 			g->members[i]->group = NULL; /* its cache is gone */
 			belt_session_free(g->members[i]);
 		}
+	for (unsigned i = 0; i < g->n_scratch; i++)
+		g->m->be->buffer_destroy(g->m->be_ctx, g->scratch[i].buf);
+	free(g->scratch);
 	belt_session_free(g->own);
 	free(g->members);
 	free(g->rows);
@@ -169,6 +179,37 @@ void belt_group_forget(struct belt_group *g, struct belt_session *s)
 {
 	if (g && s->seq < g->n_seq && g->members[s->seq] == s)
 		g->members[s->seq] = NULL;
+}
+
+int belt_group_scratch(struct belt_group *g, const char *name, enum belt_buffer_usage usage,
+		       uint64_t bytes, struct belt_buffer **out, char *err, size_t errsz)
+{
+	for (unsigned i = 0; i < g->n_scratch; i++)
+		if (!strcmp(g->scratch[i].name, name) && g->scratch[i].bytes == bytes) {
+			*out = g->scratch[i].buf;
+			return 0;
+		}
+	if (g->n_scratch == g->cap_scratch) {
+		unsigned cap = g->cap_scratch ? 2 * g->cap_scratch : 16;
+		struct group_scratch *a = realloc(g->scratch, cap * sizeof *a);
+		if (!a)
+			return belt_errf(err, errsz, "group: out of memory");
+		g->scratch = a;
+		g->cap_scratch = cap;
+	}
+	if (g->m->be->buffer_create(g->m->be_ctx, usage, bytes, out, err, errsz)) {
+		char what[160];
+		snprintf(what, sizeof what, "scratch buffer '%s' (%llu bytes) of the group's sessions",
+			 name, (unsigned long long)bytes);
+		return belt_err_prefix(err, errsz, what);
+	}
+	g->scratch[g->n_scratch++] = (struct group_scratch){name, bytes, *out};
+	return 0;
+}
+
+bool belt_group_scratch_made(const struct belt_group *g)
+{
+	return g->n_scratch > 0;
 }
 
 int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb, char *err,

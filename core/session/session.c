@@ -74,7 +74,12 @@ static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 	uint64_t bytes = kv ? sb->layer_bytes * m->n_layer
 			    : sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
 	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
-	if (m->be->buffer_create(m->be_ctx, usage, bytes, &sb->buf, err, errsz)) {
+	if (!kv && s->group) {
+		/* a group's sessions share their scratch (group.c) */
+		if (belt_group_scratch(s->group, e->name, usage, bytes, &sb->buf, err, errsz))
+			return -1;
+		sb->shared = true;
+	} else if (m->be->buffer_create(m->be_ctx, usage, bytes, &sb->buf, err, errsz)) {
 		char what[128];
 		snprintf(what, sizeof what, "%s buffer '%s' (%llu bytes)", kv ? "KV cache" : "scratch",
 			 e->name, (unsigned long long)bytes);
@@ -109,6 +114,9 @@ static int check_memory(struct belt_session *s, char *err, size_t errsz)
 		uint64_t layer_bytes;
 		if (is_kv && cache_layout(s, e, elems, &type, &layer_bytes, err, errsz))
 			return -1;
+		/* a group's session after its first: the group's scratch */
+		if (!is_kv && s->group && belt_group_scratch_made(s->group))
+			continue;
 		if (is_kv && !s->group) /* a group's session: the group's */
 			kv += layer_bytes * m->n_layer;
 		else

@@ -80,6 +80,14 @@ struct belt_group;
  * -1 with a message when the layouts do not match. */
 int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb, char *err,
 		  size_t errsz);
+/* A scratch buffer (named as the architecture names it, of bytes) for a
+ * session of g: the group's sessions share them, as they use the backend
+ * one at a time and nothing in scratch outlives a run and its reads; made
+ * on first use, freed with the group. */
+int belt_group_scratch(struct belt_group *g, const char *name, enum belt_buffer_usage usage,
+		       uint64_t bytes, struct belt_buffer **out, char *err, size_t errsz);
+/* Whether a session of g has made the shared scratch. */
+bool belt_group_scratch_made(const struct belt_group *g);
 /* The group's turn, held while a session of g uses the backend. */
 void belt_group_lock(struct belt_group *g);
 void belt_group_unlock(struct belt_group *g);

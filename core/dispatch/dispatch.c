@@ -146,7 +146,13 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 				  "KV cache '%s' bound outside the layer loop", name);
 		if (sb->kv) {
 			uint64_t stride = sb->layer_stride ? sb->layer_stride : sb->layer_bytes;
-			*out = (struct belt_binding){sb->buf, sb->base + (uint64_t)layer * stride,
+			struct belt_buffer *kb = sb->buf;
+			int l = layer;
+			if (sb->pieces) {
+				kb = sb->pieces[(uint32_t)layer / sb->layers_per_piece];
+				l = (int)((uint32_t)layer % sb->layers_per_piece);
+			}
+			*out = (struct belt_binding){kb, sb->base + (uint64_t)l * stride,
 						     sb->layer_bytes, sb->type,
 						     {(int64_t)sb->elems, 1}};
 			return 0;

@@ -18,6 +18,11 @@ struct dispatch_buffer {
 	/* KV cache of a group's session (core/session/group.c): its slice of
 	 * layer l starts at base + l * layer_stride (0, 0: l * layer_bytes) */
 	uint64_t base, layer_stride;
+	/* KV cache in pieces of whole layers (a device allocates only so
+	 * much at once): layer l lies in pieces[l / layers_per_piece], as
+	 * layer l % layers_per_piece; NULL: all in buf */
+	struct belt_buffer **pieces;
+	uint32_t n_pieces, layers_per_piece;
 	bool shared; /* the buffer is another's: not freed with the session */
 	bool kv;
 	bool per_row; /* holds a row per token of a batched pass */

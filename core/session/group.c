@@ -227,6 +227,9 @@ int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb
 					 sb->name, (unsigned long long)gb->layer_bytes, g->n_seq,
 					 g->n_seq, (unsigned long long)sb->layer_bytes);
 		sb->buf = gb->buf;
+		sb->pieces = gb->pieces;
+		sb->n_pieces = gb->n_pieces;
+		sb->layers_per_piece = gb->layers_per_piece;
 		sb->base = (uint64_t)seq * sb->layer_bytes;
 		sb->layer_stride = gb->layer_bytes;
 		sb->shared = true;

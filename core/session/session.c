@@ -50,6 +50,45 @@ static int cache_layout(struct belt_session *s, const struct arch_named_expr *e,
 	return 0;
 }
 
+/* A KV cache buffer holds at most this much (1 GiB, or
+ * $BELT_KV_PIECE_MAX bytes, which tests lower), in whole layers, so that no
+ * allocation exceeds what GPU drivers grant at once (4 GiB on NVIDIA's
+ * Vulkan): a long context, or a group's many, is several buffers. */
+static uint64_t kv_piece_max(void)
+{
+	const char *env = getenv("BELT_KV_PIECE_MAX");
+	long long v = env ? atoll(env) : 0;
+	return v > 0 ? (uint64_t)v : 1ull << 30;
+}
+
+/* sb's layers, layer_bytes each, in one buffer or in pieces of whole
+ * layers of at most kv_piece_max() bytes (a layer larger alone). */
+static int make_kv(struct belt_session *s, struct dispatch_buffer *sb, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	uint32_t n_layer = (uint32_t)m->n_layer;
+	uint64_t per = kv_piece_max() / sb->layer_bytes;
+	if (per < 1)
+		per = 1;
+	if (per >= n_layer)
+		return m->be->buffer_create(m->be_ctx, BELT_BUFFER_KV, sb->layer_bytes * n_layer,
+					    &sb->buf, err, errsz);
+	sb->layers_per_piece = (uint32_t)per;
+	sb->n_pieces = (n_layer + sb->layers_per_piece - 1) / sb->layers_per_piece;
+	if (!(sb->pieces = calloc(sb->n_pieces, sizeof *sb->pieces)))
+		return belt_errf(err, errsz, "session: out of memory");
+	for (uint32_t i = 0; i < sb->n_pieces; i++) {
+		uint32_t layers = n_layer - i * sb->layers_per_piece;
+		if (layers > sb->layers_per_piece)
+			layers = sb->layers_per_piece;
+		if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_KV, sb->layer_bytes * layers,
+					 &sb->pieces[i], err, errsz))
+			return -1;
+	}
+	sb->buf = sb->pieces[0];
+	return 0;
+}
+
 static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 		       bool kv, char *err, size_t errsz)
 {
@@ -74,18 +113,19 @@ static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 	uint64_t bytes = kv ? sb->layer_bytes * m->n_layer
 			    : sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
 	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
+	s->n_bufs++; /* freed with the session, what was made of it too */
 	if (!kv && s->group) {
 		/* a group's sessions share their scratch (group.c) */
 		if (belt_group_scratch(s->group, e->name, usage, bytes, &sb->buf, err, errsz))
 			return -1;
 		sb->shared = true;
-	} else if (m->be->buffer_create(m->be_ctx, usage, bytes, &sb->buf, err, errsz)) {
+	} else if (kv ? make_kv(s, sb, err, errsz)
+		      : m->be->buffer_create(m->be_ctx, usage, bytes, &sb->buf, err, errsz)) {
 		char what[128];
 		snprintf(what, sizeof what, "%s buffer '%s' (%llu bytes)", kv ? "KV cache" : "scratch",
 			 e->name, (unsigned long long)bytes);
 		return belt_err_prefix(err, errsz, what);
 	}
-	s->n_bufs++;
 	if (is_logits)
 		s->logits = sb;
 	return 0;
@@ -278,9 +318,16 @@ void belt_session_free(struct belt_session *s)
 	free(s->batch.cmds);
 	free(s->batch_labels);
 	free(s->batch_ids);
-	for (unsigned i = 0; i < s->n_bufs; i++)
-		if (!s->bufs[i].shared)
-			m->be->buffer_destroy(m->be_ctx, s->bufs[i].buf);
+	for (unsigned i = 0; i < s->n_bufs; i++) {
+		struct dispatch_buffer *sb = &s->bufs[i];
+		for (uint32_t p = 0; !sb->shared && p < sb->n_pieces; p++)
+			if (sb->pieces[p])
+				m->be->buffer_destroy(m->be_ctx, sb->pieces[p]);
+		if (!sb->shared && !sb->pieces && sb->buf)
+			m->be->buffer_destroy(m->be_ctx, sb->buf);
+		if (!sb->shared)
+			free(sb->pieces);
+	}
 	if (s->token_ids)
 		m->be->buffer_destroy(m->be_ctx, s->token_ids);
 	free(s->table.cmds);

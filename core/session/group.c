@@ -9,13 +9,17 @@
  * The turn (a ticket lock: first come, first served, so that a session
  * that lets it go and asks again queues behind the others) gives the
  * backend to one session at a time; a session holds it while it
- * generates, but for its token callbacks and its greedy decode. A session
- * decoding greedily posts its token (under the group's mutex) and waits;
+ * generates, but for its token callbacks and its shared decode steps. A
+ * session decoding (greedy, or sampled where the backend has the
+ * sampler's chain ops; not with a grammar or drafts) posts its token
+ * (under the group's mutex) and waits;
  * the last of the decoding sessions to post (or the last to stop
  * decoding) takes the turn, runs the pass for them all and hands each its
- * next token, while the others decode theirs, call their callbacks and
- * post again. A session that is the only one decoding runs its own chain,
- * chunk tokens a submission, with the turn.
+ * next token (a sampled row draws from the pass's logits on the host),
+ * while the others decode theirs, call their callbacks and post again. A
+ * session that is the only one decoding runs its own chain, chunk tokens
+ * a submission, with the turn. The sessions share one set of scratch
+ * buffers, as only one uses the backend at a time.
  */
 #include <pthread.h>
 #include <stdio.h>

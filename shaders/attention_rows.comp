@@ -75,14 +75,14 @@ void main()
 	// sequence's row: its own, from its first slot kb)
 	uint n_kv = kv_on ? (seqs ? at_n_kv(r0) : pos + r0 + nq) : 0u;
 	uint kb = seqs ? at_kv_base(r0) : 0u;
-	uint qo = pc.o[0] + h * hd4, kvo = kh * hd4 * 4u;
+	uint kvo = kh * hd4 * 4u;
 	uint hd8 = hd4 / 2u;
 	bool k8 = KV_K == KV_F16 && (hd4 & 1u) == 0u && kv_f16x8_ok(pc.o[1]);
 	bool v8 = KV_V == KV_F16 && (hd4 & 1u) == 0u && kv_f16x8_ok(pc.o[2]);
 
 	// block row q: row r0 + q, head h; or (kvg) row r0, head kh * grp + q
 	uint q_step = kvg ? hd4 : q4row, q_first = kvg ? kh * grp * hd4 : h * hd4;
-	qo = pc.o[0] + row_in(r0) * q4row + q_first;
+	uint qo = pc.o[0] + row_in(r0) * q4row + q_first;
 	for (uint i = tid; i < BQ * hd4; i += WG) {
 		uint q = i / hd4, d = i % hd4;
 		qs[q][d] = q < nq ? q4[qo + q * q_step + d] * scale : vec4(0.0);

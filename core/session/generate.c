@@ -484,10 +484,10 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 		if (rc > 0)
 			s->stats.stop = BELT_STOP_GRAMMAR;
 		if (go && !host) {
-			/* greedy: a group's session decodes in the group's
-			 * passes while others decode too */
-			/* greedy or sampled (then drawn on the host from the
-			 * pass's logits), not with drafts */
+			/* a group's session decodes in the group's passes
+			 * while others decode too: greedy, or sampled (then
+			 * drawn on the host from the pass's logits), not with
+			 * drafts */
 			bool grouped = s->group && !draft && (t == &s->table || (sampled && t == ct));
 			if (grouped && sampled && belt_session_host_setup(s, sampler, NULL, err, errsz))
 				return -1;

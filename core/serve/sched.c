@@ -3,8 +3,9 @@
  * slot whose last tokens share the longest beginning with its prompt (the
  * session keeps them in its KV cache). Each slot has a thread that calls
  * belt_generate; the group (core/session/group.c) gives the backend to
- * one slot at a time, in turn, and runs the greedy decode steps of the
- * slots decoding at the same time as one pass (continuous batching). */
+ * one slot at a time, in turn, and runs the decode steps (greedy, or
+ * sampled without a grammar) of the slots decoding at the same time as one
+ * pass (continuous batching). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,6 @@ struct slot {
 	/* the tokens its session was last given: the prompt, then the answer */
 	int32_t *hist;
 	size_t n_hist, cap_hist;
-	uint32_t n_tok;	 /* tokens of the running answer */
 	bool stopped;	 /* a stop string ended it */
 };
 
@@ -57,11 +57,7 @@ static bool on_token(void *ud, int32_t id, const char *text, size_t len)
 			return false;
 		}
 	}
-	if (atomic_load(&j->cancel))
-		return false;
-	if (id >= 0)
-		sl->n_tok++;
-	return true;
+	return !atomic_load(&j->cancel);
 }
 
 static size_t common_prefix(const int32_t *a, size_t na, const int32_t *b, size_t nb)
@@ -137,7 +133,6 @@ static void run(struct slot *sl, struct serve_job *j)
 	size_t n = j->p.n_ids < sl->cap_hist ? j->p.n_ids : sl->cap_hist;
 	memcpy(sl->hist, j->p.ids, n * sizeof *sl->hist);
 	sl->n_hist = n;
-	sl->n_tok = 0;
 	sl->stopped = false;
 	char err[BELT_ERR_SIZE];
 	int rc = belt_generate(sl->s, j->p.ids, j->p.n_ids, &gp, on_token, sl, err, sizeof err);

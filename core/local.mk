@@ -16,6 +16,7 @@ libbelt_la_SOURCES += \
 	core/session/chain.c \
 	core/session/speculate.c \
 	core/session/grammar.c \
+	core/session/gated.c \
 	core/session/shift.c \
 	core/session/group.c \
 	core/plugin/registry.c \

@@ -66,6 +66,7 @@
 #include "belt/types.h"
 #include "cmd.h"
 #include "mask_check.h"
+#include "gated_check.h"
 #include "kquant_ref.h"
 #include "quant_ref.h"
 
@@ -1486,6 +1487,15 @@ START_TEST(test_logit_mask)
 {
 	struct be vk = open_vk();
 	check_logit_mask(V, vk.ctx);
+	be_close(&vk);
+}
+END_TEST
+
+/* The host between positions: gated runs of a masked table. */
+START_TEST(test_gated_run)
+{
+	struct be vk = open_vk();
+	check_gated_run(V, vk.ctx);
 	be_close(&vk);
 }
 END_TEST
@@ -3929,6 +3939,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);
 	tcase_add_test(tc, test_argmax);
 	tcase_add_test(tc, test_logit_mask);
+	tcase_add_test(tc, test_gated_run);
 	tcase_add_test(tc, test_head_last_only);
 	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES + 2);
 	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES + 2);

@@ -267,7 +267,8 @@ tests_check_grammar_gbnf_SOURCES = tests/grammar_gbnf.c tests/ref.c tests/ref_mo
 tests_check_grammar_gbnf_CFLAGS = $(TEST_CFLAGS)
 tests_check_grammar_gbnf_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/check_grammar_refs
-TESTS += tests/check_grammar_refs
+TESTS += tests/check_grammar_refs tests/grammar-refs-vulkan.sh
+EXTRA_DIST += tests/grammar-refs-vulkan.sh
 tests_check_grammar_refs_SOURCES = tests/grammar_refs.c tests/ref.c
 tests_check_grammar_refs_CFLAGS = $(TEST_CFLAGS)
 tests_check_grammar_refs_LDADD = $(CHECK_LIBS)
@@ -289,7 +290,7 @@ FUZZ_GBNF_SOURCES = tests/fuzz/gbnf.c tests/fuzz/grammar_vocab.c tests/fuzz/gram
 	plugins/grammar-gbnf/errors.c \
 	plugins/grammar-gbnf/parse.c plugins/grammar-gbnf/build.c plugins/grammar-gbnf/classes.c \
 	plugins/grammar-gbnf/analyse.c plugins/grammar-gbnf/trie.c \
-	plugins/grammar-gbnf/subtrees.c plugins/grammar-gbnf/stacks.c \
+	plugins/grammar-gbnf/subtrees.c plugins/grammar-gbnf/loops.c plugins/grammar-gbnf/stacks.c \
 	plugins/grammar-gbnf/step.c plugins/grammar-gbnf/walk.c plugins/grammar-gbnf/cache.c \
 	plugins/grammar-gbnf/match.c
 FUZZ_GBNF_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/grammar-gbnf

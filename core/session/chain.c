@@ -113,6 +113,9 @@ static int build(struct belt_session *s, const struct belt_sampler_cmd *sc, int 
 	s->chain.cmds = cmds;
 	s->chain.n_cmds = t->n_cmds + (uint32_t)n;
 	s->chain.priv = NULL;
+	/* the mask, first of the inserted commands, is written by the host
+	 * between positions (gated.c) */
+	s->chain.gate = s->chain_masked ? (uint32_t)at : 0;
 	if (m->be->table_prepare(m->be_ctx, &s->chain, err, errsz)) {
 		s->chain.priv = NULL;
 		return belt_err_prefix(err, errsz, m->be->name);

@@ -473,8 +473,20 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 				go = false;
 				break;
 			}
-			if (!f && device_pick && belt_session_upload_mask(s, err, errsz))
-				return -1;
+			/* a position whose pick has no token to pick from is
+			 * not run */
+			if (!f && g && belt_session_grammar_none(s->grammar_mask, m->n_vocab)) {
+				rc = 1;
+				go = false;
+				break;
+			}
+			/* picked on the device: positions run while the host
+			 * takes each pick and writes the next mask */
+			if (!f && device_pick) {
+				if (belt_session_gated(s, g, gp, t, &ts, fn, ud, &pos, &go, err, errsz))
+					return -1;
+				continue;
+			}
 			if ((!f && m->be->table_run(m->be_ctx, t, pos, 1, 0, err, errsz)) ||
 			    (rc = belt_session_pick(s, so, sp, g, device_pick, pos, err, errsz)) < 0)
 				return -1;

@@ -51,6 +51,14 @@ int32_t belt_session_grammar_forced(const uint32_t *mask, int32_t n)
 	return id < n ? id : -1;
 }
 
+bool belt_session_grammar_none(const uint32_t *mask, int32_t n)
+{
+	for (int32_t w = 0; w < (n + 31) / 32; w++)
+		if (mask[w])
+			return false;
+	return true;
+}
+
 bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
 				   int32_t n)
 {
@@ -90,10 +98,8 @@ int belt_session_pick(struct belt_session *s, const struct belt_sampler_ops *so,
 {
 	if (!device_pick)
 		return belt_session_host_next(s, so, sp, g, pos, err, errsz);
-	int32_t id, words = (s->m->n_vocab + 31) / 32, w = 0;
-	while (w < words && !s->grammar_mask[w])
-		w++;
-	if (w == words)
+	int32_t id;
+	if (belt_session_grammar_none(s->grammar_mask, s->m->n_vocab))
 		return 1;
 	if (s->m->be->buffer_read(s->m->be_ctx, s->token_ids, (uint64_t)(pos + 1) * 4, &id, 4,
 				  err, errsz))

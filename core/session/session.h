@@ -133,6 +133,8 @@ uint32_t belt_session_grammar_mask(const uint32_t *mask, float *logits, int32_t 
 /* The one token mask allows (*id), or -1 when it allows none or more
  * than one. */
 int32_t belt_session_grammar_forced(const uint32_t *mask, int32_t n);
+/* Whether mask allows no token at all. */
+bool belt_session_grammar_none(const uint32_t *mask, int32_t n);
 /* Whether mask allows end-of-generation tokens and nothing else. */
 bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_tokenizer *tok,
 				   int32_t n);
@@ -160,6 +162,17 @@ int belt_session_forced(struct belt_session *s, struct belt_grammar *g,
 			const struct belt_generate_params *gp, struct belt_table *t,
 			bool device_pick, struct belt_tok_stream *ts, belt_token_fn fn, void *ud,
 			uint32_t *pos, bool *go, char *err, size_t errsz);
+
+/* gated.c: from position pos (s->ids[pos] taken, its mask in
+ * s->grammar_mask allowing more than one token), up to a chunk of
+ * positions through the masked chain table t, the device picking, the
+ * host taking each pick and writing the next mask while the device runs
+ * the next position's layers; *pos ends at the last token taken (its mask
+ * computed, not yet checked), *go as the emit left it. */
+int belt_session_gated(struct belt_session *s, struct belt_grammar *g,
+		       const struct belt_generate_params *gp, struct belt_table *t,
+		       struct belt_tok_stream *ts, belt_token_fn fn, void *ud, uint32_t *pos,
+		       bool *go, char *err, size_t errsz);
 
 /* shift.c: the context full at *pos, shifted as gp says, and the next
  * token picked (as belt_session_pick returns; *pos at the pending token

@@ -63,8 +63,8 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	free(pl->qbuf);
 	free(pl->ticks);
 	free(pl->calls);
-	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail, &pl->last, &pl->few_full};
-	for (int i = 0; i < 4; i++)
+	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail, &pl->last, &pl->few_full, &pl->tail2};
+	for (int i = 0; i < 5; i++)
 		if (*cbs[i])
 			vkFreeCommandBuffers(ctx->dev, ctx->cmd_pool, 1, cbs[i]);
 	for (uint32_t i = 0; i < pl->max_run; i++) {
@@ -592,11 +592,19 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			}
 			i++;
 		}
+		/* the host's gate before the first group that runs the
+		 * core's gate command or a later one */
+		if (t->gate && !batched && !pl->gated && i > t->gate) {
+			pl->gated = true;
+			pl->gate_cmd = np0;
+		}
 		np++;
 		/* the work buffer comes later: its slot in pl is the key */
 		stop_word_range(t, i0, i, (struct belt_buffer *)&pl->work, rs[np0], &nrs[np0]);
 	}
 	pl->n_cmds = np;
+	pl->gate_ev[0] = ctx->gate_ev[0];
+	pl->gate_ev[1] = ctx->gate_ev[1];
 
 	/* barriers, as the CPU backend places them */
 	uint32_t n_desc = n_few * (BELT_MAX_BINDINGS + 2u);
@@ -712,7 +720,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	if (vk_alloc_cbs(ctx, &pl->start, 1, err, errsz) ||
 	    vk_alloc_cbs(ctx, &pl->tail, 1, err, errsz) ||
 	    vk_record_barrier(pl->start, pl->work, err, errsz) ||
-	    vk_record_barrier(pl->tail, NULL, err, errsz))
+	    vk_record_barrier(pl->tail, NULL, err, errsz) ||
+	    (pl->gated && (vk_alloc_cbs(ctx, &pl->tail2, 1, err, errsz) ||
+			   vk_record_barrier(pl->tail2, NULL, err, errsz))))
 		goto out;
 	if (batched) {
 		if (vk_batch_record(ctx, pl, err, errsz))
@@ -821,6 +831,8 @@ static int vk_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 				 " exceed the %" PRIu64
 				 " the table's buffers hold",
 				 pos, (uint64_t)pos + n - 1, pl->max_pos);
+	if (pl->gated && vk_gates_open(ctx, err, errsz))
+		return -1;
 	struct timespec t0, t1;
 	if (pl->qpool)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -881,5 +893,6 @@ const struct belt_backend_ops vk_backend_ops = {
 	.table_release = vk_table_release,
 	.table_run = vk_table_run,
 	.list_devices = vk_list_devices,
+	.table_run_gated = vk_table_run_gated,
 };
 

@@ -54,6 +54,11 @@ struct vk_ctx {
 	VkCommandPool cmd_pool;
 	VkCommandBuffer xfer; /* one-shot copies and fills */
 	VkFence fence;
+	/* gated runs (gated.c): token slot i's gate waits on gate_ev[i % 2],
+	 * which the host sets; a fence per slot in flight */
+	VkEvent gate_ev[2];
+	bool gate_set[2];
+	VkFence gate_fence[2];
 	VkPipelineCache cache;
 	VkDescriptorSetLayout dsl[BELT_MAX_BINDINGS + 1]; /* by n_bind */
 	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];

@@ -363,6 +363,13 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
 	VKCHECK(vkCreateFence(ctx->dev, &fci, NULL, &ctx->fence),
 		"vkCreateFence");
+	VkEventCreateInfo eci = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+	for (int i = 0; i < 2; i++) {
+		VKCHECK(vkCreateFence(ctx->dev, &fci, NULL, &ctx->gate_fence[i]),
+			"vkCreateFence");
+		VKCHECK(vkCreateEvent(ctx->dev, &eci, NULL, &ctx->gate_ev[i]),
+			"vkCreateEvent");
+	}
 	VkPipelineCacheCreateInfo pci = {
 		.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
 	VKCHECK(vkCreatePipelineCache(ctx->dev, &pci, NULL, &ctx->cache),
@@ -429,6 +436,12 @@ void vk_destroy(void *vctx)
 			vkDestroyPipelineCache(ctx->dev, ctx->cache, NULL);
 		if (ctx->fence)
 			vkDestroyFence(ctx->dev, ctx->fence, NULL);
+		for (int i = 0; i < 2; i++) {
+			if (ctx->gate_fence[i])
+				vkDestroyFence(ctx->dev, ctx->gate_fence[i], NULL);
+			if (ctx->gate_ev[i])
+				vkDestroyEvent(ctx->dev, ctx->gate_ev[i], NULL);
+		}
 		if (ctx->cmd_pool)
 			vkDestroyCommandPool(ctx->dev, ctx->cmd_pool, NULL);
 		vkDestroyDevice(ctx->dev, NULL);

@@ -12,6 +12,7 @@ plugins_backend_vulkan_la_SOURCES = \
 	plugins/backend-vulkan/device.c \
 	plugins/backend-vulkan/devices.c \
 	plugins/backend-vulkan/fusion.c \
+	plugins/backend-vulkan/gated.c \
 	plugins/backend-vulkan/kernels.c \
 	plugins/backend-vulkan/matmul.c \
 	plugins/backend-vulkan/pipelines.c \

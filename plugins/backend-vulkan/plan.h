@@ -64,6 +64,13 @@ struct plan {
 	uint32_t long_from;
 	VkCommandBuffer *full_long, *nohead_long; /* [max_run] */
 	uint32_t n_orig;	     /* commands of the core's table */
+	/* a one-row table with t->gate: each slot waits at cmds[gate_cmd]
+	 * (the first to run the core's gate command or one after it) for
+	 * gate_ev[slot % 2], set by the host (gated.c) */
+	bool gated;
+	uint32_t gate_cmd;
+	VkEvent gate_ev[2];
+	VkCommandBuffer tail2; /* gated: tail for odd slots (two in flight) */
 
 	/* BELT_VK_PROFILE: per slot and variant (full, nohead; batched:
 	 * full, nohead, last) n_cmds + 1 timestamps; sums per command, read
@@ -77,6 +84,13 @@ struct plan {
 	uint64_t runs, tokens, slot_ticks;
 	double wall_ns, submit_ns; /* per run: all of it; to vkQueueSubmit's return */
 };
+
+/* gated.c: open both gates of a gated plan, so that a plain run goes
+ * through them; the backend's table_run_gated. */
+int vk_gates_open(struct vk_ctx *ctx, char *err, size_t errsz);
+int vk_table_run_gated(void *vctx, struct belt_table *t, uint32_t pos, uint32_t n,
+		       int (*gate_fn)(void *ud, uint32_t i), void *ud, char *err,
+		       size_t errsz);
 
 /* Ranges of buffers a dispatch reads or writes, for the barrier analysis
  * (record.c): the commands since the last barrier. */

@@ -49,6 +49,17 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 	};
 	for (uint32_t i = 0; i < pl->n_cmds; i++) {
 		struct vk_cmd *c = &pl->cmds[i];
+		if (pl->gated && i == pl->gate_cmd && !(nohead && c->head)) {
+			/* what the host wrote before it set the event */
+			VkMemoryBarrier hb = {
+				.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+				.srcAccessMask = VK_ACCESS_HOST_WRITE_BIT,
+				.dstAccessMask = VK_ACCESS_SHADER_READ_BIT,
+			};
+			vkCmdWaitEvents(cb, 1, &pl->gate_ev[t % 2], VK_PIPELINE_STAGE_HOST_BIT,
+					VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 1, &hb, 0, NULL, 0,
+					NULL);
+		}
 		if (!(nohead && c->head)) {
 			bool few = lng && pl->rows > 1;
 			bool alt = lng && !few && c->has_long;

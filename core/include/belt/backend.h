@@ -21,8 +21,9 @@
  * 3: batched tables (belt_table.rows, row_ids, parent; BELT_RUN_TREE);
  *    commands checked against belt/ops.h; patches applied per row;
  *    belt_backend_options.settings; belt_backend_ops.memory_available
- * 4: tables of sequences (belt_table.seqs, seq_pos, seq_base) */
-#define BELT_BACKEND_ABI 4
+ * 4: tables of sequences (belt_table.seqs, seq_pos, seq_base)
+ * 5: gated runs (belt_table.gate, belt_backend_ops.table_run_gated) */
+#define BELT_BACKEND_ABI 5
 /* The oldest backend ABI the core still loads (one-row tables only). */
 #define BELT_BACKEND_ABI_MIN 2
 
@@ -125,6 +126,11 @@ struct belt_table {
 	 * (host memory, [rows]) are read by each run. */
 	bool seqs;
 	const uint32_t *seq_pos, *seq_base;
+	/* ABI 5. gate > 0 (one-row tables, set before table_prepare): the
+	 * commands from cmds[gate] on read what the host writes between
+	 * positions (a grammar's mask), so that table_run_gated can run the
+	 * commands before it while the host writes. */
+	uint32_t gate;
 };
 #define BELT_MAX_EOG 8
 
@@ -138,6 +144,10 @@ struct belt_table {
 #define BELT_RUN_STOP_AT_EOG 4u
 /* batched tables: rows form the tree t->parent gives, not a chain */
 #define BELT_RUN_TREE 8u
+
+/* table_run_gated's gate_fn returns 0 to go on, or: */
+#define BELT_GATE_STOP 1 /* position pos + i is not wanted */
+#define BELT_GATE_LAST 2 /* run position pos + i, then no more */
 
 /* belt_backend_options.flags */
 #define BELT_BACKEND_PROFILE 1u /* time each command; the backend reports
@@ -221,6 +231,25 @@ struct belt_backend_ops {
 	 * use), so that the core refuses a session that cannot fit before it
 	 * allocates anything. */
 	int (*memory_available)(void *ctx, uint64_t *bytes, char *err, size_t errsz);
+
+	/* ABI 5; may be NULL (the core then calls gate_fn before each one-
+	 * position table_run). Positions pos .. pos + n - 1 of a one-row table
+	 * with t->gate set, in order, the host between them: gate_fn(ud, i)
+	 * is called on this thread once the results of the positions before
+	 * pos + i are visible to buffer_read, while the commands of position
+	 * pos + i before t->gate may already run; those from t->gate on wait
+	 * until it returns (they see what it wrote to BELT_BUFFER_IO buffers
+	 * with buffer_write, the one backend call it may make). It returns 0
+	 * to let position pos + i go on; BELT_GATE_LAST to let it run as the
+	 * last; BELT_GATE_STOP to stop before it: positions pos + i on are
+	 * then not run, or run to no purpose (their results and cache
+	 * entries undefined). Positions after one that picks an id of t->eog
+	 * may be skipped likewise (as with BELT_RUN_STOP_AT_EOG). Returns the
+	 * number of positions run, each finished, or -1 with a message. Must
+	 * not allocate. */
+	int (*table_run_gated)(void *ctx, struct belt_table *t, uint32_t pos, uint32_t n,
+			       int (*gate_fn)(void *ud, uint32_t i), void *ud, char *err,
+			       size_t errsz);
 };
 
 #endif

@@ -7,6 +7,7 @@
  *   analyse.c  undefined rules, root, nullable, left recursion, emptiness
  *   trie.c     the vocabulary's token bytes as a trie, token ids at nodes
  *   subtrees.c the subtrees of the trie a class reads whole
+ *   loops.c    the classes that may loop, tabled at compile
  *   stacks.c   parse stacks, hash-consed; what follows a stack's character
  *   step.c     a set of stacks reads a byte
  *   walk.c     the mask: a walk of the trie carrying a set of stacks
@@ -356,7 +357,8 @@ struct gb_matcher {
 	 * a number, a list), whose mask is then a copy */
 	struct gb_cached cache[GB_CACHED];
 	uint64_t clock;
-	struct gb_whole *whole; /* per class, made when first needed */
+	struct gb_whole *whole; /* per class, made at compile or when first
+				 * needed */
 };
 
 int gb_vec_push(struct gb_vec *v, uint32_t x);
@@ -367,6 +369,14 @@ int gb_vec_push(struct gb_vec *v, uint32_t x);
  * past GB_MAX_STACKS. */
 int gb_step(struct gb_matcher *m, struct gb_vec *in, uint32_t at, uint32_t n,
 	    const struct gb_utf8 *p, unsigned char b, struct gb_vec *out, struct gb_utf8 *q);
+/* looping[c] set for each class c whose characters may come round to
+ * themselves without another character read (loops.c: the x* of a
+ * class, alone or in a group); -1 when out of memory. */
+int gb_loops_find(const struct gb_grammar *g, bool *looping);
+/* The whole-subtree tables (subtrees.c) of the classes that may loop,
+ * made at compile so that no token pays for them (walk.c); -1 when out
+ * of memory. */
+int gb_walk_prepare(struct gb_matcher *m);
 /* The tokens the stacks set[0..n) with part *part allow, into mask
  * (walk.c); -1 as gb_step. */
 int gb_walk(struct gb_matcher *m, const uint32_t *set, uint32_t n, const struct gb_utf8 *part,

@@ -12,6 +12,7 @@ plugins_grammar_gbnf_la_SOURCES = \
 	plugins/grammar-gbnf/analyse.c \
 	plugins/grammar-gbnf/trie.c \
 	plugins/grammar-gbnf/subtrees.c \
+	plugins/grammar-gbnf/loops.c \
 	plugins/grammar-gbnf/stacks.c \
 	plugins/grammar-gbnf/step.c \
 	plugins/grammar-gbnf/walk.c \

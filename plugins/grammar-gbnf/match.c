@@ -63,7 +63,7 @@ int gb_matcher_init(struct gb_matcher *m, char *err, size_t errsz)
 	    /* cur, a and b trade places in accept(); reset() copies start
 	     * into whichever is cur without allocating */
 	    vec_reserve(&m->cur, m->start.n + 1) || vec_reserve(&m->a, m->start.n + 1) ||
-	    vec_reserve(&m->b, m->start.n + 1) ||
+	    vec_reserve(&m->b, m->start.n + 1) || gb_walk_prepare(m) ||
 	    gb_walk(m, m->start.v, m->start.n, &m->start_part, m->start_mask))
 		return failed(m, err, errsz);
 	m->start_complete = has_end(&m->start, &m->start_part);

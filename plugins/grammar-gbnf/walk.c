@@ -5,6 +5,7 @@
  * non-empty set allows its tokens. Where a stack that loops on its class
  * meets a subtree its class reads whole (subtrees.c), the subtree's
  * tokens are allowed without a walk. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gbnf.h"
@@ -20,6 +21,17 @@ static const struct gb_whole *whole_of(struct gb_matcher *m, uint32_t c)
 	if (!m->whole[c].nodes && gb_subtrees_whole(&m->trie, &m->g, c, &m->whole[c]))
 		return NULL;
 	return &m->whole[c];
+}
+
+int gb_walk_prepare(struct gb_matcher *m)
+{
+	bool *looping = calloc(m->g.n_classes + 1, sizeof *looping);
+	int rc = looping ? gb_loops_find(&m->g, looping) : -1;
+	for (uint32_t c = 0; rc == 0 && c < m->g.n_classes; c++)
+		if (looping[c] && !whole_of(m, c))
+			rc = -1;
+	free(looping);
+	return rc;
 }
 
 /* Sets larger than this are read byte by byte: finding which of their

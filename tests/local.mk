@@ -287,13 +287,21 @@ EXTRA_DIST += tests/schema-validate.sh tests/schema-validate-vulkan.sh tests/sch
 # The GBNF fuzz target links the plugin's sources (not its module) and
 # runs over the shared grammars (tests/fuzz/README.md).
 FUZZ_GBNF_SOURCES = tests/fuzz/gbnf.c tests/fuzz/grammar_vocab.c tests/fuzz/grammar_vocab.h \
-	plugins/grammar-gbnf/errors.c \
+	$(GBNF_PLUGIN_SOURCES)
+GBNF_PLUGIN_SOURCES = plugins/grammar-gbnf/errors.c \
 	plugins/grammar-gbnf/parse.c plugins/grammar-gbnf/build.c plugins/grammar-gbnf/classes.c \
 	plugins/grammar-gbnf/analyse.c plugins/grammar-gbnf/trie.c \
 	plugins/grammar-gbnf/subtrees.c plugins/grammar-gbnf/loops.c plugins/grammar-gbnf/stacks.c \
 	plugins/grammar-gbnf/step.c plugins/grammar-gbnf/walk.c plugins/grammar-gbnf/cache.c \
 	plugins/grammar-gbnf/match.c
 FUZZ_GBNF_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/plugins/grammar-gbnf
+# the classes whose tables the plugin makes at compile (loops.c)
+check_PROGRAMS += tests/check_grammar_loops
+TESTS += tests/check_grammar_loops
+tests_check_grammar_loops_SOURCES = tests/grammar_loops.c $(GBNF_PLUGIN_SOURCES)
+tests_check_grammar_loops_CPPFLAGS = $(FUZZ_GBNF_CPPFLAGS)
+tests_check_grammar_loops_CFLAGS = $(TEST_CFLAGS)
+tests_check_grammar_loops_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/fuzz/replay-gbnf
 tests_fuzz_replay_gbnf_SOURCES = $(FUZZ_GBNF_SOURCES) tests/fuzz/replay.c
 tests_fuzz_replay_gbnf_CPPFLAGS = $(FUZZ_GBNF_CPPFLAGS)

@@ -373,9 +373,9 @@ int gb_step(struct gb_matcher *m, struct gb_vec *in, uint32_t at, uint32_t n,
  * themselves without another character read (loops.c: the x* of a
  * class, alone or in a group); -1 when out of memory. */
 int gb_loops_find(const struct gb_grammar *g, bool *looping);
-/* The whole-subtree tables (subtrees.c) of the classes that may loop,
- * made at compile so that no token pays for them (walk.c); -1 when out
- * of memory. */
+/* The whole-subtree tables (subtrees.c) of the classes that may loop
+ * (16 at most), made at compile so that no token pays for them (walk.c);
+ * -1 when out of memory. */
 int gb_walk_prepare(struct gb_matcher *m);
 /* The tokens the stacks set[0..n) with part *part allow, into mask
  * (walk.c); -1 as gb_step. */

@@ -23,13 +23,22 @@ static const struct gb_whole *whole_of(struct gb_matcher *m, uint32_t c)
 	return &m->whole[c];
 }
 
+/* Tables made at compile at most: each is a pass over the trie, and a
+ * grammar of many looping classes gets the rest when they are met. */
+#define PREPARED_MAX 16
+
 int gb_walk_prepare(struct gb_matcher *m)
 {
 	bool *looping = calloc(m->g.n_classes + 1, sizeof *looping);
 	int rc = looping ? gb_loops_find(&m->g, looping) : -1;
-	for (uint32_t c = 0; rc == 0 && c < m->g.n_classes; c++)
-		if (looping[c] && !whole_of(m, c))
+	uint32_t made = 0;
+	for (uint32_t c = 0; rc == 0 && c < m->g.n_classes && made < PREPARED_MAX; c++) {
+		if (!looping[c])
+			continue;
+		if (!whole_of(m, c))
 			rc = -1;
+		made++;
+	}
 	free(looping);
 	return rc;
 }

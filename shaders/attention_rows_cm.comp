@@ -27,15 +27,21 @@
 // outputs on the matrix units. Which positions a row sees is as in
 // attention_rows.comp; a row that sees none gets zeros.
 //
+// EXT 1: attention_ext's too (Gemma 2): each score soft-capped (softcap >
+// 0: s = softcap tanh(s / softcap)), in both sweeps alike, and only the
+// keys within window positions of the row's query seen (window > 0); the
+// steps below the window of the block's first row are left out.
+//
 // bindings: 0 q, 3 out (in vec4s), 1 k_cache, 2 v_cache (16-bit words,
 // 16-byte aligned), 4 att (unused); params: n_head, n_head_kv, head_dim,
-// n_ctx, scale. Specialization: 0, 1 the cache types (kv.glsl; F16 here),
-// 2 HD, 3 R.
+// n_ctx, scale (EXT: softcap, window). Specialization: 0, 1 the cache
+// types (kv.glsl; F16 here), 2 HD, 3 R, 4 EXT.
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const uint KV_K = 1u;
 layout(constant_id = 1) const uint KV_V = 1u;
 layout(constant_id = 2) const uint HD = 128u; // head_dim: 64 or 128
 layout(constant_id = 3) const uint R = 4u;    // query heads per kv head
+layout(constant_id = 4) const uint EXT = 0u;  // attention_ext's softcap, window
 const uint BR = 64u / R;		      // pass rows per workgroup
 #define BKV 32u
 const uint LD = HD / 8u + 1u; // uvec4s per staged row: HD + 8 halves
@@ -52,6 +58,8 @@ shared uvec4 kv4[2u * BKV * LD];
 shared uvec4 ss4[64u * LDS]; // scores (floats), a subgroup's 16 rows each
 shared uvec4 ps4[64u * LDP]; // weights (halves)
 shared float m_sh[64], l_sh[64];
+
+#include "tanh.glsl"
 
 #define F16M fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define F32M fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -111,13 +119,19 @@ void main()
 	uint g = p / BR, r = p % BR;
 	bool live = r < nq;
 	uint last = pos + r0 + r; // causal: positions up to it
+	float cap = EXT == 1u ? pflt(5) : 0.0;
+	uint window = EXT == 1u ? pc.p[6] : 0u;
+	// the query's position, and the first step any row of the block sees
+	uint qpos = tree && live ? pos + row_depth(r0 + r) : last, s_first = 0u;
+	if (window > 0u && !tree && pos + r0 + 1u > window)
+		s_first = (pos + r0 + 1u - window) / BKV * BKV;
 	F32M o[HD / 16u];
 	[[unroll]] for (uint n = 0; n < HD / 16u; n++)
 		o[n] = F32M(0.0);
 
 	for (uint sweep = 0; sweep < 2u; sweep++) {
 		float mx = m_sh[p], sum = 0.0;
-		for (uint s0 = 0; s0 < n_kv; s0 += BKV) {
+		for (uint s0 = s_first; s0 < n_kv; s0 += BKV) {
 			uint ns = min(BKV, n_kv - s0);
 			// k (and in the second sweep v) of the step
 			for (uint i = tid; i < BKV * HD / 8u; i += 128u) {
@@ -157,7 +171,13 @@ void main()
 				uint t = 16u * hv + e, at = s0 + t;
 				bool vis = live && t < ns &&
 					   (tree ? at < pos || ((msk >> t) & 1u) != 0u : at <= last);
+				if (window > 0u && vis) {
+					uint kpos = tree && at >= pos ? pos + row_depth(at - pos) : at;
+					vis = qpos - kpos < window;
+				}
 				float sc = vis ? score(p, t) : NEG_INF;
+				if (cap > 0.0 && vis)
+					sc = tanh_f(sc / cap) * cap;
 				if (sweep == 0u) {
 					mx = max(mx, sc);
 				} else {

@@ -1338,10 +1338,11 @@ END_TEST
 /* ---- attention ---- */
 
 /* The double reference of one row's attention (q: n_head heads) over the
- * cache rows t < n_kv that vis[t] says (vis NULL: all of them). */
-static void attention_vis_ref(const float *q, const float *kc, const float *vc,
+ * cache rows t < n_kv that vis[t] says (vis NULL: all of them), its scores
+ * soft-capped where cap > 0 (attention_ext). */
+static void attention_cap_ref(const float *q, const float *kc, const float *vc,
 			      int n_head, int n_head_kv, int head_dim, int n_kv,
-			      const bool *vis, double scale, double *out)
+			      const bool *vis, double scale, double cap, double *out)
 {
 	int kv_dim = n_head_kv * head_dim, group = n_head / n_head_kv;
 	double *s = malloc((size_t)n_kv * sizeof *s);
@@ -1354,6 +1355,8 @@ static void attention_vis_ref(const float *q, const float *kc, const float *vc,
 				d += (double)q[h * head_dim + i] *
 				     kc[t * kv_dim + kh * head_dim + i];
 			s[t] = d * scale;
+			if (cap > 0)
+				s[t] = cap * tanh(s[t] / cap);
 			if (!vis || vis[t])
 				max = fmax(max, s[t]);
 		}
@@ -1367,6 +1370,13 @@ static void attention_vis_ref(const float *q, const float *kc, const float *vc,
 		}
 	}
 	free(s);
+}
+
+static void attention_vis_ref(const float *q, const float *kc, const float *vc,
+			      int n_head, int n_head_kv, int head_dim, int n_kv,
+			      const bool *vis, double scale, double *out)
+{
+	attention_cap_ref(q, kc, vc, n_head, n_head_kv, head_dim, n_kv, vis, scale, 0, out);
 }
 
 /* ... over every cache row t < n_kv. */
@@ -3621,12 +3631,13 @@ START_TEST(test_kv_write)
 END_TEST
 
 /* One attention command over typed caches kc, vc (bytes of CTX rows) on b:
- * op (attention or attention_ext), variant, rows rows at pos (parent: a
- * tree run of them, else causal), out [rows][n_head * hd]. */
-static void kv_attend(struct be *b, const char *op, const char *variant, const int *types,
-		      const uint8_t *kc, const uint8_t *vc, const float *q, int n_head,
-		      int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
-		      const int32_t *parent, float *out)
+ * op (attention or attention_ext: its softcap cap and window), variant,
+ * rows rows at pos (parent: a tree run of them, else causal), out
+ * [rows][n_head * hd]. */
+static void kv_attend_ext(struct be *b, const char *op, const char *variant, const int *types,
+			  const uint8_t *kc, const uint8_t *vc, const float *q, int n_head,
+			  int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
+			  const int32_t *parent, float cap, int window, float *out)
 {
 	int qn = n_head * hd, kvn = n_kv * hd;
 	uint64_t kb = belt_type_row_bytes(types[0], (uint64_t)kvn) * ctx;
@@ -3648,8 +3659,8 @@ static void kv_attend(struct be *b, const char *op, const char *variant, const i
 	pi(&c, ctx);
 	pf(&c, 1.0f / sqrtf((float)hd));
 	if (!strcmp(op, "attention_ext")) {
-		pf(&c, 0.0f); /* no soft-capping */
-		pi(&c, 0);    /* no window */
+		pf(&c, cap);
+		pi(&c, window);
 	}
 	struct belt_table tab;
 	table_rows(&tab, &c, 1, (uint32_t)ctx, NULL, rows, NULL);
@@ -3666,6 +3677,15 @@ static void kv_attend(struct be *b, const char *op, const char *variant, const i
 	buf_free(b, ba);
 }
 
+static void kv_attend(struct be *b, const char *op, const char *variant, const int *types,
+		      const uint8_t *kc, const uint8_t *vc, const float *q, int n_head,
+		      int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
+		      const int32_t *parent, float *out)
+{
+	kv_attend_ext(b, op, variant, types, kc, vc, q, n_head, n_kv, hd, ctx, rows, pos, parent,
+		      0.0f, 0, out);
+}
+
 /* Rows r of a batched pass at pos, causal (parent NULL) or a tree: the
  * positions row r sees, into vis[0 .. pos + r]. */
 static int rows_visible(const int32_t *parent, uint32_t pos, uint32_t r, bool *vis)
@@ -3678,9 +3698,36 @@ static int rows_visible(const int32_t *parent, uint32_t pos, uint32_t r, bool *v
 	return n;
 }
 
+/* Row r's depth in the run (parent NULL: r). */
+static uint32_t row_depth_of(const int32_t *parent, uint32_t r)
+{
+	uint32_t d = 0;
+	for (int32_t a = parent ? parent[r] : (int32_t)r - 1; a >= 0;
+	     a = parent ? parent[a] : a - 1)
+		d++;
+	return d;
+}
+
+/* ... and of those, the ones within window positions of its query
+ * (attention_ext: a key at p_k is seen from p iff p - p_k < window). */
+static int rows_visible_window(const int32_t *parent, uint32_t pos, uint32_t r, int window,
+			       bool *vis)
+{
+	int n = rows_visible(parent, pos, r, vis);
+	uint32_t qpos = pos + row_depth_of(parent, r);
+	for (int t = 0; t < n; t++) {
+		uint32_t kpos = (uint32_t)t < pos ? (uint32_t)t
+						  : pos + row_depth_of(parent, (uint32_t)t - pos);
+		if (vis[t] && qpos - kpos >= (uint32_t)window)
+			vis[t] = false;
+	}
+	return n;
+}
+
 /* Batched attention over F16 caches (the default cache type) on the
  * matrix units where the device has them (attention_rows_cm.comp), and on
- * the plain shader (BELT_VK_COOPMAT=0): head_dim 64 and 128, 1, 4 and 8
+ * the plain shaders (BELT_VK_COOPMAT=0); attention, and attention_ext
+ * with its scores soft-capped and a window of 40: head_dim 64 and 128, 1, 4 and 8
  * query heads per kv head, a causal pass of 37 rows after 0 and after 203
  * positions and a tree of 9 rows, against the double reference over the
  * cached values. The matrix units take q and the weights rounded to
@@ -3727,18 +3774,29 @@ START_TEST(test_attention_rows_cm)
 			for (int run_i = 0; run_i < 3; run_i++) {
 				const int32_t *par = run_i == 2 ? tree : NULL;
 				uint32_t pos = poss[run_i], rows = par ? 9 : ROWS;
-				kv_attend(&vk, "attention", "default", f16s, (const uint8_t *)kc,
-					  (const uint8_t *)vc, q, nh, nkv, hd, CTX, rows, pos, par, out);
-				for (uint32_t r = 0; r < rows; r++) {
-					int n = rows_visible(par, pos, r, vis);
-					attention_vis_ref(q + r * qn, kf, vf, nh, nkv, hd, n, vis,
-							  1.0 / sqrt(hd), ref);
-					for (int i = 0; i < qn; i++) {
-						double tol = path == 0 ? 3e-3 * vmax : 1e-5 * fabs(ref[i]) + 1e-6;
-						ck_assert_msg(fabs(out[r * qn + i] - ref[i]) <= tol,
-							      "%s hd %d heads %d/%d pos %u%s row %u [%d]: %.9g vs %.9g",
-							      path == 0 ? "matrix units" : "plain", hd, nh, nkv,
-							      pos, par ? " tree" : "", r, i, out[r * qn + i], ref[i]);
+				/* attention, then attention_ext soft-capped at 3 (the
+				 * scores reach 5 or so here) within 40 positions */
+				for (int ext = 0; ext < 2; ext++) {
+					float cap = ext ? 3.0f : 0.0f;
+					int window = ext ? 40 : 0;
+					kv_attend_ext(&vk, ext ? "attention_ext" : "attention", "default",
+						      f16s, (const uint8_t *)kc, (const uint8_t *)vc, q,
+						      nh, nkv, hd, CTX, rows, pos, par, cap, window, out);
+					for (uint32_t r = 0; r < rows; r++) {
+						int n = ext ? rows_visible_window(par, pos, r, window, vis)
+							    : rows_visible(par, pos, r, vis);
+						attention_cap_ref(q + r * qn, kf, vf, nh, nkv, hd, n, vis,
+								  1.0 / sqrt(hd), cap, ref);
+						for (int i = 0; i < qn; i++) {
+							double tol = path == 0 ? 3e-3 * vmax
+									       : 1e-5 * fabs(ref[i]) + 1e-6;
+							ck_assert_msg(fabs(out[r * qn + i] - ref[i]) <= tol,
+								      "%s %s hd %d heads %d/%d pos %u%s row %u [%d]: %.9g vs %.9g",
+								      path == 0 ? "matrix units" : "plain",
+								      ext ? "attention_ext" : "attention", hd, nh,
+								      nkv, pos, par ? " tree" : "", r, i,
+								      out[r * qn + i], ref[i]);
+						}
 					}
 				}
 			}

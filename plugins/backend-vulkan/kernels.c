@@ -347,6 +347,30 @@ static int prep_vec_weight(const struct belt_cmd *cmd, struct vk_prep *pr, char 
 	return 0;
 }
 
+/* A batched table's attention on the matrix units
+ * (shaders/attention_rows_cm.comp; ext 1: attention_ext's softcap and
+ * window) where it applies: F16 caches (kv_caches done) at 16-byte
+ * offsets, head_dim 64 or 128, groups of query heads that divide 64;
+ * whether it was chosen. */
+static bool att_rows_cm(const struct belt_cmd *cmd, struct vk_prep *pr, uint32_t ext)
+{
+	int head_dim = cmd->param[2].i;
+	uint32_t r = (uint32_t)(cmd->param[0].i / cmd->param[1].i);
+	if (!pr->att_coopmat || pr->subgroup != 32 || pr->spec[0] != 1 || pr->spec[1] != 1 ||
+	    (head_dim != 64 && head_dim != 128) || 64 % r != 0 || cmd->bind[1].offset % 16 ||
+	    cmd->bind[2].offset % 16)
+		return false;
+	pr->shader = VK_SH_ATT_ROWS_CM;
+	pr->rows_dim = VK_ROWS_X;
+	pr->rows_tile = 64 / r;
+	pr->groups = (uint32_t)cmd->param[1].i;
+	pr->spec[2] = (uint32_t)head_dim;
+	pr->spec[3] = r;
+	pr->spec[4] = ext;
+	pr->n_spec = 5;
+	return true;
+}
+
 /* ---- scale, softcap (x and a float), attention_ext ---- */
 
 static int prep_x_float(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
@@ -401,7 +425,14 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 		att_loads(pr);
 		return 0;
 	}
-	return kv_caches(cmd, 1, kv_elems, false, pr, err, errsz);
+	if (kv_caches(cmd, 1, kv_elems, false, pr, err, errsz))
+		return -1;
+	/* a batched table's, on the matrix units where they apply (q and
+	 * out read as vec4s there) */
+	if (pr->rows > 1 && !pr->seqs && cmd->bind[0].offset % 16 == 0 &&
+	    cmd->bind[3].offset % 16 == 0 && att_rows_cm(cmd, pr, 1))
+		pr->esize[0] = pr->esize[3] = 16;
+	return 0;
 }
 
 /* ---- mixtures of experts ---- */
@@ -493,19 +524,7 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 			pr->rows_tile = 1;
 			return 0;
 		}
-		/* on the matrix units: F16 caches at 16-byte offsets, head_dim
-		 * 64 or 128, groups of query heads that divide 64 */
-		uint32_t r = (uint32_t)(n_head / cmd->param[1].i);
-		if (pr->att_coopmat && pr->subgroup == 32 && pr->spec[0] == 1 &&
-		    pr->spec[1] == 1 && (head_dim == 64 || head_dim == 128) && 64 % r == 0 &&
-		    cmd->bind[1].offset % 16 == 0 && cmd->bind[2].offset % 16 == 0) {
-			pr->shader = VK_SH_ATT_ROWS_CM;
-			pr->rows_tile = 64 / r;
-			pr->groups = (uint32_t)cmd->param[1].i;
-			pr->spec[2] = (uint32_t)head_dim;
-			pr->spec[3] = r;
-			pr->n_spec = 4;
-		}
+		att_rows_cm(cmd, pr, 0);
 	}
 	return 0;
 }

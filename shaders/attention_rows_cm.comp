@@ -28,7 +28,8 @@
 // attention_rows.comp; a row that sees none gets zeros.
 //
 // EXT 1: attention_ext's too (Gemma 2): each score soft-capped (softcap >
-// 0: s = softcap tanh(s / softcap)), in both sweeps alike, and only the
+// 0: s = softcap tanh(s / softcap); the first sweep caps the maximum
+// alone, as the cap keeps the order), and only the
 // keys within window positions of the row's query seen (window > 0); the
 // steps below the window of the block's first row are left out.
 //
@@ -176,11 +177,11 @@ void main()
 					vis = qpos - kpos < window;
 				}
 				float sc = vis ? score(p, t) : NEG_INF;
-				if (cap > 0.0 && vis)
-					sc = tanh_f(sc / cap) * cap;
 				if (sweep == 0u) {
-					mx = max(mx, sc);
+					mx = max(mx, sc); // capped once found
 				} else {
+					if (cap > 0.0 && vis)
+						sc = tanh_f(sc / cap) * cap;
 					float pe = vis ? exp(sc - mx) : 0.0;
 					sum += pe;
 					uint hb = packHalf2x16(vec2(pe, 0.0));
@@ -208,6 +209,10 @@ void main()
 		// the row's two lanes together
 		if (sweep == 0u) {
 			mx = max(mx, subgroupShuffleXor(mx, 1u));
+			// the cap rises with the score: the capped maximum is
+			// the maximum's
+			if (cap > 0.0 && mx != NEG_INF)
+				mx = tanh_f(mx / cap) * cap;
 			if (hv == 0u)
 				m_sh[p] = mx;
 		} else {

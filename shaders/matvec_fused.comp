@@ -52,6 +52,13 @@
 //                     kv_dim, p13 the freqs' offset in meta; the caches'
 //                     offsets in 16-bit words, as kv.glsl's)
 //          64 KVH     with ROPE: the caches are F16 (else F32)
+//         128 TAIL    one segment; then the last workgroup to finish
+//                     computes r = r + w * y0 / sqrt(mean(y0^2) + eps)
+//                     (rmsnorm of y0 then add, as rmsnorm.comp -DADD:
+//                     Gemma's post-norms) with w in binding 3 (offset
+//                     o3), r in binding 6 (o6), eps p5 and its arrival
+//                     counter in work word aux2; y0 keeps the matvec's
+//                     output
 // Otherwise segment s's rows go to y_s, the workgroups of segment 0 first.
 //
 // Work split: each subgroup owns NR rows and strides over them in units of
@@ -66,6 +73,7 @@
 #define F_GELU 16u
 #define F_NEOX 32u
 #define F_KVH 64u
+#define F_TAIL 128u
 layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
@@ -87,6 +95,11 @@ layout(binding = 6) writeonly buffer Y1 { float y1[]; };
 layout(binding = 7) writeonly buffer Y2 { float y2[]; };
 layout(binding = 6) writeonly buffer Y1H { float16_t y1h[]; };
 layout(binding = 7) writeonly buffer Y2H { float16_t y2h[]; };
+// TAIL: y0 written and read back coherently, the norm's weight, the
+// residual
+layout(binding = 5) coherent buffer Y0C { float y0c[]; };
+layout(binding = 3) readonly buffer TW { float tw[]; };
+layout(binding = 6) buffer TR { float tr[]; };
 
 #define DECL_W(S, B)                                                          \
 	layout(binding = B) readonly buffer WF4_##S { vec4 wf4_##S[]; };      \
@@ -772,12 +785,32 @@ void main()
 				y0[pc.o[5] + row] = s / (1.0 + exp(-s)) * s2;
 			else if ((FLAGS & F_ADD) != 0)
 				y0[pc.o[5] + row] = y0[pc.o[5] + row] + s;
+			else if ((FLAGS & F_TAIL) != 0)
+				y0c[yo0 + row] = s;
 			else if (seg == 0)
 				y0[yo0 + row] = s;
 			else if (seg == 1)
 				y1[pc.o[6] + row] = s;
 			else
 				y2[pc.o[7] + row] = s;
+		}
+	}
+	if ((FLAGS & F_TAIL) != 0 &&
+	    last_workgroup(pc.aux[2], gl_NumWorkGroups.x * gl_NumWorkGroups.y)) {
+		// every row of y0 is written: its rmsnorm, added into the
+		// residual; the counter reset for the next dispatch
+		if (tid == 0u)
+			worku[pc.aux[2]] = 0u;
+		float s2 = 0.0;
+		for (uint i = tid; i < m; i += WG) {
+			float v = y0c[yo0 + i];
+			s2 += v * v;
+		}
+		float sc = 1.0 / sqrt(wg_sum(s2) / float(m) + pflt(5));
+		for (uint i = tid; i < m; i += WG) {
+			precise float yv = tw[pc.o[3] + i] * (sc * y0c[yo0 + i]);
+			precise float sum = tr[pc.o[6] + i] + yv;
+			tr[pc.o[6] + i] = sum;
 		}
 	}
 	if ((FLAGS & F_ROPE) != 0) {

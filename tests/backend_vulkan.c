@@ -1690,6 +1690,11 @@ struct chain_out {
 	float x_last[CM_DIM];
 };
 
+/* With post norms, Gemma 2's: the attention's and the FFN's outputs
+ * through an rmsnorm (in place) before each residual add, which the
+ * backend fuses into the matvec before it (matvec_fused's TAIL). */
+static bool chain_post_norms;
+
 /* vt: the weight type of the v matrix (wt for all in one type) */
 static void chain_model(struct be *b, int wt, int vt, uint32_t max_run,
 			struct chain_out *out)
@@ -1806,6 +1811,20 @@ static void chain_model(struct be *b, int wt, int vt, uint32_t max_run,
 	pf(&c[n], 0.25f);
 	n++;
 	MATVEC(4, AO, XB, D, D, "wo");
+#define POST_NORM(lbl)                                                         \
+	do {                                                                   \
+		if (chain_post_norms) {                                        \
+			c[n] = cmd_new(b, "rmsnorm", BELT_TYPE_ANY, lbl);      \
+			bind(&c[n], ACT(XB));                                  \
+			bind(&c[n], W, off[9], D * 4, BELT_TYPE_F32);          \
+			bind(&c[n], ACT(XB));                                  \
+			pi(&c[n], D);                                          \
+			pf(&c[n], 1e-5f);                                      \
+			n++;                                                   \
+		}                                                              \
+	} while (0)
+	POST_NORM("post_attn_norm");
+	int res1 = n;
 	c[n] = cmd_new(b, "add", BELT_TYPE_ANY, "res1");
 	bind(&c[n], ACT(X));
 	bind(&c[n], ACT(XB));
@@ -1824,7 +1843,8 @@ static void chain_model(struct be *b, int wt, int vt, uint32_t max_run,
 	pi(&c[n], H);
 	n++;
 	MATVEC(7, HB, XB, H, D, "down");
-	c[n] = c[n - 6]; /* res2: x += xb */
+	POST_NORM("post_ffw_norm");
+	c[n] = c[res1]; /* res2: x += xb */
 	c[n].label = "res2";
 	n++;
 	c[n] = cmd_new(b, "rmsnorm", BELT_TYPE_ANY, "out_norm");
@@ -1852,6 +1872,7 @@ static void chain_model(struct be *b, int wt, int vt, uint32_t max_run,
 	n++;
 #undef ACT
 #undef MATVEC
+#undef POST_NORM
 	struct belt_table tab;
 	table_init(&tab, c, (uint32_t)n, CM_CTX, ids, max_run);
 	prepare(b, &tab);
@@ -1943,9 +1964,12 @@ START_TEST(test_chained_model)
 {
 	int wt = loop_wtype(_i);
 	struct be vk = open_vk(), cpu = open_cpu();
-	static const uint32_t runs[] = {1, 4, 16};
-	for (int r = 0; r < 3; r++)
+	static const uint32_t runs[] = {1, 4, 16, 4};
+	for (int r = 0; r < 4; r++) {
+		chain_post_norms = r == 3; /* Gemma's post norms, fused */
 		check_chain(&vk, &cpu, wt, runs[r]);
+	}
+	chain_post_norms = false;
 	be_close(&cpu);
 	be_close(&vk);
 	unsetenv("BELT_VK_Q8X");
@@ -1980,7 +2004,8 @@ static void check_fused(const struct chain_out *of, const struct chain_out *ou,
  * as against the CPU above, since fused and unfused sum in different
  * orders through a chain of layers and tokens (the H100 measured 1.9e-4
  * on x). Run 2 and 3 fuse with two subgroups per row (KS 2, every
- * matvec), the default for F16 and Q8_0 on GPUs but not on lavapipe. */
+ * matvec), the default for F16 and Q8_0 on GPUs but not on lavapipe;
+ * runs 4 and 5 (5 with KS 2) add Gemma's post norms. */
 START_TEST(test_fused)
 {
 	int wt = loop_wtype(_i);
@@ -1991,13 +2016,21 @@ START_TEST(test_fused)
 	 * measured on Q4_0), so token ids only here; test_q8x_fused checks
 	 * each flag exactly */
 	bool ids_only = (wt == BELT_TYPE_Q4_0 || wt == BELT_TYPE_Q8_0) && vk_q8x();
-	static const uint32_t runs[] = {1, 4, 1, 4};
-	for (int r = 0; r < 4; r++) {
+	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4};
+	for (int r = 0; r < 6; r++) {
 		struct chain_out of, ou;
+		/* runs 4 and 5: Gemma's post norms (5 with the k-split); not
+		 * with x as int8, where this chain's ids part between the
+		 * fused and unfused tables with post norms even without
+		 * their fusion (measured): loop indices N_WTYPES and + 1
+		 * check Q4_0 and Q8_0 with them on the float path */
+		if (r >= 4 && ids_only)
+			break;
+		chain_post_norms = r >= 4;
 		setenv("BELT_VK_FUSE", "0", 1);
 		chain_model(&vk, wt, wt, runs[r], &ou);
 		unsetenv("BELT_VK_FUSE");
-		if (r < 2) {
+		if (r < 2 || r == 4) {
 			chain_model(&vk, wt, wt, runs[r], &of);
 		} else {
 			setenv("BELT_VK_MV_KSPLIT", "2", 1);
@@ -2010,6 +2043,7 @@ START_TEST(test_fused)
 		}
 		check_fused(&of, &ou, belt_type_name(wt), ids_only);
 	}
+	chain_post_norms = false;
 	be_close(&vk);
 	unsetenv("BELT_VK_Q8X");
 }

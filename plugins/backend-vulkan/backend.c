@@ -532,7 +532,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
 			/* alone: matvec_fused is the faster kernel */
 			memset(&fg, 0, sizeof fg);
-			fg.norm = fg.tail = fg.rope = -1;
+			fg.norm = fg.tail = fg.rope = fg.tnorm = -1;
 			fg.mv[0] = fg.last = i;
 			fg.nmv = 1;
 			found = true;
@@ -552,6 +552,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			}
 			for (int s = 0; s < fg.nmv; s++)
 				in[nin++] = &t->cmds[fg.mv[s]].bind[0];
+			if (fg.tnorm >= 0) {
+				/* the tail's norm weight; its counter word */
+				in[nin++] = &t->cmds[fg.tnorm].bind[1];
+				c->pc.aux[2] = (uint32_t)work_words;
+				work_words += 4;
+			}
 			int nr = 0;
 			for (int a = 0; a < nin; a++)
 				if (in[a]->size)

@@ -25,6 +25,8 @@
 #define F_GELU 16u /* with F_SWIGLU: gelu_mul's GELU instead of silu */
 #define F_NEOX 32u /* with F_ROPE: NEOX pairs (i, i + rope_dim/2) */
 #define F_KVH 64u  /* with F_ROPE: F16 caches (else F32) */
+#define F_TAIL 128u /* one matvec, then rmsnorm of its output and add into a
+		     * residual, by the last workgroup (Gemma's post-norms) */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)
@@ -202,6 +204,9 @@ int vk_group_outputs(const struct belt_table *t, const struct fgroup *g,
 		out[n++] = &C[g->tail].bind[2];
 	} else if (g->flags & F_ADD) {
 		out[n++] = &C[g->tail].bind[g->res];
+	} else if (g->flags & F_TAIL) {
+		out[n++] = &C[g->mv[0]].bind[2];      /* the matvec's output */
+		out[n++] = &C[g->tail].bind[g->res]; /* the residual */
 	} else if ((g->flags & F_ROPE) && g->rope >= 0) {
 		out[n++] = &C[g->rope].bind[0]; /* q, rotated */
 		out[n++] = &C[g->tail].bind[2]; /* k cache */
@@ -306,6 +311,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	g->norm = -1;
 	g->tail = -1;
 	g->rope = -1;
+	g->tnorm = -1;
 	bool head = C[i].head;
 	/* not for the head: its many rows (vocab) would each reread x and w
 	 * for one dispatch saved per token (measured on the H100 with int8
@@ -388,6 +394,30 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 			g->res = r;
 			g->last = j;
 		}
+	} else if (g->nmv == 1 && !nc && j + 1 < n && vk_is_op(&C[j], "rmsnorm") &&
+		   vk_is_op(&C[j + 1], "add") && C[j].head == head && C[j + 1].head == head) {
+		/* matvec into y, rmsnorm of y into y2, add of y2 into a
+		 * residual: the last workgroup to finish the matvec does the
+		 * rest, so that y must be dead after the group as y2 is */
+		const struct belt_cmd *nm = &C[j], *a = &C[j + 1];
+		const struct belt_binding *y = &m0->bind[2], *y2 = &nm->bind[2];
+		uint64_t bytes = (uint64_t)nm->param[0].i * 4;
+		int r = same_bind(&a->bind[1], y2)   ? 0
+			: same_bind(&a->bind[0], y2) ? 1
+						     : -1;
+		if (r >= 0 && same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
+		    a->param[0].i == nm->param[0].i && same_bind(&a->bind[2], &a->bind[r]) &&
+		    !bind_overlap(&a->bind[r], y) && !bind_overlap(&a->bind[r], y2) &&
+		    !bind_overlap(&a->bind[r], &nm->bind[1]) &&
+		    !bind_overlap(y, &nm->bind[1]) &&
+		    dead_after(t, writes, g0, j + 1, y2, bytes) &&
+		    (same_bind(y, y2) || dead_after(t, writes, g0, j + 1, y, bytes))) {
+			g->tail = (int)j + 1;
+			g->tnorm = (int)j;
+			g->flags |= F_TAIL;
+			g->res = r;
+			g->last = j + 1;
+		}
 	}
 	/* what the fused dispatch writes never overlaps what it reads */
 	const struct belt_binding *in[6], *out[3];
@@ -399,6 +429,8 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		in[nin++] = &nc->bind[0];
 		in[nin++] = &nc->bind[1];
 	}
+	if (g->tnorm >= 0)
+		in[nin++] = &C[g->tnorm].bind[1];
 	for (int a = 0; a < nout; a++) {
 		for (int b = 0; b < nin; b++)
 			if (bind_overlap(out[a], in[b]))
@@ -579,6 +611,15 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	} else if (g->flags & F_ADD) {
 		bi[5] = bi[6] = bi[7] = obi[g->tail][g->res];
 		c->pc.o[5] = oc[g->tail].pc.o[g->res];
+	} else if (g->flags & F_TAIL) {
+		/* the norm's weight in W1's binding, the residual in y1's,
+		 * the norm's eps in p5; its counter in aux[2] (the caller's
+		 * work words) */
+		bi[3] = obi[g->tnorm][1];
+		c->pc.o[3] = oc[g->tnorm].pc.o[1];
+		bi[6] = obi[g->tail][g->res];
+		c->pc.o[6] = oc[g->tail].pc.o[g->res];
+		memcpy(&c->pc.p[5], &C[g->tnorm].param[1], 4);
 	} else if (g->flags & F_ROPE) {
 		/* q in place; k and v into the caches: rope_kv's bindings 0,
 		 * 3 and 4, or rope q's 0 and kv_store's 2 and 3 (pieces) */
@@ -612,6 +653,7 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	const char *what = g->flags & F_GELU ? "geglu"
 			   : g->flags & F_SWIGLU ? "swiglu"
 			   : g->flags & F_ADD	? "matvec+add"
+			   : g->flags & F_TAIL	? "matvec+norm+add"
 			   : g->nmv == 3	? "matvec3"
 			   : g->nmv == 2	? "matvec2"
 						: "matvec";

@@ -129,7 +129,10 @@ struct fgroup {
 	int rope;      /* ROPE from pieces: the rope of q (then that of k,
 			* then kv_store, the tail), or -1 */
 	uint32_t flags;
-	int res;       /* ADD: the add's binding that is the residual */
+	int res;       /* ADD, TAIL: the add's binding that is the residual */
+	int tnorm;     /* TAIL: the rmsnorm of the matvec's output whose
+			* result the tail's add puts into the residual, or
+			* -1 */
 	uint32_t last; /* the last command of the group */
 	bool norm_next; /* the rmsnorm's output is read by the matvec after
 			 * the group too (another weight type): the next

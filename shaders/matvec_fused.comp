@@ -798,20 +798,44 @@ void main()
 	if ((FLAGS & F_TAIL) != 0 &&
 	    last_workgroup(pc.aux[2], gl_NumWorkGroups.x * gl_NumWorkGroups.y)) {
 		// every row of y0 is written: its rmsnorm, added into the
-		// residual; the counter reset for the next dispatch
+		// residual; the counter reset for the next dispatch. Each
+		// thread loads TP values before it uses them (as rmsnorm.comp),
+		// so that a row of a few thousand costs a few load latencies
 		if (tid == 0u)
 			worku[pc.aux[2]] = 0u;
-		float s2 = 0.0;
-		for (uint i = tid; i < m; i += WG) {
-			float v = y0c[yo0 + i];
-			s2 += v * v;
+#define TP 16u
+		float v[TP], s2 = 0.0;
+		for (uint c0 = 0; c0 < m; c0 += WG * TP) {
+			[[unroll]] for (uint j = 0; j < TP; j++) {
+				uint i = c0 + tid + j * WG;
+				v[j] = i < m ? y0c[yo0 + i] : 0.0;
+			}
+			[[unroll]] for (uint j = 0; j < TP; j++)
+				s2 += v[j] * v[j];
 		}
 		float sc = 1.0 / sqrt(wg_sum(s2) / float(m) + pflt(5));
-		for (uint i = tid; i < m; i += WG) {
-			precise float yv = tw[pc.o[3] + i] * (sc * y0c[yo0 + i]);
-			precise float sum = tr[pc.o[6] + i] + yv;
-			tr[pc.o[6] + i] = sum;
+		bool held = m <= WG * TP; // v holds all of y0's rows
+		for (uint c0 = 0; c0 < m; c0 += WG * TP) {
+			float wv[TP], rv[TP];
+			[[unroll]] for (uint j = 0; j < TP; j++) {
+				uint i = c0 + tid + j * WG;
+				if (i < m) {
+					if (!held)
+						v[j] = y0c[yo0 + i];
+					wv[j] = tw[pc.o[3] + i];
+					rv[j] = tr[pc.o[6] + i];
+				}
+			}
+			[[unroll]] for (uint j = 0; j < TP; j++) {
+				uint i = c0 + tid + j * WG;
+				if (i >= m)
+					continue;
+				precise float yv = wv[j] * (sc * v[j]);
+				precise float sum = rv[j] + yv;
+				tr[pc.o[6] + i] = sum;
+			}
 		}
+#undef TP
 	}
 	if ((FLAGS & F_ROPE) != 0) {
 		// rows 2i and 2i + 1 of a q or k head rotate together; a

@@ -47,17 +47,21 @@ layout(set = 0, binding = 9, std430) coherent buffer Work4 { vec4 work4[]; };
 // After each workgroup has written its partial result to work: true in
 // the last of n workgroups to arrive at work word counter (which it must
 // reset), with every other workgroup's writes visible. All threads call it.
-shared bool last_wg_sh;
-bool last_workgroup(uint counter, uint n)
-{
-	memoryBarrierBuffer();
-	barrier();
-	if (gl_LocalInvocationIndex == 0)
-		last_wg_sh = atomicAdd(worku[counter], 1u) == n - 1;
-	barrier();
-	memoryBarrierBuffer();
-	return last_wg_sh;
-}
+// DEFINE_LAST_WORKGROUP makes it for a counter in another array (a shader
+// that must not write the work buffer's binding: matvec_fused).
+#define DEFINE_LAST_WORKGROUP(NAME, ARR)                                       \
+	shared bool NAME##_sh;                                                 \
+	bool NAME(uint counter, uint n)                                        \
+	{                                                                      \
+		memoryBarrierBuffer();                                         \
+		barrier();                                                     \
+		if (gl_LocalInvocationIndex == 0)                              \
+			NAME##_sh = atomicAdd(ARR[counter], 1u) == n - 1;      \
+		barrier();                                                     \
+		memoryBarrierBuffer();                                         \
+		return NAME##_sh;                                              \
+	}
+DEFINE_LAST_WORKGROUP(last_workgroup, worku)
 
 // pc.mode: bits 0..3 the command's patch kind (enum belt_patch); bits
 // 8..11 that of a command fused into it (rope_kv into matvec_fused,

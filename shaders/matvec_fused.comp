@@ -57,8 +57,9 @@
 //                     (rmsnorm of y0 then add, as rmsnorm.comp -DADD:
 //                     Gemma's post-norms) with w in binding 3 (offset
 //                     o3), r in binding 6 (o6), eps p5 and its arrival
-//                     counter in work word aux2; y0 keeps the matvec's
-//                     output
+//                     counter in word aux2 of binding 7 (the work
+//                     buffer: this shader never writes binding 9, which
+//                     every dispatch reads); y0 keeps the matvec's output
 // Otherwise segment s's rows go to y_s, the workgroups of segment 0 first.
 //
 // Work split: each subgroup owns NR rows and strides over them in units of
@@ -96,10 +97,12 @@ layout(binding = 7) writeonly buffer Y2 { float y2[]; };
 layout(binding = 6) writeonly buffer Y1H { float16_t y1h[]; };
 layout(binding = 7) writeonly buffer Y2H { float16_t y2h[]; };
 // TAIL: y0 written and read back coherently, the norm's weight, the
-// residual
+// residual, the counter
 layout(binding = 5) coherent buffer Y0C { float y0c[]; };
 layout(binding = 3) readonly buffer TW { float tw[]; };
 layout(binding = 6) buffer TR { float tr[]; };
+layout(binding = 7) coherent buffer TC { uint tc[]; };
+DEFINE_LAST_WORKGROUP(tail_last, tc)
 
 #define DECL_W(S, B)                                                          \
 	layout(binding = B) readonly buffer WF4_##S { vec4 wf4_##S[]; };      \
@@ -796,13 +799,13 @@ void main()
 		}
 	}
 	if ((FLAGS & F_TAIL) != 0 &&
-	    last_workgroup(pc.aux[2], gl_NumWorkGroups.x * gl_NumWorkGroups.y)) {
+	    tail_last(pc.aux[2], gl_NumWorkGroups.x * gl_NumWorkGroups.y)) {
 		// every row of y0 is written: its rmsnorm, added into the
 		// residual; the counter reset for the next dispatch. Each
 		// thread loads TP values before it uses them (as rmsnorm.comp),
 		// so that a row of a few thousand costs a few load latencies
 		if (tid == 0u)
-			worku[pc.aux[2]] = 0u;
+			tc[pc.aux[2]] = 0u;
 #define TP 16u
 		float v[TP], s2 = 0.0;
 		for (uint c0 = 0; c0 < m; c0 += WG * TP) {

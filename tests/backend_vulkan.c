@@ -3983,6 +3983,9 @@ START_TEST(test_validation)
 	check_matvec(&vk, &cpu, 1, 256, 9, 2, 4);
 	check_chain(&vk, &cpu, BELT_TYPE_Q4_0, 4);
 	check_chain(&vk, &cpu, BELT_TYPE_BF16, 16);
+	chain_post_norms = true; /* matvec_fused's TAIL and its counter */
+	check_chain(&vk, &cpu, BELT_TYPE_BF16, 4);
+	chain_post_norms = false;
 	/* batched tables: the tiled product (both Q4_0 layouts), passes
 	 * with and without the head, a tree */
 	check_matmul(&vk, BELT_TYPE_Q4_0, 96, 67, 65, 0, vk.cm ? 1e-3 : 2e-5);

@@ -348,11 +348,12 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
  * waits for nothing, but an argmax waits for the commands before it that
  * read it: without that barrier an argmax setting the word could stop
  * commands of its own token that had not yet started (commands
- * [i0, i1) of t became one recorded command, whose ranges these are). */
+ * [i0, i1) of t became one recorded command, whose ranges these are;
+ * writes: it writes the work buffer otherwise, as a TAIL's counter). */
 static void stop_word_range(const struct belt_table *t, uint32_t i0, uint32_t i1,
-			    const struct belt_buffer *work, struct range *r, int *nr)
+			    const struct belt_buffer *work, bool writes, struct range *r,
+			    int *nr)
 {
-	bool writes = false;
 	for (uint32_t i = i0; i < i1; i++)
 		writes = writes || t->cmds[i].patch == BELT_PATCH_ARGMAX_OUTPUT;
 	if (*nr < GROUP_MAX)
@@ -556,6 +557,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				/* the tail's norm weight; its counter word */
 				in[nin++] = &t->cmds[fg.tnorm].bind[1];
 				c->pc.aux[2] = (uint32_t)work_words;
+				c->work_b7 = true;
 				work_words += 4;
 			}
 			int nr = 0;
@@ -606,7 +608,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		}
 		np++;
 		/* the work buffer comes later: its slot in pl is the key */
-		stop_word_range(t, i0, i, (struct belt_buffer *)&pl->work, rs[np0], &nrs[np0]);
+		/* a fused TAIL writes its counter through another binding of
+		 * the work buffer: it waits and is waited for like an argmax */
+		stop_word_range(t, i0, i, (struct belt_buffer *)&pl->work,
+				pl->cmds[np0].work_b7, rs[np0], &nrs[np0]);
 	}
 	pl->n_cmds = np;
 	pl->gate_ev[0] = ctx->gate_ev[0];
@@ -693,6 +698,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		bis[i][nb + 1] = (VkDescriptorBufferInfo){
 			.buffer = pl->work->buf, .offset = 0,
 			.range = VK_WHOLE_SIZE};
+		if (pl->cmds[i].work_b7)
+			bis[i][7] = bis[i][nb + 1];
 		VkWriteDescriptorSet w[BELT_MAX_BINDINGS + 2];
 		for (uint32_t b = 0; b <= nb + 1; b++)
 			w[b] = (VkWriteDescriptorSet){

@@ -33,6 +33,8 @@ struct vk_cmd {
 	struct vk_pc few_pc;
 	uint32_t few_gx, few_gy;
 	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
+	bool work_b7;	 /* matvec_fused TAIL: binding 7 is the work buffer
+			  * (its counter at word aux[2]) */
 	char kind[40];	 /* for the profile: "norm+matvec3 q4_0" */
 };
 

@@ -39,6 +39,13 @@ static bool same_bind(const struct belt_binding *a, const struct belt_binding *b
 	return a->buf == b->buf && a->offset == b->offset && a->size == b->size;
 }
 
+/* Which input of add a is the residual it adds y into: 0 or 1, -1 if y
+ * is neither of its inputs. */
+static int residual_of(const struct belt_cmd *a, const struct belt_binding *y)
+{
+	return same_bind(&a->bind[1], y) ? 0 : same_bind(&a->bind[0], y) ? 1 : -1;
+}
+
 static bool bind_overlap(const struct belt_binding *a,
 			 const struct belt_binding *b)
 {
@@ -381,9 +388,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		   C[j].head == head) {
 		const struct belt_cmd *a = &C[j];
 		const struct belt_binding *y = &m0->bind[2];
-		int r = same_bind(&a->bind[1], y)   ? 0
-			: same_bind(&a->bind[0], y) ? 1
-						    : -1;
+		int r = residual_of(a, y);
 		if (r >= 0 && same_bind(&a->bind[2], &a->bind[r]) &&
 		    !bind_overlap(&a->bind[r], y) &&
 		    a->param[0].i == m0->param[1].i &&
@@ -402,9 +407,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		const struct belt_cmd *nm = &C[j], *a = &C[j + 1];
 		const struct belt_binding *y = &m0->bind[2], *y2 = &nm->bind[2];
 		uint64_t bytes = (uint64_t)nm->param[0].i * 4;
-		int r = same_bind(&a->bind[1], y2)   ? 0
-			: same_bind(&a->bind[0], y2) ? 1
-						     : -1;
+		int r = residual_of(a, y2);
 		if (r >= 0 && same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
 		    a->param[0].i == nm->param[0].i && same_bind(&a->bind[2], &a->bind[r]) &&
 		    !bind_overlap(&a->bind[r], y) && !bind_overlap(&a->bind[r], y2) &&
@@ -683,7 +686,7 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	const struct belt_cmd *nm = &C[i], *a = &C[i + 1];
 	const struct belt_binding *y = &nm->bind[2];
 	/* the add's other input is the residual it overwrites */
-	int res = same_bind(&a->bind[1], y) ? 0 : same_bind(&a->bind[0], y) ? 1 : -1;
+	int res = residual_of(a, y);
 	uint64_t bytes = (uint64_t)nm->param[0].i * 4;
 	if (res < 0 || a->param[0].i != nm->param[0].i ||
 	    !same_bind(&a->bind[2], &a->bind[res]) ||

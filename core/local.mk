@@ -21,7 +21,8 @@ libbelt_la_SOURCES += \
 	core/session/group.c \
 	core/plugin/registry.c \
 	core/plugin/loader.c \
-	core/api/api.c
+	core/api/api.c \
+	core/api/archs.c
 
 # core/template: chat templates, the Jinja subset of tokenizer.chat_template
 # (doc/chat-templates.md); renders from a jansson value.
@@ -44,14 +45,16 @@ libbelt_la_LIBADD += $(JANSSON_LIBS)
 beltinclude_HEADERS += core/include/belt/template.h
 
 noinst_HEADERS += \
+	core/api/api.h \
 	core/arch/arch.h \
 	core/arch/config.h \
 	core/arch/expr.h \
 	core/dispatch/dispatch.h \
+	core/dispatch/ops_check.h \
 	core/model/model.h \
 	core/plugin/registry.h \
 	core/session/session.h \
 	core/template/tpl.h
 
-dist_arch_DATA += conf/arch/llama.yaml conf/arch/qwen2.yaml conf/arch/qwen3.yaml conf/arch/phi3.yaml conf/arch/gemma2.yaml conf/arch/gemma3.yaml conf/arch/qwen3moe.yaml
+dist_arch_DATA += conf/arch/llama.yaml conf/arch/qwen2.yaml conf/arch/qwen3.yaml conf/arch/phi3.yaml conf/arch/gemma3.yaml conf/arch/qwen3moe.yaml
 dist_conf_DATA += conf/belt.yaml

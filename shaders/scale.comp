@@ -1,12 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-// scale (x *= s) and, with SOFTCAP, softcap (x = cap * tanh(x / cap)),
-// in place, rows a z layer each.
+// scale: x *= s, in place, rows a z layer each.
 layout(local_size_x = 128) in;
 layout(binding = 0) buffer X { float x[]; };
-
-#include "tanh.glsl"
 
 void main()
 {
@@ -15,11 +12,5 @@ void main()
 	uint i = wg_id() * 128 + gl_LocalInvocationID.x;
 	if (i >= n || r >= row_end())
 		return;
-	i += pc.o[0] + row_in(r) * n;
-	float v = pflt(1);
-#ifdef SOFTCAP
-	x[i] = tanh_f(x[i] / v) * v;
-#else
-	x[i] *= v;
-#endif
+	x[i + pc.o[0] + row_in(r) * n] *= pflt(1);
 }

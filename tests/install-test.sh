@@ -128,6 +128,16 @@ if [ -x "$BELT_BIN" ]; then
 	[ "$ref" = "$cpu_text" ] || fail "installed and build-tree belt differ: '$cpu_text' vs '$ref'"
 fi
 
+# an architecture that comes as a plugin (arch-gemma2), found installed
+gemma2="$BELT_SHARED_DIR/models/arch/gemma2.gguf"
+run info
+grep -E -q "^  gemma2 +$prefix/lib/belt/plugins/arch-gemma2\.(la|so)$" "$tmp/out" ||
+	{ cat "$tmp/out"; fail "belt info: the installed arch-gemma2 is not listed"; }
+run run -m "$gemma2" -p "$prompt" -n 8 -t 2
+gemma2_text=$(cat "$tmp/out")
+echo "  gemma2 (plugin): $prompt|$gemma2_text"
+[ -n "$gemma2_text" ] || fail "belt run gemma2: no text"
+
 if ! ls "$prefix"/lib/belt/plugins/backend-vulkan.* >/dev/null 2>&1; then
 	echo "SKIP vulkan: this build has no Vulkan backend (configure found no Vulkan or glslc)"
 elif ! belt info --backend vulkan >"$tmp/out" 2>&1 ||
@@ -151,5 +161,7 @@ grep -E -q "^  backend-cpu .*\($prefix/lib/belt/plugins/backend-cpu\.so\)" "$tmp
 	{ cat "$tmp/out"; fail "belt info: backend-cpu.so not found without .la"; }
 run run -m "$model" -p "$prompt" -n 8 -t 2
 [ "$(cat "$tmp/out")" = "$cpu_text" ] || fail "belt run without .la files differs"
+run run -m "$gemma2" -p "$prompt" -n 8 -t 2
+[ "$(cat "$tmp/out")" = "$gemma2_text" ] || fail "belt run gemma2 without .la files differs"
 
 echo "PASS: the installed belt runs from $prefix alone"

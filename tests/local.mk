@@ -62,6 +62,10 @@ tests_plugins_backend_oldabi_la_LIBADD = libbelt.la
 tests_plugins_backend_newabi_la_SOURCES = tests/plugins/backend-newabi.c
 tests_plugins_backend_newabi_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
 tests_plugins_backend_newabi_la_LIBADD = libbelt.la
+check_LTLIBRARIES += tests/plugins/arch-broken.la
+tests_plugins_arch_broken_la_SOURCES = tests/plugins/arch-broken.c
+tests_plugins_arch_broken_la_LDFLAGS = $(TEST_PLUGIN_FLAGS)
+tests_plugins_arch_broken_la_LIBADD = libbelt.la
 
 # Speculative decoding: greedy and sampled output with drafts equals it
 # without them (doc/drafting.md), on every shipped model.

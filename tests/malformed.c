@@ -246,6 +246,7 @@ END_TEST
 static void omit(struct synth_shape *s) { s->omit_tensor = "blk.1.ffn_up.weight"; }
 static void bad_shape(struct synth_shape *s) { s->bad_shape_tensor = "blk.0.attn_k.weight"; }
 static void gpt9(struct synth_shape *s) { s->arch = "gpt9"; }
+static void broken(struct synth_shape *s) { s->arch = "broken"; }
 static void yarn(struct synth_shape *s) { s->rope_scaling = "yarn", s->rope_factor = 4; }
 
 START_TEST(model_faults)
@@ -334,6 +335,21 @@ START_TEST(plugin_faults)
 	expect_error(1, "no symbol 'belt_plugin_entry'",
 		     "BELT_PLUGIN_PATH='%s' %s run -m '%s' -p hi --backend nosym", plugins,
 		     belt_bin(), model);
+	/* an architecture plugin's description: its errors name the plugin's
+	 * file and the line */
+	expect_error(1, "arch-broken/broken.yaml:3:44: hparam 'n_embd': unknown field 'bogus'",
+		     "BELT_PLUGIN_PATH='%s:%s' %s run -m '%s' -p hi", getenv("BELT_PLUGIN_PATH"),
+		     plugins, belt_bin(), synth("broken.gguf", broken));
+	/* a YAML file on the arch path comes before the plugin's own */
+	char gemma2[1024];
+	snprintf(gemma2, sizeof gemma2, "%s/models/arch/gemma2.gguf", getenv("BELT_SHARED_DIR"));
+	FILE *f = fopen(tmp("gemma2.yaml"), "wb");
+	ck_assert(f);
+	fputs("arch: gemma2\nhparams:\n  n_embd: {bogus: 1}\n", f);
+	fclose(f);
+	char want[600];
+	snprintf(want, sizeof want, "%s:3:", tmp("gemma2.yaml"));
+	expect_error(1, want, "BELT_ARCH_PATH='%s' %s run -m '%s' -p hi", dir, belt_bin(), gemma2);
 }
 END_TEST
 

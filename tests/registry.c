@@ -264,6 +264,97 @@ START_TEST(tables_checked)
 }
 END_TEST
 
+/* An op that negates x, in place; items are values. */
+static void negate_host(const struct belt_op_host_run *run)
+{
+	float *x = (float *)run->bind[0] + (int64_t)run->row0 * run->per_row;
+	for (int64_t i = run->i0; i < run->i1; i++)
+		x[i] = -x[i];
+}
+
+static const struct belt_arch_op negate = {
+	.contract = {.op = "negate_test",
+		     .params = "n:i",
+		     .n_bind = 1,
+		     .row_wise = true,
+		     .bind = {{"x", BELT_BIND_ROWS, BELT_ACCESS_R | BELT_ACCESS_W, "n"}}},
+	.items = "n",
+	.host = negate_host,
+};
+
+/* Add arch "bad" with op (a changed copy of negate) and expect want. */
+static void expect_op_refused(const struct belt_arch_op *op, const char *want)
+{
+	static struct belt_arch_ops a;
+	a = (struct belt_arch_ops){.abi = BELT_ARCH_ABI, .name = "bad", .yaml = "arch: bad\n",
+				   .source = "bad.yaml", .ops = op, .n_ops = 1};
+	ck_assert_int_eq(belt_registry_add_arch(belt_registry_global(), &a, err, sizeof err), -1);
+	expect_err(want, NULL);
+	ck_assert_ptr_null(belt_registry_find(belt_registry_global(), BELT_KIND_ARCH, "bad"));
+}
+
+START_TEST(arch_ops_checked)
+{
+	static struct belt_arch_op op;
+	op = negate;
+	op.contract.op = "matvec";
+	expect_op_refused(&op, "arch 'bad': op 'matvec' exists already");
+	op = negate;
+	op.contract.op = "Negate";
+	expect_op_refused(&op, "op name 'Negate': expected letters a-z, digits and '_'");
+	op = negate;
+	op.contract.params = "n:i m";
+	expect_op_refused(&op, "op 'negate_test': params \"n:i m\": expected");
+	op = negate;
+	op.contract.patches = 1u << BELT_PATCH_POSITION;
+	expect_op_refused(&op, "op 'negate_test': a plugin's op must be row_wise, without patches");
+	op = negate;
+	op.contract.bind[0].kind = BELT_BIND_CACHE;
+	expect_op_refused(&op, "op 'negate_test' binding 0: expected a named rows binding or a read weight");
+	op = negate;
+	op.contract.bind[0].row = "n*k";
+	expect_op_refused(&op, "binding 0 (x): its row length \"n*k\" must be a product of integer params");
+	op = negate;
+	op.items = "cap";
+	expect_op_refused(&op, "op 'negate_test': items 'cap' is not an integer param of \"n:i\"");
+	op = negate;
+	op.host = NULL;
+	expect_op_refused(&op, "arch 'bad' lacks a required function");
+	op = negate;
+	op.spirv = (const uint32_t[]){0x07230203u};
+	op.spirv_bytes = 4;
+	expect_op_refused(&op, "arch 'bad' lacks a required function"); /* no local_size */
+	op = negate;
+	static struct belt_arch_ops newer = {.abi = BELT_ARCH_ABI + 1, .name = "bad", .yaml = "",
+					     .source = "", .ops = &negate, .n_ops = 1};
+	ck_assert_int_eq(belt_registry_add_arch(belt_registry_global(), &newer, err, sizeof err), -1);
+	char want[64];
+	snprintf(want, sizeof want, "arch 'bad' has arch ABI %u; this belt supports %u..%u",
+		 BELT_ARCH_ABI + 1, BELT_ARCH_ABI_MIN, BELT_ARCH_ABI);
+	expect_err(want, NULL);
+
+	/* registered, its op has a contract like the core's */
+	ck_assert_ptr_null(belt_op_contract("negate_test"));
+	static const struct belt_arch_ops good = {.abi = BELT_ARCH_ABI, .name = "good",
+						  .yaml = "arch: good\n", .source = "good.yaml",
+						  .ops = &negate, .n_ops = 1};
+	ck_assert_int_eq(belt_registry_add_arch(belt_registry_global(), &good, err, sizeof err), 0);
+	ck_assert_ptr_eq(belt_arch_get("good", err, sizeof err), &good);
+	ck_assert_ptr_eq(belt_arch_op_find("negate_test"), &negate);
+	ck_assert_ptr_eq(belt_op_contract("negate_test"), &negate.contract);
+	ck_assert_int_eq(belt_op_param_index(&negate.contract, "n"), 0);
+	/* a second architecture may not take its op */
+	static struct belt_arch_ops again;
+	again = good;
+	again.name = "again";
+	ck_assert_int_eq(belt_registry_add_arch(belt_registry_global(), &again, err, sizeof err), -1);
+	expect_err("arch 'again': op 'negate_test' exists already", NULL);
+	/* one that is neither registered nor a module on the path */
+	ck_assert_ptr_null(belt_arch_get("nosuch", err, sizeof err));
+	expect_err("plugin 'arch-nosuch' not found", NULL);
+}
+END_TEST
+
 int main(void)
 {
 	const char *plugins = getenv("BELT_TEST_PLUGINS");
@@ -282,6 +373,7 @@ int main(void)
 	tcase_add_test(tc, descriptor_abi_refused);
 	tcase_add_test(tc, kind_and_name);
 	tcase_add_test(tc, tables_checked);
+	tcase_add_test(tc, arch_ops_checked);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -3,6 +3,7 @@
  * them in the registry by name, loading their modules when needed. */
 #include <stdlib.h>
 
+#include "api/api.h"
 #include "belt/belt.h"
 #include "belt/plugin.h"
 #include "session/session.h"
@@ -17,7 +18,7 @@ int belt_model_load(const struct belt_model_params *p, struct belt_model **out,
 		belt_backend_get(p->backend ? p->backend : "cpu", err, errsz);
 	if (!be)
 		return belt_err_prefix(err, errsz, p->path);
-	return belt_model_open(p, be, out, err, errsz);
+	return belt_model_open(p, be, &api_arch_plugins, out, err, errsz);
 }
 
 int belt_grammar_new(const struct belt_tokenizer *tok, const char *name, const char *kind,

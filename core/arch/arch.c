@@ -451,6 +451,34 @@ static int load_root(struct loader *ld, yaml_node_t *root)
 	return 0;
 }
 
+/* Load the description parser reads; path names it in messages. */
+static int load_from(yaml_parser_t *parser, const char *path, struct belt_arch **out, char *err,
+		     size_t errsz)
+{
+	struct loader ld = {.path = path, .err = err, .errsz = errsz};
+	int rc = -1;
+	if (!yaml_parser_load(parser, &ld.doc))
+		return belt_errf(err, errsz, "%s:%zu:%zu: YAML syntax error: %s%s%s", path,
+				 parser->problem_mark.line + 1, parser->problem_mark.column + 1,
+				 parser->problem ? parser->problem : "unknown",
+				 parser->context ? " " : "", parser->context ? parser->context : "");
+	ld.a = calloc(1, sizeof *ld.a);
+	yaml_node_t *root = yaml_document_get_root_node(&ld.doc);
+	if (!ld.a || !(ld.a->path = strdup(path)))
+		belt_errf(err, errsz, "%s: out of memory", path);
+	else if (!root)
+		belt_errf(err, errsz, "%s: empty architecture file", path);
+	else
+		rc = load_root(&ld, root);
+	yaml_document_delete(&ld.doc);
+	if (rc) {
+		belt_arch_free(ld.a);
+		return -1;
+	}
+	*out = ld.a;
+	return 0;
+}
+
 int belt_arch_load(const char *path, struct belt_arch **out, char *err,
 		   size_t errsz)
 {
@@ -461,34 +489,22 @@ int belt_arch_load(const char *path, struct belt_arch **out, char *err,
 	yaml_parser_t parser;
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
-	struct loader ld = {.path = path, .err = err, .errsz = errsz};
-	int rc = -1;
-	if (!yaml_parser_load(&parser, &ld.doc)) {
-		belt_errf(err, errsz, "%s:%zu:%zu: YAML syntax error: %s%s%s", path,
-			  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-			  parser.problem ? parser.problem : "unknown",
-			  parser.context ? " " : "", parser.context ? parser.context : "");
-		yaml_parser_delete(&parser);
-		fclose(f);
-		return -1;
-	}
-	ld.a = calloc(1, sizeof *ld.a);
-	yaml_node_t *root = yaml_document_get_root_node(&ld.doc);
-	if (!ld.a || !(ld.a->path = strdup(path)))
-		belt_errf(err, errsz, "%s: out of memory", path);
-	else if (!root)
-		belt_errf(err, errsz, "%s: empty architecture file", path);
-	else
-		rc = load_root(&ld, root);
-	yaml_document_delete(&ld.doc);
+	int rc = load_from(&parser, path, out, err, errsz);
 	yaml_parser_delete(&parser);
 	fclose(f);
-	if (rc) {
-		belt_arch_free(ld.a);
-		return -1;
-	}
-	*out = ld.a;
-	return 0;
+	return rc;
+}
+
+int belt_arch_load_text(const char *source, const char *text, struct belt_arch **out, char *err,
+			size_t errsz)
+{
+	*out = NULL;
+	yaml_parser_t parser;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+	int rc = load_from(&parser, source, out, err, errsz);
+	yaml_parser_delete(&parser);
+	return rc;
 }
 
 static void free_named(struct arch_named_expr *e, unsigned n)

@@ -84,6 +84,10 @@ struct belt_arch {
 /* Parse an architecture file; errors are "path:line:col: what". */
 int belt_arch_load(const char *path, struct belt_arch **out, char *err,
 		   size_t errsz);
+/* The same for a description in memory (an architecture plugin's, which
+ * source names: "arch-gemma2/gemma2.yaml"). */
+int belt_arch_load_text(const char *source, const char *text, struct belt_arch **out, char *err,
+			size_t errsz);
 /* Free; NULL is allowed. */
 void belt_arch_free(struct belt_arch *a);
 /* Find <name>.yaml in dirs (':'-separated); the full path is written to

@@ -3,8 +3,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "belt/arch.h"
 #include "belt/error.h"
 #include "belt/ops.h"
+#include "dispatch/ops_check.h"
 
 #define R BELT_ACCESS_R
 #define W BELT_ACCESS_W
@@ -76,12 +78,10 @@ static const struct belt_op_contract contracts[] = {
 	 .row_wise = true,
 	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n_head*head_dim"},
 		  {"w", BELT_BIND_WEIGHT, R, "head_dim"}}},
-	/* Gemma: x *= s (the embedding's sqrt(n_embd)), x = cap * tanh(x /
-	 * cap) (final logit soft-capping), GELU-tanh gating, and attention
-	 * with score soft-capping and a sliding window (0: none) */
+	/* Gemma: x *= s (the embedding's sqrt(n_embd)), GELU-tanh gating,
+	 * and attention with score soft-capping and a sliding window (0:
+	 * none); Gemma 2's logit soft-capping is its plugin's op */
 	{.op = "scale", .params = "n:i s:f", .n_bind = 1, .row_wise = true,
-	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"}}},
-	{.op = "softcap", .params = "n:i cap:f", .n_bind = 1, .row_wise = true,
 	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"}}},
 	{.op = "gelu_mul", .params = "n:i", .n_bind = 3, .row_wise = true,
 	 .bind = {{"gate", BELT_BIND_ROWS, R, "n"},
@@ -152,7 +152,9 @@ const struct belt_op_contract *belt_op_contract(const char *op)
 	for (size_t i = 0; i < sizeof contracts / sizeof contracts[0]; i++)
 		if (!strcmp(contracts[i].op, op))
 			return &contracts[i];
-	return NULL;
+	/* an architecture plugin's (belt/arch.h) */
+	const struct belt_arch_op *ext = belt_arch_op_find(op);
+	return ext ? &ext->contract : NULL;
 }
 
 uint8_t belt_op_writes(const struct belt_op_contract *c)
@@ -180,6 +182,11 @@ static int param_index(const char *schema, const char *name, size_t len)
 		p = colon + 2;
 	}
 	return -1;
+}
+
+int belt_op_param_index(const struct belt_op_contract *c, const char *name)
+{
+	return name ? param_index(c->params, name, strlen(name)) : -1;
 }
 
 int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
@@ -233,6 +240,81 @@ static int count_params(const char *schema)
 	for (const char *s = schema; *s; s++)
 		n += *s == ':';
 	return n;
+}
+
+/* Whether schema is "name:t name:t ..." with t i or f, names of [a-z0-9_]
+ * and at most BELT_MAX_PARAMS of them. */
+static bool schema_ok(const char *schema)
+{
+	int n = 0;
+	for (const char *p = schema; *p;) {
+		size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		if (!len || p[len] != ':' || (p[len + 1] != 'i' && p[len + 1] != 'f'))
+			return false;
+		p += len + 2;
+		if (*p && (*p != ' ' || !p[1]))
+			return false;
+		p += *p == ' ';
+		n++;
+	}
+	return n > 0 && n <= BELT_MAX_PARAMS;
+}
+
+/* Whether name is an integer param of schema. */
+static bool int_param(const char *schema, const char *name, size_t len)
+{
+	int at = param_index(schema, name, len);
+	if (at < 0)
+		return false;
+	const char *p = schema;
+	for (int i = 0; i < at; i++)
+		p = strchr(p, ' ') + 1;
+	return p[len + 1] == 'i';
+}
+
+int belt_op_contract_valid_ext(const struct belt_op_contract *c, const char *items, char *err,
+			       size_t errsz)
+{
+	const char *op = c->op;
+	if (!op || !*op || strspn(op, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(op))
+		return belt_errf(err, errsz, "op name '%s': expected letters a-z, digits and '_'",
+				 op ? op : "");
+	if (!c->params || !schema_ok(c->params))
+		return belt_errf(err, errsz,
+				 "op '%s': params \"%s\": expected \"name:i name:f ...\", 1 to %d of them",
+				 op, c->params ? c->params : "", BELT_MAX_PARAMS);
+	if (!c->row_wise || c->patches || c->sampler)
+		return belt_errf(err, errsz,
+				 "op '%s': a plugin's op must be row_wise, without patches, not a sampler's",
+				 op);
+	if (!c->n_bind || c->n_bind > BELT_MAX_BINDINGS)
+		return belt_errf(err, errsz, "op '%s': %u bindings: expected 1 to %d", op, c->n_bind,
+				 BELT_MAX_BINDINGS);
+	for (unsigned i = 0; i < c->n_bind; i++) {
+		const struct belt_op_binding *b = &c->bind[i];
+		if (!b->name || (b->kind != BELT_BIND_ROWS && b->kind != BELT_BIND_WEIGHT) ||
+		    !b->access || (b->access & ~(BELT_ACCESS_R | BELT_ACCESS_W)) ||
+		    (b->kind == BELT_BIND_WEIGHT && (b->access & BELT_ACCESS_W)))
+			return belt_errf(err, errsz,
+					 "op '%s' binding %u: expected a named rows binding or a read weight",
+					 op, i);
+		for (const char *p = b->row; b->kind == BELT_BIND_ROWS;) {
+			size_t len = p ? strcspn(p, "*") : 0;
+			if (!len || !int_param(c->params, p, len))
+				return belt_errf(err, errsz,
+						 "op '%s' binding %u (%s): its row length \"%s\" must be a "
+						 "product of integer params",
+						 op, i, b->name, b->row ? b->row : "");
+			p += len;
+			if (!*p)
+				break;
+			p++;
+		}
+	}
+	if (!items || !int_param(c->params, items, strlen(items)))
+		return belt_errf(err, errsz, "op '%s': items '%s' is not an integer param of \"%s\"",
+				 op, items ? items : "", c->params);
+	return 0;
 }
 
 bool belt_cache_type_ok(int t)

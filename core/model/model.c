@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "arch/config.h"
+#include "belt/arch.h"
 #include "model/model.h"
 #include "util/paths.h"
 
@@ -87,38 +88,58 @@ const struct belt_gguf_tensor *belt_model_tensor(const struct belt_model *m,
 	return gt;
 }
 
-int belt_arch_scan(void (*fn)(const char *name, const char *file, void *ud), void *ud,
-		   char *path, size_t pathsz)
-{
-	belt_search_dirs(path, pathsz, NULL, "BELT_ARCH_PATH", BELT_ARCH_DIR, BELT_SRC_ARCH_DIR);
-	return belt_arch_list(path, fn, ud);
-}
+/* Names of architectures, for a message. */
+struct arch_names {
+	char name[64][64];
+	int n;
+};
 
-/* belt_arch_list's callback: the names, ", "-separated, in a buffer of
- * 1024 (a name that does not fit is left out). */
-static void append_name(const char *name, const char *file, void *ud)
+static void add_name(const char *name, const char *file, void *ud)
 {
 	(void)file;
-	char *known = ud;
-	size_t len = strlen(known);
-	if (len + strlen(name) + 3 < 1024)
-		snprintf(known + len, 1024 - len, "%s%s", len ? ", " : "", name);
+	struct arch_names *an = ud;
+	for (int i = 0; i < an->n; i++)
+		if (!strcmp(an->name[i], name))
+			return; /* a YAML file and a plugin of one name */
+	if (an->n < 64)
+		snprintf(an->name[an->n++], sizeof an->name[0], "%s", name);
 }
 
-static int find_arch_file(const struct belt_model_params *p, const char *arch,
-			  char *path, size_t pathsz, char *err, size_t errsz)
+static int cmp_name(const void *a, const void *b)
 {
-	char dirs[4096];
+	return strcmp(a, b);
+}
+
+/* The architecture's description: <arch>.yaml on the arch path, else the
+ * one its plugin registers. The plugin is loaded where there is one either
+ * way, so a YAML file on the path may use its ops. */
+static int load_arch(const struct belt_model_params *p, const struct model_arch_plugins *ap,
+		     const char *arch, struct belt_arch **out, char *err, size_t errsz)
+{
+	char dirs[4096], path[4096];
 	belt_search_dirs(dirs, sizeof dirs, p->arch_dir, "BELT_ARCH_PATH", BELT_ARCH_DIR,
 			 BELT_SRC_ARCH_DIR);
-	if (belt_arch_find(arch, dirs, path, pathsz) == 0)
-		return 0;
+	const struct belt_arch_ops *plug = NULL;
+	if (ap && ap->find(arch, &plug, err, errsz) < 0)
+		return -1;
+	if (belt_arch_find(arch, dirs, path, sizeof path) == 0)
+		return belt_arch_load(path, out, err, errsz);
+	if (plug)
+		return belt_arch_load_text(plug->source, plug->yaml, out, err, errsz);
+	struct arch_names an = {.n = 0};
+	belt_arch_list(dirs, add_name, &an);
+	if (ap)
+		ap->list(add_name, &an);
+	qsort(an.name, (size_t)an.n, sizeof an.name[0], cmp_name);
 	char known[1024] = "";
-	belt_arch_list(dirs, append_name, known);
+	for (int i = 0; i < an.n; i++)
+		if (strlen(known) + strlen(an.name[i]) + 3 < sizeof known)
+			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+				 i ? ", " : "", an.name[i]);
 	return belt_errf(err, errsz,
 			 "key 'general.architecture': unknown architecture '%s' (supported: %s; "
-			 "no %s.yaml in %s)",
-			 arch, *known ? known : "none", arch, dirs);
+			 "no %s.yaml in %s, no plugin arch-%s)",
+			 arch, *known ? known : "none", arch, dirs, arch);
 }
 
 /* A string key's value through the hparam's values: 1 and *v when the
@@ -462,7 +483,7 @@ static int read_config(struct belt_model *m, const char *run, struct belt_config
 }
 
 static int load(struct belt_model *m, const struct belt_model_params *p,
-		char *err, size_t errsz)
+		const struct model_arch_plugins *ap, char *err, size_t errsz)
 {
 	struct belt_config conf;
 	if (read_config(m, p->kernels, &conf, err, errsz))
@@ -478,9 +499,7 @@ static int load(struct belt_model *m, const struct belt_model_params *p,
 				 (int)(s.len > 64 ? 64 : s.len), s.ptr);
 	memcpy(m->arch_name, s.ptr, s.len);
 	m->arch_name[s.len] = 0;
-	char path[4096];
-	if (find_arch_file(p, m->arch_name, path, sizeof path, err, errsz) ||
-	    belt_arch_load(path, &m->arch, err, errsz) ||
+	if (load_arch(p, ap, m->arch_name, &m->arch, err, errsz) ||
 	    resolve_hparams(m, err, errsz) ||
 	    count_var(m, "n_layer", 4096, &m->n_layer, err, errsz))
 		return -1;
@@ -507,7 +526,8 @@ static int load(struct belt_model *m, const struct belt_model_params *p,
 }
 
 int belt_model_open(const struct belt_model_params *p, const struct belt_backend_ops *be,
-		    struct belt_model **out, char *err, size_t errsz)
+		    const struct model_arch_plugins *ap, struct belt_model **out, char *err,
+		    size_t errsz)
 {
 	*out = NULL;
 	if (!p || !p->path)
@@ -521,7 +541,7 @@ int belt_model_open(const struct belt_model_params *p, const struct belt_backend
 		free(m);
 		return -1;
 	}
-	if (load(m, p, err, errsz)) {
+	if (load(m, p, ap, err, errsz)) {
 		if (!strstr(err ? err : "", p->path))
 			belt_err_prefix(err, errsz, p->path);
 		belt_model_free(m);

@@ -27,10 +27,24 @@ struct belt_model {
 	char kernels[512]; /* "op=variant,..." overrides, validated */
 };
 
+struct belt_arch_ops;
+
+/* Architecture plugins (belt/arch.h) as the layer above finds them in
+ * the registry: find gives arch's (1, *out), none (0: no module on the
+ * plugin path) or -1 with err (a module that fails to load); list calls
+ * fn(name, module file, ud) for each one on the plugin path. */
+struct model_arch_plugins {
+	int (*find)(const char *arch, const struct belt_arch_ops **out, char *err, size_t errsz);
+	void (*list)(void (*fn)(const char *name, const char *file, void *ud), void *ud);
+};
+
 /* Open, validate and load a model onto backend be (which the layer above
- * found in the registry): belt_model_load without the plugin lookup. */
+ * found in the registry): belt_model_load without the plugin lookups. Its
+ * architecture is <arch>.yaml on the arch path, else ap's (NULL: YAML
+ * files only). */
 int belt_model_open(const struct belt_model_params *p, const struct belt_backend_ops *be,
-		    struct belt_model **out, char *err, size_t errsz);
+		    const struct model_arch_plugins *ap, struct belt_model **out, char *err,
+		    size_t errsz);
 
 /* The kernel variant chosen for op: an override, else the YAML's, else
  * "default". */

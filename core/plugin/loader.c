@@ -166,3 +166,47 @@ int belt_plugin_scan(belt_plugin_visit_fn fn, void *ud)
 		scan_dir(&sc, dir);
 	return 0;
 }
+
+static int cmp_module(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int belt_plugin_modules(const char *prefix, void (*fn)(const char *name, const char *file, void *ud),
+			void *ud)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s", belt_plugin_path());
+	size_t plen = strlen(prefix);
+	/* "name\0file" each, a module once: the first folder's */
+	char *found[64];
+	int n = 0;
+	for (char *save = NULL, *dir = strtok_r(path, ":", &save); dir && n < 64;
+	     dir = strtok_r(NULL, ":", &save)) {
+		DIR *d = opendir(dir);
+		if (!d)
+			continue;
+		struct dirent *e;
+		while (n < 64 && (e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			if (strncmp(e->d_name, prefix, plen) || !module_file(dir, e->d_name))
+				continue;
+			bool dup = false;
+			for (int i = 0; i < n && !dup; i++)
+				dup = strlen(found[i]) == len - 3 && !strncmp(found[i], e->d_name, len - 3);
+			size_t sz = 2 * len + strlen(dir) + 4;
+			char *rec = dup ? NULL : malloc(sz);
+			if (!rec)
+				continue;
+			snprintf(rec, sz, "%.*s%c%s/%s", (int)(len - 3), e->d_name, 0, dir, e->d_name);
+			found[n++] = rec;
+		}
+		closedir(d);
+	}
+	qsort(found, (size_t)n, sizeof *found, cmp_module);
+	for (int i = 0; i < n; i++) {
+		fn(found[i], found[i] + strlen(found[i]) + 1, ud);
+		free(found[i]);
+	}
+	return n;
+}

@@ -6,6 +6,7 @@
 
 #include "belt/error.h"
 #include "belt/plugin.h"
+#include "dispatch/ops_check.h"
 #include "plugin/registry.h"
 
 #define MAX_FEATURES 64
@@ -33,6 +34,7 @@ static const struct {
 	[BELT_KIND_SAMPLER] = {"sampler", BELT_SAMPLER_ABI_MIN, BELT_SAMPLER_ABI},
 	[BELT_KIND_GRAMMAR] = {"grammar", BELT_GRAMMAR_ABI_MIN, BELT_GRAMMAR_ABI},
 	[BELT_KIND_DRAFT] = {"draft", BELT_DRAFT_ABI_MIN, BELT_DRAFT_ABI},
+	[BELT_KIND_ARCH] = {"arch", BELT_ARCH_ABI_MIN, BELT_ARCH_ABI},
 };
 
 struct belt_registry *belt_registry_global(void)
@@ -116,6 +118,58 @@ static bool draft_complete(const void *p)
 	return o->create && o->free && o->propose && o->accept;
 }
 
+/* An architecture's description and ops: what the core and the backends
+ * use without checking. Its ops' contracts are checked by add_arch. */
+static bool arch_complete(const void *p)
+{
+	const struct belt_arch_ops *o = p;
+	if (!o->yaml || !o->source || (o->n_ops && !o->ops))
+		return false;
+	for (uint32_t i = 0; i < o->n_ops; i++) {
+		const struct belt_arch_op *op = &o->ops[i];
+		if (!op->host || (op->spirv && (!op->spirv_bytes || op->spirv_bytes % 4 ||
+						!op->local_size || op->local_size > 1024)))
+			return false;
+	}
+	return true;
+}
+
+int belt_registry_add_arch(struct belt_registry *r, const struct belt_arch_ops *ops,
+			   char *err, size_t errsz)
+{
+	/* the ABI first: the ops array means nothing outside the range */
+	if (ops && ops->name && *ops->name &&
+	    (ops->abi < BELT_ARCH_ABI_MIN || ops->abi > BELT_ARCH_ABI))
+		return ADD(r, BELT_KIND_ARCH, ops, arch_complete, err, errsz);
+	for (uint32_t i = 0; ops && i < ops->n_ops && ops->ops; i++) {
+		const struct belt_arch_op *op = &ops->ops[i];
+		char msg[BELT_ERR_SIZE];
+		if (belt_op_contract_valid_ext(&op->contract, op->items, msg, sizeof msg))
+			return belt_errf(err, errsz, "arch '%s': %s", ops->name ? ops->name : "", msg);
+		/* the core's ops, another plugin's, or this one's before it */
+		bool dup = belt_op_contract(op->contract.op) != NULL;
+		for (uint32_t j = 0; j < i; j++)
+			dup = dup || !strcmp(ops->ops[j].contract.op, op->contract.op);
+		if (dup)
+			return belt_errf(err, errsz, "arch '%s': op '%s' exists already",
+					 ops->name ? ops->name : "", op->contract.op);
+	}
+	return ADD(r, BELT_KIND_ARCH, ops, arch_complete, err, errsz);
+}
+
+const struct belt_arch_op *belt_arch_op_find(const char *op)
+{
+	for (unsigned i = 0; op && i < registry.n; i++) {
+		if (registry.features[i].kind != BELT_KIND_ARCH)
+			continue;
+		const struct belt_arch_ops *a = registry.features[i].ops;
+		for (uint32_t j = 0; j < a->n_ops; j++)
+			if (!strcmp(a->ops[j].contract.op, op))
+				return &a->ops[j];
+	}
+	return NULL;
+}
+
 int belt_registry_add_backend(struct belt_registry *r,
 			      const struct belt_backend_ops *ops, char *err,
 			      size_t errsz)
@@ -192,4 +246,9 @@ const struct belt_draft_ops *belt_draft_get(const char *name, char *err,
 					    size_t errsz)
 {
 	return get(BELT_KIND_DRAFT, name, err, errsz);
+}
+
+const struct belt_arch_ops *belt_arch_get(const char *name, char *err, size_t errsz)
+{
+	return get(BELT_KIND_ARCH, name, err, errsz);
 }

@@ -16,4 +16,10 @@ const void *belt_registry_find(const struct belt_registry *r,
 unsigned belt_registry_count(const struct belt_registry *r);
 void belt_registry_truncate(struct belt_registry *r, unsigned n);
 
+/* Call fn(name, file, ud) for each module file on the plugin path whose
+ * name starts with prefix ("arch-"), without loading it: each name once,
+ * as the first folder holding it has it. Returns how many. */
+int belt_plugin_modules(const char *prefix, void (*fn)(const char *name, const char *file, void *ud),
+			void *ud);
+
 #endif

@@ -330,8 +330,9 @@ static const struct belt_kernel *cpu_kernel_find(void *ctx, const char *op,
 						 const char *variant,
 						 int wtype)
 {
-	(void)ctx;
-	return belt_kernel_lookup(cpu_kernels, cpu_n_kernels, op, variant, wtype);
+	const struct belt_kernel *k = belt_kernel_lookup(cpu_kernels, cpu_n_kernels, op, variant,
+							 wtype);
+	return k || !ctx ? k : cpu_ext_kernel(ctx, op, variant);
 }
 
 /* ---- prepare / release / run ---- */
@@ -380,7 +381,8 @@ static int prepare_cmd(struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 {
 	const struct belt_kernel *k = cmd->kernel;
 	const char *name = cmd->label ? cmd->label : "?";
-	if (!k || k < cpu_kernels || k >= cpu_kernels + cpu_n_kernels)
+	if (!k || ((k < cpu_kernels || k >= cpu_kernels + cpu_n_kernels) &&
+		   !cpu_ext_owns(ctx, k)))
 		return belt_errf(err, errsz,
 				 "cpu: command %u (%s): kernel is not one of "
 				 "this backend's",

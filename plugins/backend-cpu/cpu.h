@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "belt/arch.h"
 #include "belt/backend.h"
 #include "belt/ops.h"
 
@@ -256,12 +257,42 @@ extern const struct cpu_isa *const cpu_isa_avx512;
 
 struct cpu_pool;
 
+/* A kernel's implementation: kernel.impl points at one. */
+struct cpu_op;
+struct cpu_cmd;
+struct cpu_prep;
+struct cpu_worker;
+struct cpu_pass;
+typedef void (*cpu_run_fn)(const struct cpu_cmd *c, struct cpu_worker *w,
+			   const struct cpu_pass *ps, int64_t i0, int64_t i1);
+struct cpu_ctx;
+struct cpu_op {
+	enum cpu_wtype w; /* for matvec/embed */
+	cpu_run_fn run;
+	/* Check the bindings and params of cmd, fill c and pr. */
+	int (*prepare)(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		       struct cpu_cmd *c, struct cpu_prep *pr, char *err,
+		       size_t errsz);
+};
+
+/* Architecture plugins' ops this context has made kernels for (ext.c). */
+#define CPU_EXT_MAX 16
+
 struct cpu_ctx {
 	int n_threads;
 	const struct cpu_isa *isa; /* &isa_merged */
 	struct cpu_isa isa_merged;
 	struct cpu_pool *pool; /* NULL with one thread */
+	struct belt_kernel ext_kernel[CPU_EXT_MAX];
+	struct cpu_op ext_op[CPU_EXT_MAX];
+	unsigned n_ext;
 };
+
+/* The kernel of an architecture plugin's op (belt/arch.h) for this
+ * context, made on first use; NULL when no plugin has op (or variant is
+ * not the default). Whether k is one of them. (ext.c) */
+const struct belt_kernel *cpu_ext_kernel(struct cpu_ctx *ctx, const char *op, const char *variant);
+bool cpu_ext_owns(const struct cpu_ctx *ctx, const struct belt_kernel *k);
 
 /* What a thread has while it walks a run. seq numbers the current
  * command's first chunk in the run (unique per command and position),
@@ -289,7 +320,6 @@ struct cpu_pass {
 };
 
 /* The patch values of row r (belt_row_at) for command c in pass ps. */
-struct cpu_cmd;
 void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps,
 		uint32_t r, struct belt_row_at *at);
 
@@ -298,9 +328,6 @@ void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps,
  * items [i0, i1) of the pass's work items: items_per_row per row of the
  * pass (rows, heads, elements), or, where items_per_row is 0, the len
  * items the command always has (a matrix product's weight rows). */
-typedef void (*cpu_run_fn)(const struct cpu_cmd *c, struct cpu_worker *w,
-			   const struct cpu_pass *ps, int64_t i0, int64_t i1);
-
 struct cpu_cmd {
 	cpu_run_fn run;
 	void *p[BELT_MAX_BINDINGS];
@@ -332,6 +359,7 @@ struct cpu_cmd {
 	const float *freq; /* rope_kv: rope_dim/2 inverse frequencies */
 	int kv_type[2];	   /* the K and V caches' element types (belt_type) */
 	void *owned;	   /* freed by table_release */
+	const struct belt_arch_op *ext; /* an architecture plugin's op (ext.c) */
 	const struct belt_cmd *src;
 };
 
@@ -358,16 +386,6 @@ struct cpu_prep {
 	int64_t align;	     /* chunks are multiples of this many items */
 	size_t item_bytes;   /* memory an item touches, to size chunks */
 	int max_chunks;	     /* per thread; 0: the default */
-};
-
-/* A kernel's implementation: kernel.impl points at one. */
-struct cpu_op {
-	enum cpu_wtype w; /* for matvec/embed */
-	cpu_run_fn run;
-	/* Check the bindings and params of cmd, fill c and pr. */
-	int (*prepare)(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
-		       struct cpu_cmd *c, struct cpu_prep *pr, char *err,
-		       size_t errsz);
 };
 
 extern const struct belt_kernel cpu_kernels[];

@@ -708,7 +708,7 @@ static int prep_vec_weight(const struct cpu_ctx *ctx, const struct belt_cmd *cmd
 	return 0;
 }
 
-/* ---- scale, softcap, gelu_mul: Gemma's elementwise ops ---- */
+/* ---- scale, gelu_mul: Gemma's elementwise ops ---- */
 
 static void run_scale(const struct cpu_cmd *c, struct cpu_worker *w,
 		      const struct cpu_pass *ps, int64_t i0, int64_t i1)
@@ -717,15 +717,6 @@ static void run_scale(const struct cpu_cmd *c, struct cpu_worker *w,
 	float *x = (float *)c->p[0] + (int64_t)ps->row0 * c->prm[0].i, v = c->prm[1].f;
 	for (int64_t i = i0; i < i1; i++)
 		x[i] *= v;
-}
-
-static void run_softcap(const struct cpu_cmd *c, struct cpu_worker *w,
-			const struct cpu_pass *ps, int64_t i0, int64_t i1)
-{
-	(void)w;
-	float *x = (float *)c->p[0] + (int64_t)ps->row0 * c->prm[0].i, cap = c->prm[1].f;
-	for (int64_t i = i0; i < i1; i++)
-		x[i] = tanhf(x[i] / cap) * cap;
 }
 
 /* GELU with the tanh approximation, in float (llama.cpp's exact path) */
@@ -745,7 +736,7 @@ static void run_gelu_mul(const struct cpu_cmd *c, struct cpu_worker *w,
 		out[i] = gelu_tanh(g[i]) * u[i];
 }
 
-/* scale and softcap: x of n per row; s or cap a float (cap above 0) */
+/* scale: x of n per row; s a float */
 static int prep_x_float(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 			struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
 {
@@ -755,10 +746,9 @@ static int prep_x_float(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
 		return -1;
 	float v = cmd->param[1].f;
-	if (!isfinite(v) || (!strcmp(cmd->kernel->op, "softcap") && !(v > 0.0f)))
-		return belt_errf(err, errsz, "%s: %s %g: expected a finite%s number", label(cmd),
-				 cmd->kernel->op, (double)v,
-				 strcmp(cmd->kernel->op, "softcap") ? "" : " positive");
+	if (!isfinite(v))
+		return belt_errf(err, errsz, "%s: %s %g: expected a finite number", label(cmd),
+				 cmd->kernel->op, (double)v);
 	pr->len = cmd->param[0].i;
 	pr->align = 16;
 	pr->item_bytes = 8;
@@ -1166,7 +1156,6 @@ OP(op_kv_store, CPU_W_F32, run_kv_store, prep_kv_store);
 OP(op_bias_add, CPU_W_F32, run_bias_add, prep_vec_weight);
 OP(op_rmsnorm_heads, CPU_W_F32, run_rmsnorm_heads, prep_vec_weight);
 OP(op_scale, CPU_W_F32, run_scale, prep_x_float);
-OP(op_softcap, CPU_W_F32, run_softcap, prep_x_float);
 OP(op_gelu_mul, CPU_W_F32, run_gelu_mul, prep_elementwise);
 OP(op_attention_ext, CPU_W_F32, run_attention_ext, prep_attention_ext);
 OP(op_moe_matvec_f32, CPU_W_F32, run_moe_matvec, prep_moe_matvec);
@@ -1257,7 +1246,6 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("bias_add", BELT_TYPE_ANY, 2, "n:i", op_bias_add),
 	KERNEL("rmsnorm_heads", BELT_TYPE_ANY, 2, "n_head:i head_dim:i eps:f", op_rmsnorm_heads),
 	KERNEL("scale", BELT_TYPE_ANY, 1, "n:i s:f", op_scale),
-	KERNEL("softcap", BELT_TYPE_ANY, 1, "n:i cap:f", op_softcap),
 	KERNEL("gelu_mul", BELT_TYPE_ANY, 3, "n:i", op_gelu_mul),
 	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",

@@ -4,6 +4,7 @@ plugins_backend_cpu_la_SOURCES = \
 	plugins/backend-cpu/cpu.h \
 	plugins/backend-cpu/attention.c \
 	plugins/backend-cpu/backend.c \
+	plugins/backend-cpu/ext.c \
 	plugins/backend-cpu/gemm.c \
 	plugins/backend-cpu/kernels.c \
 	plugins/backend-cpu/kvcache.c \

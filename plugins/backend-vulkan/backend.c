@@ -35,7 +35,6 @@
 static const struct belt_kernel *vk_kernel_find(void *ctx, const char *op,
 						const char *variant, int wtype)
 {
-	(void)ctx;
 	if (!op)
 		return NULL;
 	if (!variant || !*variant)
@@ -46,7 +45,7 @@ static const struct belt_kernel *vk_kernel_find(void *ctx, const char *op,
 		    (k->wtype == BELT_TYPE_ANY || k->wtype == wtype))
 			return k;
 	}
-	return NULL;
+	return ctx ? vk_ext_kernel(ctx, op, variant) : NULL;
 }
 
 /* ---- prepare / release / run ---- */
@@ -139,7 +138,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 {
 	const struct belt_kernel *k = cmd->kernel;
 	const char *name = cmd->label ? cmd->label : "?";
-	if (!k || k < vk_kernels || k >= vk_kernels + vk_n_kernels)
+	if (!k || ((k < vk_kernels || k >= vk_kernels + vk_n_kernels) && !vk_ext_owns(ctx, k)))
 		return belt_errf(err, errsz,
 				 "vulkan: command %u (%s): kernel is not one "
 				 "of this backend's",

@@ -4,8 +4,12 @@
 #ifndef BELT_VK_CTX_H
 #define BELT_VK_CTX_H
 
+#include "belt/arch.h"
 #include "belt/error.h"
 #include "vk.h"
+
+/* Architecture plugins' ops a context makes kernels for (ext.c). */
+#define VK_EXT_MAX 8
 
 #define VKCHECK(call, what)                                                  \
 	do {                                                                 \
@@ -62,8 +66,13 @@ struct vk_ctx {
 	VkPipelineCache cache;
 	VkDescriptorSetLayout dsl[BELT_MAX_BINDINGS + 1]; /* by n_bind */
 	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
-	VkShaderModule module[VK_SH_COUNT];
-	VkPipeline pipe[VK_SH_COUNT];
+	/* by shader: the backend's, then architecture plugins' (ext.c) */
+	VkShaderModule module[VK_SH_COUNT + VK_EXT_MAX];
+	VkPipeline pipe[VK_SH_COUNT + VK_EXT_MAX];
+	const struct belt_arch_op *ext[VK_EXT_MAX];
+	struct vk_op ext_op[VK_EXT_MAX];
+	struct belt_kernel ext_kernel[VK_EXT_MAX];
+	unsigned n_ext;
 	/* specialized pipelines made so far (fused matvecs, matmul_cm's
 	 * tiles), by shader, bindings and constants */
 	struct vk_spipe {
@@ -215,5 +224,13 @@ uint32_t vk_repacked_scales(int type, uint64_t size);
 /* Whether b[offset, offset + size) overlaps a converted range. */
 bool vk_repacked_overlaps(const struct belt_buffer *b, uint64_t offset,
 			  uint64_t size);
+
+/* The kernel of an architecture plugin's op (belt/arch.h) that has a
+ * shader, made on first use; NULL when none has op (or variant is not the
+ * default). Whether k is one of them. The code of shader sh, the
+ * backend's or, from VK_SH_COUNT on, a plugin's. (ext.c) */
+const struct belt_kernel *vk_ext_kernel(struct vk_ctx *ctx, const char *op, const char *variant);
+bool vk_ext_owns(const struct vk_ctx *ctx, const struct belt_kernel *k);
+struct vk_spirv vk_shader_code(const struct vk_ctx *ctx, int sh);
 
 #endif

@@ -415,7 +415,7 @@ void vk_destroy(void *vctx)
 						 .mem = ctx->stage_mem};
 			vk_buf_free(ctx, &st);
 		}
-		for (int i = 0; i < VK_SH_COUNT; i++) {
+		for (int i = 0; i < VK_SH_COUNT + VK_EXT_MAX; i++) {
 			if (ctx->pipe[i])
 				vkDestroyPipeline(ctx->dev, ctx->pipe[i], NULL);
 			if (ctx->module[i])

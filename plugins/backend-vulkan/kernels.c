@@ -371,7 +371,7 @@ static bool att_rows_cm(const struct belt_cmd *cmd, struct vk_prep *pr, uint32_t
 	return true;
 }
 
-/* ---- scale, softcap (x and a float), attention_ext ---- */
+/* ---- scale (x and a float), attention_ext ---- */
 
 static int prep_x_float(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
 {
@@ -379,10 +379,9 @@ static int prep_x_float(const struct belt_cmd *cmd, struct vk_prep *pr, char *er
 	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
 		return -1;
 	float v = cmd->param[1].f;
-	bool cap = !strcmp(cmd->kernel->op, "softcap");
-	if (!isfinite(v) || (cap && !(v > 0.0f)))
-		return belt_errf(err, errsz, "%s: %s %g: expected a finite%s number", label(cmd),
-				 cmd->kernel->op, (double)v, cap ? " positive" : "");
+	if (!isfinite(v))
+		return belt_errf(err, errsz, "%s: %s %g: expected a finite number", label(cmd),
+				 cmd->kernel->op, (double)v);
 	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
 	return 0;
 }
@@ -798,7 +797,6 @@ OP(op_kv_store, VK_SH_KV_STORE, BELT_TYPE_ANY, prep_kv_store, NULL);
 OP(op_bias_add, VK_SH_BIAS_ADD, BELT_TYPE_ANY, prep_vec_weight, NULL);
 OP(op_rmsnorm_heads, VK_SH_RMSNORM_HEADS, BELT_TYPE_ANY, prep_vec_weight, NULL);
 OP(op_scale, VK_SH_SCALE, BELT_TYPE_ANY, prep_x_float, NULL);
-OP(op_softcap, VK_SH_SOFTCAP, BELT_TYPE_ANY, prep_x_float, NULL);
 OP(op_gelu_mul, VK_SH_GELU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_attention_ext, VK_SH_ATTENTION_EXT, BELT_TYPE_ANY, prep_attention_ext, NULL);
 OP(op_moe_route, VK_SH_MOE_ROUTE, BELT_TYPE_ANY, prep_moe_route, NULL);
@@ -894,7 +892,6 @@ const struct belt_kernel vk_kernels[] = {
 	KERNEL("bias_add", BELT_TYPE_ANY, 2, "n:i", op_bias_add),
 	KERNEL("rmsnorm_heads", BELT_TYPE_ANY, 2, "n_head:i head_dim:i eps:f", op_rmsnorm_heads),
 	KERNEL("scale", BELT_TYPE_ANY, 1, "n:i s:f", op_scale),
-	KERNEL("softcap", BELT_TYPE_ANY, 1, "n:i cap:f", op_softcap),
 	KERNEL("gelu_mul", BELT_TYPE_ANY, 3, "n:i", op_gelu_mul),
 	KERNEL("attention_ext", BELT_TYPE_ANY, 5,
 	       "n_head:i n_head_kv:i head_dim:i n_ctx:i scale:f softcap:f window:i",

@@ -11,6 +11,7 @@ plugins_backend_vulkan_la_SOURCES = \
 	plugins/backend-vulkan/buffers.c \
 	plugins/backend-vulkan/device.c \
 	plugins/backend-vulkan/devices.c \
+	plugins/backend-vulkan/ext.c \
 	plugins/backend-vulkan/fusion.c \
 	plugins/backend-vulkan/gated.c \
 	plugins/backend-vulkan/kernels.c \
@@ -119,6 +120,9 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 # BUILT_SOURCES, so the objects name them)
 $(plugins_backend_vulkan_la_OBJECTS): $(VK_SPV)
 CLEANFILES += $(VK_SPV)
+# the shader interface architecture plugins build against (belt/arch.h)
+shaderdir = $(pkgdatadir)/shaders
+dist_shader_DATA = shaders/common.glsl
 VK_GLSLC = $(GLSLC) --target-env=vulkan1.2 -O -mfmt=c -I$(srcdir)/shaders
 # what embed.comp, matvec.comp and matmul.comp include for block types
 VK_QUANTS = $(srcdir)/shaders/quants.glsl $(srcdir)/shaders/quants32.glsl \
@@ -405,16 +409,14 @@ plugins/backend-vulkan/spv/bias_add.spv.h: $(srcdir)/shaders/bias_add.comp $(src
 plugins/backend-vulkan/spv/rmsnorm_heads.spv.h: $(srcdir)/shaders/rmsnorm_heads.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/rmsnorm_heads.comp
 EXTRA_DIST += shaders/rope.comp shaders/kv_store.comp shaders/bias_add.comp shaders/rmsnorm_heads.comp
-# Gemma's: embedding scale, soft-capping, GELU-tanh gating, attention with
-# soft-capped scores and a sliding window
+# Gemma's: embedding scale, GELU-tanh gating, attention with soft-capped
+# scores and a sliding window (the logits' soft-capping is the arch-gemma2
+# plugin's)
 VK_SPV += plugins/backend-vulkan/spv/scale.spv.h \
-	plugins/backend-vulkan/spv/softcap.spv.h \
 	plugins/backend-vulkan/spv/gelu_mul.spv.h \
 	plugins/backend-vulkan/spv/attention_ext.spv.h
-plugins/backend-vulkan/spv/scale.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
+plugins/backend-vulkan/spv/scale.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/scale.comp
-plugins/backend-vulkan/spv/softcap.spv.h: $(srcdir)/shaders/scale.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSOFTCAP -o $@ $(srcdir)/shaders/scale.comp
 plugins/backend-vulkan/spv/gelu_mul.spv.h: $(srcdir)/shaders/gelu_mul.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/gelu_mul.comp
 plugins/backend-vulkan/spv/attention_ext.spv.h: $(srcdir)/shaders/attention_ext.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl $(srcdir)/shaders/kv.glsl
@@ -505,7 +507,6 @@ tests_check_backend_vulkan_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 endif
 
 EXTRA_DIST += \
-	shaders/common.glsl \
 	shaders/quants.glsl \
 	shaders/quants32.glsl \
 	shaders/kquants.glsl \

@@ -55,10 +55,11 @@ static int module_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 		return -1;
 	if (ctx->module[sh])
 		return 0;
+	struct vk_spirv code = vk_shader_code(ctx, sh);
 	VkShaderModuleCreateInfo smi = {
 		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-		.codeSize = vk_spirv[sh].size,
-		.pCode = vk_spirv[sh].code,
+		.codeSize = code.size,
+		.pCode = code.code,
 	};
 	VKCHECK(vkCreateShaderModule(ctx->dev, &smi, NULL, &ctx->module[sh]),
 		"vkCreateShaderModule");

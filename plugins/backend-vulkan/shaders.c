@@ -277,8 +277,6 @@ static const uint32_t spv_rmsnorm_heads[] =
 static const uint32_t spv_scale[] =
 #include "spv/scale.spv.h"
 	;
-static const uint32_t spv_softcap[] =
-#include "spv/softcap.spv.h"
 	;
 static const uint32_t spv_gelu_mul[] =
 #include "spv/gelu_mul.spv.h"
@@ -513,7 +511,6 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_BIAS_ADD, spv_bias_add),
 	ENTRY(VK_SH_RMSNORM_HEADS, spv_rmsnorm_heads),
 	ENTRY(VK_SH_SCALE, spv_scale),
-	ENTRY(VK_SH_SOFTCAP, spv_softcap),
 	ENTRY(VK_SH_GELU_MUL, spv_gelu_mul),
 	ENTRY(VK_SH_ATTENTION_EXT, spv_attention_ext),
 	ENTRY(VK_SH_MOE_ROUTE, spv_moe_route),

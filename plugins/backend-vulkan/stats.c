@@ -56,7 +56,7 @@ void vk_stats_print(struct vk_ctx *ctx, enum vk_shader sh,
 		return;
 	char line[2048];
 	size_t len = (size_t)snprintf(line, sizeof line, "vulkan stats: %s",
-				      vk_spirv[sh].name);
+				      vk_shader_code(ctx, sh).name);
 	for (uint32_t i = 0; i < n_spec && len < sizeof line; i++)
 		len += (size_t)snprintf(line + len, sizeof line - len, "%s%u",
 					i ? "," : " [", spec[i]);

@@ -27,10 +27,11 @@ struct belt_model_params {
 		       * session is freed; off by default */
 };
 
-/* Call fn for each architecture file on the search path
- * ($BELT_ARCH_PATH, installed, source tree): name ("qwen2"), the file
- * that loads for it (the first of a name), ud. Writes the search path
- * to path (pathsz bytes). Returns the number found. */
+/* Call fn for each architecture on the search path ($BELT_ARCH_PATH,
+ * installed, source tree), then each architecture plugin arch-NAME on the
+ * plugin path whose name has no file there: name ("qwen2"), the file that
+ * loads for it (the first of a name, or the module), ud. Writes the arch
+ * search path to path (pathsz bytes). Returns the number found. */
 int belt_arch_scan(void (*fn)(const char *name, const char *file, void *ud), void *ud,
 		   char *path, size_t pathsz);
 

@@ -54,6 +54,8 @@ struct belt_op_contract {
 const struct belt_op_contract *belt_op_contract(const char *op);
 /* Every contract: *n of them. */
 const struct belt_op_contract *belt_op_contracts(size_t *n);
+/* Index of param name in c's schema, or -1. */
+int belt_op_param_index(const struct belt_op_contract *c, const char *name);
 /* Bit i set when binding i of op is written. */
 uint8_t belt_op_writes(const struct belt_op_contract *c);
 /* Elements per row of binding i given the command's params, or -1 when

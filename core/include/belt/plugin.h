@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "belt/arch.h"
 #include "belt/backend.h"
 #include "belt/draft.h"
 #include "belt/grammar.h"
@@ -38,6 +39,7 @@ enum belt_plugin_kind {
 	BELT_KIND_SAMPLER, /* struct belt_sampler_ops, belt/sampler.h */
 	BELT_KIND_GRAMMAR, /* struct belt_grammar_ops, belt/grammar.h */
 	BELT_KIND_DRAFT,   /* struct belt_draft_ops, belt/draft.h */
+	BELT_KIND_ARCH,	   /* struct belt_arch_ops, belt/arch.h */
 	BELT_KIND_COUNT
 };
 
@@ -55,9 +57,10 @@ struct belt_plugin {
 typedef const struct belt_plugin *(*belt_plugin_entry_fn)(void);
 #define BELT_PLUGIN_ENTRY_SYMBOL "belt_plugin_entry"
 
-/* Called from register_features: add a feature under ops->name. Each
- * fails on an ABI outside the kind's supported range, a missing required
- * function, or a (kind, name) already taken. */
+/* Called from register_features: add a feature under ops->name
+ * (belt_registry_add_arch is in belt/arch.h). Each fails on an ABI
+ * outside the kind's supported range, a missing required function, or a
+ * (kind, name) already taken. */
 int belt_registry_add_backend(struct belt_registry *r,
 			      const struct belt_backend_ops *ops, char *err,
 			      size_t errsz);

@@ -45,34 +45,11 @@ vec4 lo4(uvec2 u)
 float w1(uint i) { return bf16_f(uint(w16[i])); }
 #endif
 
-void main()
+// y[yo + r0 .. yo + r0 + nr) = rows wr0 .. wr0 + nr of W . x from xo;
+// every thread of the workgroup calls it
+void dot_rows(uint k, uint wr0, uint xo, uint yo, uint r0, uint nr)
 {
-	STOP_CHECK();
-	uint k = pc.p[0], m = pc.p[1];
-#ifdef MOE
-	// slot j of row r: expert ids[r][j]'s rows (from e * m on), the
-	// row's x (or, with aux[1], its slot j of n_used x's)
-	uint nu = pc.p[3], gps = (m + NR - 1u) / NR, r = row_z();
-	if (r >= row_end() || wg_id() >= gps * nu)
-		return;
-	uint j = wg_id() / gps, r0 = (wg_id() % gps) * NR;
-	uint e = uint(ids[pc.o[2] + row_in(r) * nu + j]);
-	uint wr0 = e * m + r0;
-	uint xo = pc.o[1] + (pc.aux[1] != 0u ? row_in(r) * nu + j : row_in(r)) * k;
-	uint yo = pc.o[3] + (row_in(r) * nu + j) * m;
-#else
-	uint r0 = wg_id() * NR, wr0 = r0;
-	uint xo = pc.o[1], yo = pc.o[2];
-#endif
-	if (r0 >= m)
-		return;
-	uint nr = min(NR, m - r0);
 	uint tid = gl_LocalInvocationID.x;
-#if defined(KQ_IQ4_TABLE)
-	if (tid < 16u)
-		iq4_sh[tid] = float(iq4_value(tid));
-	barrier();
-#endif
 	uint wo = pc.o[0];
 	float acc[NR];
 	[[unroll]] for (uint r = 0; r < NR; r++)
@@ -215,4 +192,57 @@ void main()
 			s += part[i * NR + tid];
 		y[yo + r0 + tid] = s;
 	}
+}
+
+void main()
+{
+	STOP_CHECK();
+	uint k = pc.p[0], m = pc.p[1];
+#ifdef GROUPED
+	// a batched pass's rows grouped by expert (moe_route's work area at
+	// aux[0]: counts, offsets, then the entries row * n_used + j of each
+	// expert in turn): the workgroup does rows r0.. of expert e for every
+	// entry that chose it, so the pass reads e's rows once
+	uint ne = pc.p[2], nu = pc.p[3], gps = (m + NR - 1u) / NR, g = pc.aux[0];
+	uint e = wg_id() / gps, r0 = (wg_id() % gps) * NR;
+	if (e >= ne)
+		return;
+	uint cnt = worku[g + 1u + e], off = worku[g + 1u + ne + e];
+	uint list = g + 1u + 3u * ne;
+#elif defined(MOE)
+	// slot j of row r: expert ids[r][j]'s rows (from e * m on), the
+	// row's x (or, with aux[1], its slot j of n_used x's)
+	uint nu = pc.p[3], gps = (m + NR - 1u) / NR, r = row_z();
+	if (r >= row_end() || wg_id() >= gps * nu)
+		return;
+	uint j = wg_id() / gps, r0 = (wg_id() % gps) * NR;
+	uint e = uint(ids[pc.o[2] + row_in(r) * nu + j]);
+	uint wr0 = e * m + r0;
+	uint xo = pc.o[1] + (pc.aux[1] != 0u ? row_in(r) * nu + j : row_in(r)) * k;
+	uint yo = pc.o[3] + (row_in(r) * nu + j) * m;
+#else
+	uint r0 = wg_id() * NR, wr0 = r0;
+	uint xo = pc.o[1], yo = pc.o[2];
+#endif
+	if (r0 >= m)
+		return;
+	uint nr = min(NR, m - r0);
+	uint tid = gl_LocalInvocationID.x;
+#if defined(KQ_IQ4_TABLE)
+	if (tid < 16u)
+		iq4_sh[tid] = float(iq4_value(tid));
+	barrier();
+#endif
+#ifdef GROUPED
+	for (uint q = 0u; q < cnt; q++) {
+		// entry: the row within the dispatch's bindings times n_used,
+		// plus the slot
+		uint ent = worku[list + off + q];
+		uint xo = pc.o[1] + (pc.aux[1] != 0u ? ent : ent / nu) * k;
+		dot_rows(k, e * m + r0, xo, pc.o[3] + ent * m, r0, nr);
+		barrier(); // part[] is read before the next entry writes it
+	}
+#else
+	dot_rows(k, wr0, xo, yo, r0, nr);
+#endif
 }

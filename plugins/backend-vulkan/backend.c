@@ -489,6 +489,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		}
 	}
 
+	if (batched && ctx->tune.moe_grouped &&
+	    vk_moe_group(ctx, t, oc, preps, pl->rows, err, errsz))
+		goto out;
+
 	/* a batched table's commands split over ranges of rows (batch.c):
 	 * room for their dispatches */
 	uint32_t n_disp = n;

@@ -143,6 +143,12 @@ struct fgroup {
 
 /* Whether c runs op. */
 bool vk_is_op(const struct belt_cmd *c, const char *op);
+
+/* A batched table's moe_matvecs grouped by expert where their moe_route
+ * and they each cover all rows in one dispatch: their pipelines, grids
+ * and the route's and their aux words changed in oc (moe.c). */
+int vk_moe_group(struct vk_ctx *ctx, const struct belt_table *t, struct vk_cmd *oc,
+		 const struct vk_prep *preps, uint32_t rows, char *err, size_t errsz);
 /* Whether matvec_fused can compute matvec m (prepared as oc; rp: its
  * Q8_0/Q4_0/Q6_K weights are in the GPU layout). */
 bool vk_fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,

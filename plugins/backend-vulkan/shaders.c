@@ -398,6 +398,52 @@ static const uint32_t spv_matmul_cm_iq4_xs[] =
 	;
 
 
+static const uint32_t spv_matvec_moeg_f32[] =
+#include "spv/matvec_moeg_f32.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_f16[] =
+#include "spv/matvec_moeg_f16.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_bf16[] =
+#include "spv/matvec_moeg_bf16.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q8_0[] =
+#include "spv/matvec_moeg_q8_0.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q4_0[] =
+#include "spv/matvec_moeg_q4_0.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q4_k[] =
+#include "spv/matvec_moeg_q4_k.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q6_k[] =
+#include "spv/matvec_moeg_q6_k.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q4_1[] =
+#include "spv/matvec_moeg_q4_1.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q5_0[] =
+#include "spv/matvec_moeg_q5_0.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q5_1[] =
+#include "spv/matvec_moeg_q5_1.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_iq4_nl[] =
+#include "spv/matvec_moeg_iq4_nl.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q2_k[] =
+#include "spv/matvec_moeg_q2_k.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q3_k[] =
+#include "spv/matvec_moeg_q3_k.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_q5_k[] =
+#include "spv/matvec_moeg_q5_k.spv.h"
+	;
+static const uint32_t spv_matvec_moeg_iq4_xs[] =
+#include "spv/matvec_moeg_iq4_xs.spv.h"
+	;
+
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_, .name = #a_ + 4}
 
 const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
@@ -530,4 +576,19 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MOE_Q3_K, spv_matvec_moe_q3_k),
 	ENTRY(VK_SH_MOE_Q5_K, spv_matvec_moe_q5_k),
 	ENTRY(VK_SH_MOE_IQ4_XS, spv_matvec_moe_iq4_xs),
+	ENTRY(VK_SH_MOEG_F32, spv_matvec_moeg_f32),
+	ENTRY(VK_SH_MOEG_F16, spv_matvec_moeg_f16),
+	ENTRY(VK_SH_MOEG_BF16, spv_matvec_moeg_bf16),
+	ENTRY(VK_SH_MOEG_Q8_0, spv_matvec_moeg_q8_0),
+	ENTRY(VK_SH_MOEG_Q4_0, spv_matvec_moeg_q4_0),
+	ENTRY(VK_SH_MOEG_Q4_K, spv_matvec_moeg_q4_k),
+	ENTRY(VK_SH_MOEG_Q6_K, spv_matvec_moeg_q6_k),
+	ENTRY(VK_SH_MOEG_Q4_1, spv_matvec_moeg_q4_1),
+	ENTRY(VK_SH_MOEG_Q5_0, spv_matvec_moeg_q5_0),
+	ENTRY(VK_SH_MOEG_Q5_1, spv_matvec_moeg_q5_1),
+	ENTRY(VK_SH_MOEG_IQ4_NL, spv_matvec_moeg_iq4_nl),
+	ENTRY(VK_SH_MOEG_Q2_K, spv_matvec_moeg_q2_k),
+	ENTRY(VK_SH_MOEG_Q3_K, spv_matvec_moeg_q3_k),
+	ENTRY(VK_SH_MOEG_Q5_K, spv_matvec_moeg_q5_k),
+	ENTRY(VK_SH_MOEG_IQ4_XS, spv_matvec_moeg_iq4_xs),
 };

@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", "moe_grouped", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -99,7 +99,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.coopmat = true,
 				.att_coopmat = true,
 				.few_rows = true,
-				.few_shared = true};
+				.few_shared = true,
+				.moe_grouped = true};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
 		return -1;
 	/* fuse and profile: the file's value here, the variable's at each
@@ -121,7 +122,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		     err, errsz) ||
 	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz) ||
 	    get_bool("few_rows", value_of(opt, "few_rows"), &t->few_rows, err, errsz) ||
-	    get_bool("few_shared", value_of(opt, "few_shared"), &t->few_shared, err, errsz))
+	    get_bool("few_shared", value_of(opt, "few_shared"), &t->few_shared, err, errsz) ||
+	    get_bool("moe_grouped", value_of(opt, "moe_grouped"), &t->moe_grouped, err, errsz))
 		return -1;
 	const char *v = value_of(opt, "validation");
 	if (v) {

@@ -240,6 +240,21 @@ enum vk_shader {
 	VK_SH_MOE_Q3_K,
 	VK_SH_MOE_Q5_K,
 	VK_SH_MOE_IQ4_XS,
+	VK_SH_MOEG_F32,
+	VK_SH_MOEG_F16,
+	VK_SH_MOEG_BF16,
+	VK_SH_MOEG_Q8_0,
+	VK_SH_MOEG_Q4_0,
+	VK_SH_MOEG_Q4_K,
+	VK_SH_MOEG_Q6_K,
+	VK_SH_MOEG_Q4_1,
+	VK_SH_MOEG_Q5_0,
+	VK_SH_MOEG_Q5_1,
+	VK_SH_MOEG_IQ4_NL,
+	VK_SH_MOEG_Q2_K,
+	VK_SH_MOEG_Q3_K,
+	VK_SH_MOEG_Q5_K,
+	VK_SH_MOEG_IQ4_XS,
 	VK_SH_RMSNORM_ADD, /* rmsnorm.comp -DADD: fusion.c's rmsnorm + add */
 	VK_SH_QKV_ROPE,	   /* fusion.c's biases or head norms, rope, kv_store */
 	/* matmul_cm.comp by weight type (R: the GPU layout) */

@@ -428,3 +428,34 @@ void belt_row_at_seq(enum belt_patch patch, uint32_t pos, uint32_t row, uint32_t
 	if (patch == BELT_PATCH_ARGMAX_OUTPUT)
 		out->out = row;
 }
+
+struct belt_kernel belt_arch_op_kernel(const struct belt_arch_op *op, const void *impl)
+{
+	return (struct belt_kernel){.op = op->contract.op,
+				    .variant = "default",
+				    .wtype = BELT_TYPE_ANY,
+				    .n_bind = op->contract.n_bind,
+				    .params = op->contract.params,
+				    .impl = impl};
+}
+
+const struct belt_arch_op *belt_arch_op_prepare(const struct belt_cmd *cmd, int64_t *items,
+						char *err, size_t errsz)
+{
+	const char *name = cmd->label ? cmd->label : "?";
+	const struct belt_arch_op *op = belt_arch_op_find(cmd->kernel->op);
+	if (!op) {
+		belt_errf(err, errsz, "%s: op '%s' is no longer registered", name, cmd->kernel->op);
+		return NULL;
+	}
+	int at = belt_op_param_index(&op->contract, op->items);
+	if (cmd->param[at].i < 1) {
+		belt_errf(err, errsz, "%s: %s param %s is %d, must be >= 1", name, cmd->kernel->op,
+			  op->items, cmd->param[at].i);
+		return NULL;
+	}
+	if (op->check && op->check(cmd, err, errsz))
+		return NULL;
+	*items = cmd->param[at].i;
+	return op;
+}

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "belt/arch.h"
-#include "belt/error.h"
 #include "cpu.h"
 
 static void run_ext(const struct cpu_cmd *c, struct cpu_worker *w, const struct cpu_pass *ps,
@@ -29,19 +28,10 @@ static int prep_ext(const struct cpu_ctx *ctx, const struct belt_cmd *cmd, struc
 		    struct cpu_prep *pr, char *err, size_t errsz)
 {
 	(void)ctx;
-	const struct belt_arch_op *op = belt_arch_op_find(cmd->kernel->op);
-	if (!op)
-		return belt_errf(err, errsz, "%s: op '%s' is no longer registered",
-				 cmd->label ? cmd->label : "?", cmd->kernel->op);
-	int at = belt_op_param_index(&op->contract, op->items);
-	if (cmd->param[at].i < 1)
-		return belt_errf(err, errsz, "%s: %s param %s is %d, must be >= 1",
-				 cmd->label ? cmd->label : "?", cmd->kernel->op, op->items,
-				 cmd->param[at].i);
-	if (op->check && op->check(cmd, err, errsz))
+	int64_t items;
+	if (!(c->ext = belt_arch_op_prepare(cmd, &items, err, errsz)))
 		return -1;
-	c->ext = op;
-	pr->len = cmd->param[at].i;
+	pr->len = items;
 	pr->align = 16;
 	pr->item_bytes = 4u * cmd->n_bind;
 	return 0;
@@ -59,14 +49,7 @@ const struct belt_kernel *cpu_ext_kernel(struct cpu_ctx *ctx, const char *op, co
 		return NULL;
 	unsigned i = ctx->n_ext++;
 	ctx->ext_op[i] = (struct cpu_op){.w = CPU_W_F32, .run = run_ext, .prepare = prep_ext};
-	ctx->ext_kernel[i] = (struct belt_kernel){
-		.op = ao->contract.op,
-		.variant = "default",
-		.wtype = BELT_TYPE_ANY,
-		.n_bind = ao->contract.n_bind,
-		.params = ao->contract.params,
-		.impl = &ctx->ext_op[i],
-	};
+	ctx->ext_kernel[i] = belt_arch_op_kernel(ao, &ctx->ext_op[i]);
 	return &ctx->ext_kernel[i];
 }
 

@@ -11,25 +11,19 @@
 
 static int prep_ext(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
 {
-	const char *name = cmd->label ? cmd->label : "?";
-	const struct belt_arch_op *op = belt_arch_op_find(cmd->kernel->op);
-	if (!op)
-		return belt_errf(err, errsz, "%s: op '%s' is no longer registered", name,
-				 cmd->kernel->op);
-	int at = belt_op_param_index(&op->contract, op->items);
-	if (cmd->param[at].i < 1)
-		return belt_errf(err, errsz, "%s: %s param %s is %d, must be >= 1", name,
-				 cmd->kernel->op, op->items, cmd->param[at].i);
 	/* pc.o counts 32-bit words */
 	for (unsigned i = 0; i < cmd->n_bind; i++)
 		if (cmd->bind[i].offset % 4)
 			return belt_errf(err, errsz,
 					 "%s: %s binding %u starts at byte %" PRIu64
 					 ": this backend needs whole 32-bit words",
-					 name, cmd->kernel->op, i, cmd->bind[i].offset);
-	if (op->check && op->check(cmd, err, errsz))
+					 cmd->label ? cmd->label : "?", cmd->kernel->op, i,
+					 cmd->bind[i].offset);
+	int64_t items;
+	const struct belt_arch_op *op = belt_arch_op_prepare(cmd, &items, err, errsz);
+	if (!op)
 		return -1;
-	pr->groups = ((uint32_t)cmd->param[at].i + op->local_size - 1) / op->local_size;
+	pr->groups = (uint32_t)((items + op->local_size - 1) / op->local_size);
 	return 0;
 }
 
@@ -48,14 +42,7 @@ const struct belt_kernel *vk_ext_kernel(struct vk_ctx *ctx, const char *op, cons
 	ctx->ext_op[i] = (struct vk_op){.shader = (enum vk_shader)(VK_SH_COUNT + i),
 					.wtype = BELT_TYPE_ANY,
 					.prepare = prep_ext};
-	ctx->ext_kernel[i] = (struct belt_kernel){
-		.op = ao->contract.op,
-		.variant = "default",
-		.wtype = BELT_TYPE_ANY,
-		.n_bind = ao->contract.n_bind,
-		.params = ao->contract.params,
-		.impl = &ctx->ext_op[i],
-	};
+	ctx->ext_kernel[i] = belt_arch_op_kernel(ao, &ctx->ext_op[i]);
 	return &ctx->ext_kernel[i];
 }
 

@@ -88,4 +88,13 @@ const struct belt_arch_ops *belt_arch_get(const char *name, char *err, size_t er
 /* The op called op of a registered architecture plugin, or NULL. */
 const struct belt_arch_op *belt_arch_op_find(const char *op);
 
+/* For backends. A kernel of op: variant "default", any weight type, the
+ * contract's bindings and params, impl the backend's own. */
+struct belt_kernel belt_arch_op_kernel(const struct belt_arch_op *op, const void *impl);
+/* At table_prepare, cmd's op (NULL when no plugin has it any more, with
+ * err): its items param checked to be at least 1 (*items) and the op's
+ * own check run. */
+const struct belt_arch_op *belt_arch_op_prepare(const struct belt_cmd *cmd, int64_t *items,
+						char *err, size_t errsz);
+
 #endif

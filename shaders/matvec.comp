@@ -6,7 +6,12 @@
 // subgroup add and one shared-memory pass across subgroups. Built once per
 // weight type (-DTYPE_F32 ...).
 #define WG 128
+#ifdef GROUPED
+// rows per workgroup: the setting moe_rows (VK_MOE_ROWS)
+layout(constant_id = 0) const uint NR = 8u;
+#else
 #define NR 2 // rows per workgroup: VK_MATVEC_ROWS in plugins/backend-vulkan/vk.h
+#endif
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer WF { float wf[]; };
 layout(binding = 0) readonly buffer WF4 { vec4 wf4[]; };

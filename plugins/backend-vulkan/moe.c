@@ -5,8 +5,9 @@
  * each chosen matrix once. The moe_route command then also lists the
  * pass's entries (row, slot) by expert in its work area
  * (shaders/moe_route.comp), and each moe_matvec that reads its ids runs
- * matvec.comp GROUPED: a workgroup per expert and pair of output rows,
- * looping over that expert's entries. Only where both cover all the
+ * matvec.comp GROUPED: a workgroup per expert and moe_rows rows of its
+ * matrix (8), looping over that expert's entries: each entry's x is read
+ * once for those rows. Only where both cover all the
  * table's rows in one dispatch (batch.c may split a command over ranges
  * of rows); the results are those of the row-by-row kernel, bit for bit
  * (the same sums in the same order). */
@@ -52,14 +53,14 @@ int vk_moe_group(struct vk_ctx *ctx, const struct belt_table *t, struct vk_cmd *
 			continue;
 		const struct vk_op *op = c->kernel->impl;
 		int sh = (int)op->shader - VK_SH_MOE_F32 + VK_SH_MOEG_F32;
-		if (vk_pipeline_for(ctx, (enum vk_shader)sh, c->n_bind, err, errsz))
+		uint32_t nr = ctx->tune.moe_rows;
+		if (vk_spec_pipeline(ctx, (enum vk_shader)sh, c->n_bind, &nr, 1, &oc[i].pipe, err,
+				     errsz))
 			return -1;
-		oc[i].pipe = ctx->pipe[sh];
 		oc[i].pc.aux[0] = oc[route].pc.aux[2];
 		oc[route].pc.aux[1] = 1;
-		/* a workgroup per expert and pair of output rows, no z layers */
-		uint32_t g = (uint32_t)c->param[2].i *
-			     (((uint32_t)c->param[1].i + VK_MATVEC_ROWS - 1) / VK_MATVEC_ROWS);
+		/* a workgroup per expert and nr output rows, no z layers */
+		uint32_t g = (uint32_t)c->param[2].i * (((uint32_t)c->param[1].i + nr - 1) / nr);
 		oc[i].gx = g < maxg[0] ? g : maxg[0];
 		oc[i].gy = (g + oc[i].gx - 1) / oc[i].gx;
 		oc[i].gz = 1;

@@ -37,6 +37,9 @@
  * whose rows do not allow 16-byte loads. On the H100, 8 rows decoded a 1B
  * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
+/* rows of an expert's matrix a workgroup of the grouped products takes
+ * (matvec.comp GROUPED; setting moe_rows) */
+#define VK_MOE_ROWS 8
 /* A batched table's runs of at most this many rows (a verification of
  * drafts) take its few-row kernels (plan.h: vk_cmd.has_few). */
 #define VK_FEW_ROWS 16

@@ -4,7 +4,7 @@
 // moe_route: for row r (a z layer each), the softmax of the router's
 // n_expert logits, the n_used largest probabilities (the lowest index
 // first among equals) as ids (floats) and weights renormalized to sum 1
-// (at least 2^-14, as llama.cpp). One thread per row: n_expert is small.
+// (at least 2^-14, as llama.cpp). A workgroup per row.
 //
 // With aux[1] (a batched pass whose expert products run grouped by
 // expert, matvec.comp GROUPED), the last workgroup to finish also groups
@@ -20,47 +20,88 @@ layout(binding = 2) writeonly buffer W { float wt[]; };
 
 shared uint cnt_sh[256], cur_sh[256];
 
-void route(uint ne, uint nu, uint r)
+shared float pe_sh[256], pj_sh[32], rv_sh[WG], mx_sh, sum_sh;
+shared uint ri_sh[WG];
+
+// Row r's route, by the whole workgroup: the probabilities in pe_sh (the
+// sum in expert order, as one thread would), then n_used rounds of an
+// argmax over the experts not taken, the lowest index first among equals.
+void route(uint ne, uint nu, uint r, uint tid)
 {
 	uint lo = pc.o[0] + row_in(r) * ne;
 	uint io = pc.o[1] + row_in(r) * nu, wo = pc.o[2] + row_in(r) * nu;
-	float mx = -1.0 / 0.0, sum = 0.0;
-	for (uint e = 0; e < ne; e++)
-		mx = max(mx, l[lo + e]);
-	for (uint e = 0; e < ne; e++)
-		sum += exp(l[lo + e] - mx);
-	// chosen experts as bits (n_expert <= 256)
-	uint taken[8] = uint[8](0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
-	float p[32];
-	float tot = 0.0;
-	for (uint j = 0; j < nu; j++) {
-		int best = -1;
-		float bp = 0.0;
-		for (uint e = 0; e < ne; e++) {
-			if ((taken[e / 32u] & (1u << (e % 32u))) != 0u)
-				continue;
-			float pe = exp(l[lo + e] - mx) / sum;
-			if (best < 0 || pe > bp) {
-				best = int(e);
-				bp = pe;
-			}
-		}
-		taken[uint(best) / 32u] |= 1u << (uint(best) % 32u);
-		ids[io + j] = float(best);
-		p[j] = bp;
-		tot += bp;
+	float m = -1.0 / 0.0;
+	for (uint e = tid; e < ne; e += WG)
+		m = max(m, l[lo + e]);
+	rv_sh[tid] = m;
+	barrier();
+	if (tid == 0u) {
+		float mx = -1.0 / 0.0;
+		for (uint i = 0u; i < WG; i++)
+			mx = max(mx, rv_sh[i]);
+		mx_sh = mx;
 	}
-	tot = max(tot, 6.103515625e-5);
-	for (uint j = 0; j < nu; j++)
-		wt[wo + j] = p[j] / tot;
+	barrier();
+	for (uint e = tid; e < ne; e += WG)
+		pe_sh[e] = exp(l[lo + e] - mx_sh);
+	barrier();
+	if (tid == 0u) {
+		float sum = 0.0;
+		for (uint e = 0u; e < ne; e++)
+			sum += pe_sh[e];
+		sum_sh = sum;
+	}
+	barrier();
+	for (uint e = tid; e < ne; e += WG)
+		pe_sh[e] = pe_sh[e] / sum_sh;
+	barrier();
+	for (uint j = 0u; j < nu; j++) {
+		// taken experts hold -1; probabilities are >= 0
+		float bp = -2.0;
+		uint bi = 0u;
+		for (uint e = tid; e < ne; e += WG)
+			if (pe_sh[e] > bp) {
+				bp = pe_sh[e];
+				bi = e;
+			}
+		rv_sh[tid] = bp;
+		ri_sh[tid] = bi;
+		barrier();
+		for (uint s = WG / 2u; s > 0u; s >>= 1) {
+			if (tid < s) {
+				float ov = rv_sh[tid + s];
+				uint oi = ri_sh[tid + s];
+				if (ov > rv_sh[tid] || (ov == rv_sh[tid] && oi < ri_sh[tid])) {
+					rv_sh[tid] = ov;
+					ri_sh[tid] = oi;
+				}
+			}
+			barrier();
+		}
+		if (tid == 0u) {
+			uint b = ri_sh[0];
+			ids[io + j] = float(b);
+			pj_sh[j] = pe_sh[b];
+			pe_sh[b] = -1.0;
+		}
+		barrier();
+	}
+	if (tid == 0u) {
+		float tot = 0.0;
+		for (uint j = 0u; j < nu; j++)
+			tot += pj_sh[j];
+		tot = max(tot, 6.103515625e-5);
+		for (uint j = 0u; j < nu; j++)
+			wt[wo + j] = pj_sh[j] / tot;
+	}
 }
 
 void main()
 {
 	STOP_CHECK();
 	uint ne = pc.p[0], nu = pc.p[1], r = row_z(), tid = gl_LocalInvocationID.x;
-	if (tid == 0u && r < row_end())
-		route(ne, nu, r);
+	if (r < row_end())
+		route(ne, nu, r, tid);
 	if (pc.aux[1] == 0u)
 		return;
 	uint g = pc.aux[2];

@@ -27,6 +27,14 @@
 // BM BN / (8 FM FN) threads.
 //
 // bindings: 0 W, 1 x, 2 y; params: k, m
+//
+// GROUPED: a batched pass's expert products grouped by expert
+// (plugins/backend-vulkan/moe.c): moe_matvec's bindings (0 W [k x m x
+// n_expert], 1 x, 2 ids, 3 y) and params (k, m, n_expert, n_used); the z
+// of the grid is the expert e, its pass rows are e's entries as moe_route
+// listed them in its work area at aux[0] (row within the bindings times
+// n_used, plus the slot), x being the entry's row (or, with aux[1], its
+// slot of n_used x's) and y its slot.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;
 layout(constant_id = 2) const uint BN = 128;
@@ -46,7 +54,11 @@ layout(binding = 0) readonly buffer W16 { uint16_t w16[]; };
 layout(binding = 0) readonly buffer W4 { uvec4 w4[]; };
 layout(binding = 1) readonly buffer X { float x[]; };
 layout(binding = 1) readonly buffer X4 { vec4 x4[]; };
+#ifdef GROUPED
+layout(binding = 3) writeonly buffer Y { float y[]; };
+#else
 layout(binding = 2) writeonly buffer Y { float y[]; };
+#endif
 
 shared uvec4 as4[2u * BM * LD4]; // two buffers: weight row i at i * LD4
 shared uvec4 bs4[2u * BN * LD4]; // pass row j at j * LD4
@@ -117,6 +129,31 @@ uint k0_of(uint k0, uint u)
 	return k0 + BK * (u % NR);
 }
 
+#ifdef GROUPED
+// the expert's entries: its list in the work area (from word ent0)
+uint ent0, nu_g;
+#endif
+
+// Where pass row `row` of the tile sits in x's and y's rows.
+uint x_row(uint row)
+{
+#ifdef GROUPED
+	uint ent = worku[ent0 + row];
+	return pc.aux[1] != 0u ? ent : ent / nu_g;
+#else
+	return row_in(row);
+#endif
+}
+
+uint y_row(uint row)
+{
+#ifdef GROUPED
+	return worku[ent0 + row];
+#else
+	return row_in(row);
+#endif
+}
+
 // vec4 v of the step at k0 of the tile's x rows from tb: row v / (SK / 4),
 // columns 4 (v % (SK / 4)) ..; zeros past the tile, the run's rows and k.
 vec4 load_x4(XS s, uint tb, uint k0, uint v)
@@ -124,7 +161,7 @@ vec4 load_x4(XS s, uint tb, uint k0, uint v)
 	uint row = tb + v / (SK / 4u), c = k0 + 4u * (v % (SK / 4u));
 	if (v >= BN * SK / 4u || row >= s.rend || c >= s.k)
 		return vec4(0.0);
-	uint i = s.xo + row_in(row) * s.k + c;
+	uint i = s.xo + x_row(row) * s.k + c;
 	if (s.al && c + 4u <= s.k)
 		return x4[i / 4u];
 	vec4 r = vec4(0.0);
@@ -163,8 +200,16 @@ void main()
 {
 	STOP_CHECK();
 	uint k = pc.p[0], m = pc.p[1];
-	uint rend = row_end();
+#ifdef GROUPED
+	uint ne = pc.p[2], e = gl_WorkGroupID.z, g = pc.aux[0];
+	nu_g = pc.p[3];
+	ent0 = g + 1u + 3u * ne + worku[g + 1u + ne + e];
+	uint rend = worku[g + 1u + e], wr0 = e * m;
+	uint tb = gl_WorkGroupID.x * BN, mb = gl_WorkGroupID.y * BM;
+#else
+	uint rend = row_end(), wr0 = 0u;
 	uint tb = row_first() + gl_WorkGroupID.x * BN, mb = gl_WorkGroupID.y * BM;
+#endif
 	if (tb >= rend)
 		return;
 	uint tid = gl_LocalInvocationID.x;
@@ -176,7 +221,7 @@ void main()
 	WS ws_;
 	ws_.wo = pc.o[0];
 	ws_.k = k;
-	ws_.m = m;
+	ws_.m = wr0 + m; // rows of the expert's matrix (GROUPED), else of W
 	ws_.al = ((pc.o[0] | k) & 7u) == 0u;
 	XS xs_;
 	xs_.xo = pc.o[1];
@@ -196,7 +241,7 @@ void main()
 	[[unroll]] for (uint i = 0; i < NWU; i++) {                            \
 		uint u = tid + WG * i;                                         \
 		if (u < NR * BM)                                               \
-			W[i] = load_w(ws_, mb + u / NR, k0_of(K0, u));         \
+			W[i] = load_w(ws_, wr0 + mb + u / NR, k0_of(K0, u));   \
 	}                                                                      \
 	[[unroll]] for (uint i = 0; i < NXV; i++)                              \
 		X[i] = load_x4(xs_, tb, K0, tid + WG * i);
@@ -256,7 +301,11 @@ void main()
 	// consecutive weight rows of one pass row, as in y
 	// (the loop's last barrier: the weight buffers are free; a subgroup's
 	// 16 x 16 floats are 64 uvec4s of them)
+#ifdef GROUPED
+	uint yo = pc.o[3], cs = sg * 64u;
+#else
 	uint yo = pc.o[2], cs = sg * 64u;
+#endif
 	[[unroll]] for (uint i = 0; i < FM; i++)
 		[[unroll]] for (uint j = 0; j < FN; j++) {
 			coopMatStoreNV(acc[i][j], as4, cs, 4u, true);
@@ -267,7 +316,7 @@ void main()
 				uint r = tb + sn + 16u * j + idx / 16u;
 				uint c = mb + sm + 16u * i + idx % 16u;
 				if (r < rend && c < m)
-					y[yo + row_in(r) * m + c] = uintBitsToFloat(as4[cs + idx / 4u][idx % 4u]);
+					y[yo + y_row(r) * m + c] = uintBitsToFloat(as4[cs + idx / 4u][idx % 4u]);
 			}
 			subgroupBarrier();
 		}

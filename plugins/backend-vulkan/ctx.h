@@ -35,6 +35,7 @@ struct vk_tuning {
 	bool att_coopmat; /* att_coopmat: batched attention on them too */
 	bool moe_grouped; /* moe_grouped: batched expert products by expert */
 	uint32_t moe_rows; /* moe_rows: their rows of W a workgroup */
+	uint32_t moe_tile[4]; /* moe_tile: their tile on the matrix units */
 	uint32_t mm_tile[4]; /* mm_tile: their tile, BM BN WM WN (0s: by size) */
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */

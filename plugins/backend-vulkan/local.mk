@@ -538,6 +538,12 @@ VK_CM_GLSLC = $(MKDIR_P) plugins/backend-vulkan/spv && \
 plugins/backend-vulkan/spv/matmul_cm_%.spv.h: $(VK_CM_DEPS)
 	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matmul_cm.comp
 EXTRA_DIST += shaders/matmul_cm.comp shaders/matmul_load.glsl
+# and GROUPED: a batched pass's expert products grouped by expert (moe.c)
+VK_CMG_TYPES = f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl \
+	q2_k q3_k q4_k q5_k q6_k iq4_xs
+VK_SPV += $(VK_CMG_TYPES:%=plugins/backend-vulkan/spv/matmul_cmg_%.spv.h)
+plugins/backend-vulkan/spv/matmul_cmg_%.spv.h: $(VK_CM_DEPS)
+	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -DGROUPED -o $@ $(srcdir)/shaders/matmul_cm.comp
 
 # batched attention on the matrix units (F16 caches)
 VK_SPV += plugins/backend-vulkan/spv/attention_rows_cm.spv.h

@@ -444,6 +444,49 @@ static const uint32_t spv_matvec_moeg_iq4_xs[] =
 #include "spv/matvec_moeg_iq4_xs.spv.h"
 	;
 
+static const uint32_t spv_matmul_cmg_f16[] =
+#include "spv/matmul_cmg_f16.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_bf16[] =
+#include "spv/matmul_cmg_bf16.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q8_0[] =
+#include "spv/matmul_cmg_q8_0.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q4_0[] =
+#include "spv/matmul_cmg_q4_0.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q4_1[] =
+#include "spv/matmul_cmg_q4_1.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q5_0[] =
+#include "spv/matmul_cmg_q5_0.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q5_1[] =
+#include "spv/matmul_cmg_q5_1.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_iq4_nl[] =
+#include "spv/matmul_cmg_iq4_nl.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q2_k[] =
+#include "spv/matmul_cmg_q2_k.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q3_k[] =
+#include "spv/matmul_cmg_q3_k.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q4_k[] =
+#include "spv/matmul_cmg_q4_k.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q5_k[] =
+#include "spv/matmul_cmg_q5_k.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_q6_k[] =
+#include "spv/matmul_cmg_q6_k.spv.h"
+	;
+static const uint32_t spv_matmul_cmg_iq4_xs[] =
+#include "spv/matmul_cmg_iq4_xs.spv.h"
+	;
+
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_, .name = #a_ + 4}
 
 const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
@@ -477,6 +520,20 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATMUL_CM_Q6_K, spv_matmul_cm_q6_k),
 	ENTRY(VK_SH_MATMUL_CM_Q6_KR, spv_matmul_cm_q6_kr),
 	ENTRY(VK_SH_MATMUL_CM_IQ4_XS, spv_matmul_cm_iq4_xs),
+	ENTRY(VK_SH_MOECM_F16, spv_matmul_cmg_f16),
+	ENTRY(VK_SH_MOECM_BF16, spv_matmul_cmg_bf16),
+	ENTRY(VK_SH_MOECM_Q8_0, spv_matmul_cmg_q8_0),
+	ENTRY(VK_SH_MOECM_Q4_0, spv_matmul_cmg_q4_0),
+	ENTRY(VK_SH_MOECM_Q4_1, spv_matmul_cmg_q4_1),
+	ENTRY(VK_SH_MOECM_Q5_0, spv_matmul_cmg_q5_0),
+	ENTRY(VK_SH_MOECM_Q5_1, spv_matmul_cmg_q5_1),
+	ENTRY(VK_SH_MOECM_IQ4_NL, spv_matmul_cmg_iq4_nl),
+	ENTRY(VK_SH_MOECM_Q2_K, spv_matmul_cmg_q2_k),
+	ENTRY(VK_SH_MOECM_Q3_K, spv_matmul_cmg_q3_k),
+	ENTRY(VK_SH_MOECM_Q4_K, spv_matmul_cmg_q4_k),
+	ENTRY(VK_SH_MOECM_Q5_K, spv_matmul_cmg_q5_k),
+	ENTRY(VK_SH_MOECM_Q6_K, spv_matmul_cmg_q6_k),
+	ENTRY(VK_SH_MOECM_IQ4_XS, spv_matmul_cmg_iq4_xs),
 	ENTRY(VK_SH_ROPE_KV, spv_rope_kv),
 	ENTRY(VK_SH_ATTENTION, spv_attention),
 	ENTRY(VK_SH_SILU_MUL, spv_silu_mul),

@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", "moe_grouped", "moe_rows", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", "moe_grouped", "moe_rows", "moe_tile", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -88,6 +88,27 @@ static int get_int(const char *key, const char *v, long lo, long hi,
 	return 0;
 }
 
+/* A matmul_cm tile BMxBNxWMxWN into out; absent or "0" leaves out. */
+static int get_tile(const char *key, const char *v, uint32_t out[4], char *err, size_t errsz)
+{
+	if (!v || !strcmp(v, "0"))
+		return 0;
+	unsigned bm, bn, wm, wn;
+	char end;
+	if (sscanf(v, "%ux%ux%ux%u%c", &bm, &bn, &wm, &wn, &end) != 4 ||
+	    !vk_matmul_tile_ok(bm, bn, wm, wn))
+		return bad(key, v,
+			   "BMxBNxWMxWN, powers of two: BM 64 to 256, "
+			   "BN 32 to 128, subgroup tile WM x WN of 16 "
+			   "to 64 each, at most 16 subgroups (or 0)",
+			   err, errsz);
+	out[0] = bm;
+	out[1] = bn;
+	out[2] = wm;
+	out[3] = wn;
+	return 0;
+}
+
 int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		 char *err, size_t errsz)
 {
@@ -100,7 +121,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.att_coopmat = true,
 				.few_rows = true,
 				.few_shared = true,
-				.moe_grouped = true};
+				.moe_grouped = true,
+				.moe_tile = {VK_MOE_TILE}};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
 		return -1;
 	/* fuse and profile: the file's value here, the variable's at each
@@ -195,22 +217,9 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	t->att_kloads = (uint32_t)akl;
 	t->att_vloads = (uint32_t)avl;
 	t->att_gqa_from = (uint32_t)gqa_from;
-	v = value_of(opt, "mm_tile");
-	if (v && strcmp(v, "0")) {
-		unsigned bm, bn, wm, wn;
-		char end;
-		if (sscanf(v, "%ux%ux%ux%u%c", &bm, &bn, &wm, &wn, &end) != 4 ||
-		    !vk_matmul_tile_ok(bm, bn, wm, wn))
-			return bad("mm_tile", v,
-				   "BMxBNxWMxWN, powers of two: BM 64 to 256, "
-				   "BN 32 to 128, subgroup tile WM x WN of 16 "
-				   "to 64 each, at most 16 subgroups (or 0)",
-				   err, errsz);
-		t->mm_tile[0] = bm;
-		t->mm_tile[1] = bn;
-		t->mm_tile[2] = wm;
-		t->mm_tile[3] = wn;
-	}
+	if (get_tile("mm_tile", value_of(opt, "mm_tile"), t->mm_tile, err, errsz) ||
+	    get_tile("moe_tile", value_of(opt, "moe_tile"), t->moe_tile, err, errsz))
+		return -1;
 	if (wg & (wg - 1))
 		return bad("mv_wg", value_of(opt, "mv_wg"),
 			   "a power of two from 64 to 1024", err, errsz);

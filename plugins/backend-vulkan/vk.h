@@ -40,6 +40,9 @@
 /* rows of an expert's matrix a workgroup of the grouped products takes
  * (matvec.comp GROUPED; setting moe_rows) */
 #define VK_MOE_ROWS 8
+/* their matmul_cm.comp tile (BM, BN, WM, WN) where the matrix units take
+ * them (setting moe_tile): an expert has few of a pass's rows */
+#define VK_MOE_TILE 128, 64, 32, 16
 /* A batched table's runs of at most this many rows (a verification of
  * drafts) take its few-row kernels (plan.h: vk_cmd.has_few). */
 #define VK_FEW_ROWS 16
@@ -278,6 +281,20 @@ enum vk_shader {
 	VK_SH_MATMUL_CM_Q6_K,
 	VK_SH_MATMUL_CM_Q6_KR,
 	VK_SH_MATMUL_CM_IQ4_XS,
+	VK_SH_MOECM_F16,
+	VK_SH_MOECM_BF16,
+	VK_SH_MOECM_Q8_0,
+	VK_SH_MOECM_Q4_0,
+	VK_SH_MOECM_Q4_1,
+	VK_SH_MOECM_Q5_0,
+	VK_SH_MOECM_Q5_1,
+	VK_SH_MOECM_IQ4_NL,
+	VK_SH_MOECM_Q2_K,
+	VK_SH_MOECM_Q3_K,
+	VK_SH_MOECM_Q4_K,
+	VK_SH_MOECM_Q5_K,
+	VK_SH_MOECM_Q6_K,
+	VK_SH_MOECM_IQ4_XS,
 	VK_SH_COUNT
 };
 

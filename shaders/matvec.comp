@@ -6,7 +6,7 @@
 // subgroup add and one shared-memory pass across subgroups. Built once per
 // weight type (-DTYPE_F32 ...).
 #define WG 128
-#ifdef GROUPED
+#ifdef MOE
 // rows per workgroup: the setting moe_rows (VK_MOE_ROWS)
 layout(constant_id = 0) const uint NR = 8u;
 #else

@@ -25,7 +25,8 @@ shared uint ri_sh[WG];
 
 // Row r's route, by the whole workgroup: the probabilities in pe_sh (the
 // sum in expert order, as one thread would), then n_used rounds of an
-// argmax over the experts not taken, the lowest index first among equals.
+// argmax over the experts not taken, the lowest index first among equals
+// (subgroup operations, then across the subgroups).
 void route(uint ne, uint nu, uint r, uint tid)
 {
 	uint lo = pc.o[0] + row_in(r) * ne;
@@ -33,11 +34,13 @@ void route(uint ne, uint nu, uint r, uint tid)
 	float m = -1.0 / 0.0;
 	for (uint e = tid; e < ne; e += WG)
 		m = max(m, l[lo + e]);
-	rv_sh[tid] = m;
+	m = subgroupMax(m);
+	if (subgroupElect())
+		rv_sh[gl_SubgroupID] = m;
 	barrier();
 	if (tid == 0u) {
 		float mx = -1.0 / 0.0;
-		for (uint i = 0u; i < WG; i++)
+		for (uint i = 0u; i < gl_NumSubgroups; i++)
 			mx = max(mx, rv_sh[i]);
 		mx_sh = mx;
 	}
@@ -64,21 +67,21 @@ void route(uint ne, uint nu, uint r, uint tid)
 				bp = pe_sh[e];
 				bi = e;
 			}
-		rv_sh[tid] = bp;
-		ri_sh[tid] = bi;
-		barrier();
-		for (uint s = WG / 2u; s > 0u; s >>= 1) {
-			if (tid < s) {
-				float ov = rv_sh[tid + s];
-				uint oi = ri_sh[tid + s];
-				if (ov > rv_sh[tid] || (ov == rv_sh[tid] && oi < ri_sh[tid])) {
-					rv_sh[tid] = ov;
-					ri_sh[tid] = oi;
-				}
-			}
-			barrier();
+		// the subgroup's best (the lowest index among equals), then
+		// thread 0 takes the best of the subgroups'
+		float sm = subgroupMax(bp);
+		uint si = subgroupMin(bp == sm ? bi : 0xffffffffu);
+		if (subgroupElect()) {
+			rv_sh[gl_SubgroupID] = sm;
+			ri_sh[gl_SubgroupID] = si;
 		}
+		barrier();
 		if (tid == 0u) {
+			for (uint i = 1u; i < gl_NumSubgroups; i++)
+				if (rv_sh[i] > rv_sh[0] || (rv_sh[i] == rv_sh[0] && ri_sh[i] < ri_sh[0])) {
+					rv_sh[0] = rv_sh[i];
+					ri_sh[0] = ri_sh[i];
+				}
 			uint b = ri_sh[0];
 			ids[io + j] = float(b);
 			pj_sh[j] = pe_sh[b];

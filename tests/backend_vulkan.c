@@ -1024,6 +1024,13 @@ START_TEST(test_moe)
 		float *out = malloc((size_t)n * k * 4), *ids = malloc((size_t)n * U * 4);
 		fill(lg, (size_t)n * E);
 		fill(x, (size_t)n * k);
+		/* ties: the lowest index first among equal probabilities (row
+		 * 0 all equal; row 1 of the batched passes, pairs) */
+		for (int e = 0; e < E; e++) {
+			lg[e] = 0.25f;
+			if (n > 1)
+				lg[E + e] = (float)(e / 2) * 0.125f;
+		}
 		for (int bi = 0; bi < 2; bi++) {
 			struct be *b = bi ? &cpu : &vk;
 			backend_moe(b, t, w1, rb1, w2, rb2, lg, x, E, U, k, m, n, ids, out);

@@ -123,6 +123,7 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 	pr->att_kloads = ctx->tune.att_kloads;
 	pr->att_vloads = ctx->tune.att_vloads;
 	pr->subgroup = ctx->sg_shuffle ? ctx->subgroup : 0;
+	pr->moe_rows = ctx->tune.moe_rows;
 	pr->shader = (int)op->shader;
 	pr->max_pos = UINT64_MAX;
 	for (int i = 0; i < BELT_MAX_BINDINGS; i++)

@@ -466,7 +466,10 @@ static int prep_moe_matvec(const struct belt_cmd *cmd, struct vk_prep *pr, char 
 	if (need(cmd, 0, "W", m * (uint64_t)cmd->param[2].i * rb, err, errsz))
 		return -1;
 	pr->aux[1] = !strcmp(cmd->kernel->op, "moe_matvec_slots");
-	pr->groups = ceil_div(m, MATVEC_ROWS) * (uint32_t)cmd->param[3].i;
+	/* matvec.comp MOE's rows per workgroup: a specialization */
+	pr->spec[0] = pr->moe_rows;
+	pr->n_spec = 1;
+	pr->groups = ceil_div(m, pr->moe_rows) * (uint32_t)cmd->param[3].i;
 	return 0;
 }
 

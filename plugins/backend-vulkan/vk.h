@@ -323,6 +323,8 @@ struct vk_prep {
 	uint32_t max_shared; /* in: the device's shared memory per workgroup */
 	uint32_t att_chunk, att_splits; /* in: split_kv's chunks (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* in: attention.comp's loads in flight */
+	uint32_t moe_rows; /* in: the setting moe_rows (rows a workgroup of
+			    * the expert products takes) */
 	uint32_t subgroup; /* in: the subgroup size where shaders can shuffle
 			    * within subgroups, else 0 */
 	uint32_t spec[VK_SPEC_MAX]; /* the shader's specialization constants */

@@ -8,7 +8,7 @@
 #define WG 128
 #ifdef MOE
 // rows per workgroup: the setting moe_rows (VK_MOE_ROWS)
-layout(constant_id = 0) const uint NR = 8u;
+layout(constant_id = 0) const uint NR = 4u;
 #else
 #define NR 2 // rows per workgroup: VK_MATVEC_ROWS in plugins/backend-vulkan/vk.h
 #endif

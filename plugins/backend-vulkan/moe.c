@@ -6,7 +6,7 @@
  * pass's entries (row, slot) by expert in its work area
  * (shaders/moe_route.comp), and each moe_matvec that reads its ids runs
  * matvec.comp GROUPED: a workgroup per expert and moe_rows rows of its
- * matrix (8), looping over that expert's entries: each entry's x is read
+ * matrix (4), looping over that expert's entries: each entry's x is read
  * once for those rows. Where the device has the matrix units
  * (matmul_cm.comp) and the weight type is one they take, matmul_cm.comp
  * GROUPED instead: the expert's entries are the pass rows of its tiles

@@ -37,9 +37,9 @@
  * whose rows do not allow 16-byte loads. On the H100, 8 rows decoded a 1B
  * Q4_0 model at 416 tokens/s against 679 with 2. */
 #define VK_MATVEC_ROWS 2
-/* rows of an expert's matrix a workgroup of the grouped products takes
- * (matvec.comp GROUPED; setting moe_rows) */
-#define VK_MOE_ROWS 8
+/* rows of an expert's matrix a workgroup of the expert products takes
+ * (matvec.comp MOE and GROUPED; setting moe_rows) */
+#define VK_MOE_ROWS 4
 /* their matmul_cm.comp tile (BM, BN, WM, WN) where the matrix units take
  * them (setting moe_tile): an expert has few of a pass's rows */
 #define VK_MOE_TILE 128, 64, 32, 16

@@ -9,9 +9,11 @@
  * seed. BELT_TEST_BACKEND picks the backend (tests/group-vulkan.sh). */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "belt/belt.h"
 #include "belt/sampler.h"
@@ -37,15 +39,30 @@ struct ids {
 	size_t n;
 };
 
-static bool collect(void *ud, int32_t id, const char *text, size_t len)
+/* Greedy sessions run together: at its second token (the first comes
+ * with its prompt's pass, before it decodes), each waits until as many
+ * sessions decode as there are greedy ones still generating, so that
+ * their next steps share the group's passes however the threads are
+ * scheduled (under valgrind one thread runs at a time, and a session that
+ * finds itself the only one decoding runs its answer alone). It waits
+ * without the turn, counted as decoding: the others run their prompts
+ * meanwhile, and a greedy one then waits for its next step. Sampled
+ * sessions do not wait: on a backend without the sampler's chain ops
+ * they decode on the host, never counted as decoding. */
+struct meet {
+	const struct belt_group *g;
+	uint32_t n;		/* greedy sessions run together */
+	atomic_uint finished;	/* of those, whose belt_generate returned */
+};
+
+static void meet_others(const struct meet *mt)
 {
-	(void)text;
-	(void)len;
-	struct ids *o = ud;
-	if (id >= 0 && o->n < MAX_IDS)
-		o->id[o->n++] = id;
-	return true;
+	while (belt_group_decoding(mt->g) + atomic_load(&mt->finished) < mt->n)
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
 }
+
+struct job;
+static bool collect(void *ud, int32_t id, const char *text, size_t len);
 
 /* One generation: prompt, n_predict, its ids and stats. */
 struct job {
@@ -58,7 +75,24 @@ struct job {
 	int rc;
 	char err[BELT_ERR_SIZE];
 	pthread_barrier_t *start;
+	struct meet *meet; /* with start: the others it waits for */
+	bool met;
 };
+
+static bool collect(void *ud, int32_t id, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	struct job *j = ud;
+	struct ids *o = &j->out;
+	if (j->meet && !j->met && o->n == 1) {
+		j->met = true;
+		meet_others(j->meet);
+	}
+	if (id >= 0 && o->n < MAX_IDS)
+		o->id[o->n++] = id;
+	return true;
+}
 
 static void *run_job(void *arg)
 {
@@ -68,10 +102,13 @@ static void *run_job(void *arg)
 	gp.n_predict = j->n_predict;
 	gp.sampling = j->samp;
 	j->out.n = 0;
+	j->met = false;
 	if (j->start)
 		pthread_barrier_wait(j->start);
-	j->rc = belt_generate(j->s, j->prompt.id, j->prompt.n, &gp, collect, &j->out, j->err,
+	j->rc = belt_generate(j->s, j->prompt.id, j->prompt.n, &gp, collect, j, j->err,
 			      sizeof j->err);
+	if (j->meet)
+		atomic_fetch_add(&j->meet->finished, 1);
 	j->st = *belt_session_stats(j->s);
 	return NULL;
 }
@@ -92,6 +129,7 @@ static void reference(struct belt_session *s, struct job *j, struct ids *ref)
 	struct job r = *j;
 	r.s = s;
 	r.start = NULL;
+	r.meet = NULL;
 	run_job(&r);
 	ck_assert_msg(r.rc == 0, "%s", r.err);
 	*ref = r.out;
@@ -130,19 +168,27 @@ static double gap_at(struct belt_model *m, struct belt_session *plain, const str
 /* Every job at once, each in its thread; each must give its reference
  * (or part from it only at a near-tie); returns the tokens decoded in
  * shared passes, *parted the answers that parted. */
-static uint32_t run_together(struct belt_model *m, struct job *jobs, int n,
-			     const struct ids *refs, struct belt_session *plain, unsigned *parted)
+static uint32_t run_together(struct belt_model *m, const struct belt_group *g, struct job *jobs,
+			     int n, const struct ids *refs, struct belt_session *plain,
+			     unsigned *parted)
 {
 	pthread_t th[N_SEQ];
 	pthread_barrier_t start;
 	pthread_barrier_init(&start, NULL, (unsigned)n);
+	struct meet mt = {.g = g, .n = 0};
+	atomic_init(&mt.finished, 0);
+	for (int i = 0; i < n; i++)
+		mt.n += !jobs[i].samp;
 	for (int i = 0; i < n; i++) {
 		jobs[i].start = &start;
+		jobs[i].meet = jobs[i].samp ? NULL : &mt;
 		ck_assert_int_eq(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
 	}
 	uint32_t grouped = 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
+	for (int i = 0; i < n; i++) {
+		jobs[i].meet = NULL;
 		ck_assert_msg(jobs[i].rc == 0, "session %d: %s", i, jobs[i].err);
 		grouped += jobs[i].st.n_grouped;
 	}
@@ -212,7 +258,7 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 	ck_assert_msg(belt_session_create(m, &sp, &plain, err, sizeof err) == 0, "%s", err);
 	unsigned parted = 0;
 	turn = 1;
-	uint32_t grouped = run_together(m, jobs, N_SEQ, refs, plain, &parted);
+	uint32_t grouped = run_together(m, g, jobs, N_SEQ, refs, plain, &parted);
 	/* a second turn: each prompt is its first turn and answer and more
 	 * text, so only the new tokens run; the others' turns move on */
 	uint32_t grouped2 = 0;
@@ -227,7 +273,7 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 		reference(plains[i], &jobs[i], &refs[i]);
 	}
 	turn = 2;
-	grouped2 = run_together(m, jobs, N_SEQ, refs, plain, &parted);
+	grouped2 = run_together(m, g, jobs, N_SEQ, refs, plain, &parted);
 	for (int i = 0; i < N_SEQ; i++)
 		ck_assert_uint_gt(jobs[i].st.n_prompt_reused, 0);
 	printf("group %-22s %s: %d sessions, two turns as plain sessions (%u of %d answers parted "

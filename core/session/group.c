@@ -388,6 +388,15 @@ int belt_group_step(struct belt_session *s, uint32_t pos, const struct belt_samp
 	return 1;
 }
 
+uint32_t belt_group_decoding(const struct belt_group *g)
+{
+	struct belt_group *w = (struct belt_group *)g;
+	pthread_mutex_lock(&w->mu);
+	uint32_t n = g->n_dec;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
 void belt_group_stats(const struct belt_group *g, uint64_t *passes, uint64_t *rows,
 		      double *seconds)
 {

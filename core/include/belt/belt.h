@@ -98,6 +98,9 @@ int belt_group_session(struct belt_group *g, uint32_t seq, const struct belt_ses
  * and the seconds they took. */
 void belt_group_stats(const struct belt_group *g, uint64_t *passes, uint64_t *rows,
 		      double *seconds);
+/* How many of the group's sessions are decoding now (past their prompt,
+ * before their last token), waiting for a pass or not. */
+uint32_t belt_group_decoding(const struct belt_group *g);
 /* Free the group and those of its sessions still alive; NULL is allowed. */
 void belt_group_free(struct belt_group *g);
 

@@ -444,51 +444,12 @@ VK_SPV += plugins/backend-vulkan/spv/moe_route.spv.h \
 	plugins/backend-vulkan/spv/matvec_moe_q5_k.spv.h \
 	plugins/backend-vulkan/spv/matvec_moe_iq4_xs.spv.h
 # the batched expert products grouped by expert (matvec.comp GROUPED)
-VK_SPV += plugins/backend-vulkan/spv/matvec_moeg_f32.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_f16.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_bf16.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q8_0.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q4_0.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q4_k.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q6_k.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q4_1.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q5_0.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q5_1.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_iq4_nl.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q2_k.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q3_k.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_q5_k.spv.h \
-	plugins/backend-vulkan/spv/matvec_moeg_iq4_xs.spv.h
-plugins/backend-vulkan/spv/matvec_moeg_f32.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_F32 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_f16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_F16 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_bf16.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_BF16 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q8_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q8_0 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q4_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q4_0 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q4_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q4_K -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q6_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q6_K -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q4_1.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q4_1 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q5_0.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q5_0 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q5_1.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q5_1 -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_iq4_nl.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_IQ4_NL -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q2_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q2_K -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q3_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q3_K -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_q5_k.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_Q5_K -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/matvec_moeg_iq4_xs.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
-	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DGROUPED -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec.comp
+VK_MOEG_TYPES = f32 f16 bf16 q8_0 q4_0 q4_k q6_k q4_1 \
+	q5_0 q5_1 iq4_nl q2_k q3_k q5_k iq4_xs
+VK_SPV += $(VK_MOEG_TYPES:%=plugins/backend-vulkan/spv/matvec_moeg_%.spv.h)
+plugins/backend-vulkan/spv/matvec_moeg_%.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && \
+	$(VK_GLSLC) -DMOE -DGROUPED -DTYPE_`echo $* | tr a-z A-Z` -o $@ $(srcdir)/shaders/matvec.comp
 plugins/backend-vulkan/spv/moe_route.spv.h: $(srcdir)/shaders/moe_route.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/moe_route.comp
 plugins/backend-vulkan/spv/moe_combine.spv.h: $(srcdir)/shaders/moe_combine.comp $(srcdir)/shaders/common.glsl

@@ -933,10 +933,15 @@ static void bind_rows(struct belt_cmd *c, struct belt_buffer *buf, uint64_t off,
 		      uint32_t rows);
 
 /* moe_route, moe_matvec, silu-free moe_matvec_slots and moe_combine on
- * backend b over n rows (a one-row table for n = 1): out[n][m2] */
-static void backend_moe(struct be *b, int t, const uint8_t *w1, size_t rb1, const uint8_t *w2,
-			size_t rb2, const float *logits, const float *x, int E, int U, int k, int m,
-			uint32_t n, float *ids, float *out)
+ * backend b over n rows (a one-row table for n = 1), a run of the first
+ * n_run of them: out[n][m2]. With w0 (k x k of type t, rows of rb1 bytes
+ * as w1's), a matvec of x first into a buffer of its own, for a batched
+ * table of more than 16 rows to have a pass of few rows (the Vulkan
+ * backend records one where a matvec has its few-row kernel). */
+static void backend_moe_run(struct be *b, int t, const uint8_t *w1, size_t rb1, const uint8_t *w2,
+			    size_t rb2, const float *logits, const float *x, int E, int U, int k,
+			    int m, uint32_t n, uint32_t n_run, const uint8_t *w0, float *ids,
+			    float *out)
 {
 	struct belt_buffer *bw1 = buf_from(b, w1, rb1 * (size_t)m * E);
 	struct belt_buffer *bw2 = buf_from(b, w2, rb2 * (size_t)k * E);
@@ -945,7 +950,19 @@ static void backend_moe(struct be *b, int t, const uint8_t *w1, size_t rb1, cons
 	struct belt_buffer *bi = buf_new(b, (uint64_t)n * U * 4), *bwt = buf_new(b, (uint64_t)n * U * 4);
 	struct belt_buffer *bh = buf_new(b, (uint64_t)n * U * m * 4);
 	struct belt_buffer *by = buf_new(b, (uint64_t)n * U * k * 4), *bo = buf_new(b, (uint64_t)n * k * 4);
-	struct belt_cmd c[4];
+	struct belt_cmd c[5];
+	struct belt_buffer *bw0 = w0 ? buf_from(b, w0, rb1 * (size_t)k) : NULL;
+	struct belt_buffer *bz = w0 ? buf_new(b, (uint64_t)n * k * 4) : NULL;
+	if (w0) {
+		c[4] = cmd_new(b, "matvec", t, "test.lead");
+		bind(&c[4], bw0, 0, rb1 * (size_t)k, t);
+		c[4].bind[0].ne[0] = k;
+		c[4].bind[0].ne[1] = k;
+		bind_rows(&c[4], bx, 0, k, n);
+		bind_rows(&c[4], bz, 0, k, n);
+		pi(&c[4], k);
+		pi(&c[4], k);
+	}
 	c[0] = cmd_new(b, "moe_route", BELT_TYPE_ANY, "test.route");
 	bind_rows(&c[0], bl, 0, E, n);
 	bind_rows(&c[0], bi, 0, U, n);
@@ -972,18 +989,74 @@ static void backend_moe(struct be *b, int t, const uint8_t *w1, size_t rb1, cons
 	bind_rows(&c[3], bo, 0, k, n);
 	pi(&c[3], k);
 	pi(&c[3], U);
+	struct belt_cmd all_c[5];
+	int nc = 0;
+	if (w0)
+		all_c[nc++] = c[4];
+	for (int i = 0; i < 4; i++)
+		all_c[nc++] = c[i];
 	struct belt_table tab;
-	table_init(&tab, c, 4, n, NULL, n > 1 ? 0 : 1);
+	table_init(&tab, all_c, (uint32_t)nc, n, NULL, n > 1 ? 0 : 1);
 	tab.rows = n > 1 ? n : 0;
 	prepare(b, &tab);
-	run(b, &tab, 0, n, 0);
+	run(b, &tab, 0, n_run, 0);
 	buf_get(b, bo, 0, out, (uint64_t)n * k * 4);
 	buf_get(b, bi, 0, ids, (uint64_t)n * U * 4);
 	b->B->table_release(b->ctx, &tab);
-	struct belt_buffer *all[] = {bw1, bw2, bl, bx, bi, bwt, bh, by, bo};
+	struct belt_buffer *all[] = {bw1, bw2, bl, bx, bi, bwt, bh, by, bo, bw0, bz};
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-		buf_free(b, all[i]);
+		if (all[i])
+			buf_free(b, all[i]);
 }
+
+static void backend_moe(struct be *b, int t, const uint8_t *w1, size_t rb1, const uint8_t *w2,
+			size_t rb2, const float *logits, const float *x, int E, int U, int k, int m,
+			uint32_t n, float *ids, float *out)
+{
+	backend_moe_run(b, t, w1, rb1, w2, rb2, logits, x, E, U, k, m, n, n, NULL, ids, out);
+}
+
+/* A run of few rows (at most VK_FEW_ROWS, 16) of a batched table of more
+ * (the Vulkan backend's few-row pass, which a verification of drafts or a
+ * group's pass takes) with more experts than that: its rows' ids and
+ * outputs are those of a run of all rows, bit for bit (each row's sums
+ * are its own). */
+START_TEST(test_moe_few)
+{
+	struct be vk = open_vk();
+	int t = _i ? BELT_TYPE_Q8_0 : BELT_TYPE_F32;
+	rng_seed(95 + _i);
+	const int E = 32, U = 2, k = 64, m = 128;
+	const uint32_t n = 40, few = 9;
+	size_t rb1, rb2;
+	uint8_t *w1 = weights_new(t, k, m * E, &rb1), *w2 = weights_new(t, m, k * E, &rb2);
+	size_t rb0;
+	uint8_t *w0 = weights_new(t, k, k, &rb0);
+	float *lg = malloc((size_t)n * E * 4), *x = malloc((size_t)n * k * 4);
+	float *out = malloc((size_t)n * k * 4), *ids = malloc((size_t)n * U * 4);
+	float *fout = malloc((size_t)n * k * 4), *fids = malloc((size_t)n * U * 4);
+	ck_assert(lg && x && out && ids && fout && fids);
+	fill(lg, (size_t)n * E);
+	fill(x, (size_t)n * k);
+	backend_moe_run(&vk, t, w1, rb1, w2, rb2, lg, x, E, U, k, m, n, n, w0, ids, out);
+	backend_moe_run(&vk, t, w1, rb1, w2, rb2, lg, x, E, U, k, m, n, few, w0, fids, fout);
+	ck_assert_msg(!memcmp(fids, ids, (size_t)few * U * 4), "%s: the few rows' experts differ",
+		      belt_type_name(t));
+	ck_assert_msg(!memcmp(fout, out, (size_t)few * k * 4),
+		      "%s: a run of %u of %u rows differs from the run of all", belt_type_name(t), few,
+		      n);
+	free(lg);
+	free(x);
+	free(out);
+	free(ids);
+	free(fout);
+	free(fids);
+	free(w0);
+	free(w1);
+	free(w2);
+	be_close(&vk);
+}
+END_TEST
 
 /* The MoE ops on both backends against a dense computation in double of
  * the same experts (softmax over all, the top U by probability, lowest
@@ -4076,6 +4149,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	TCase *tq = tcase_create("quants");
 	tcase_add_loop_test(tq, test_moe, 0, (int)(sizeof moe_types / sizeof moe_types[0]));
+	tcase_add_loop_test(tq, test_moe_few, 0, 2);
 	tcase_set_timeout(tq, 0); /* no limit: CI bounds the run */
 	tcase_add_loop_test(tq, test_quant_matvec, 0, N_QTYPES);
 	tcase_add_loop_test(tq, test_quant_embed, 0, N_QTYPES);

@@ -99,6 +99,9 @@ int vk_moe_group(struct vk_ctx *ctx, const struct belt_table *t, struct vk_cmd *
 		if (preps[i].chunk_rows != rows || c->bind[2].buf != ids->buf ||
 		    c->bind[2].offset != ids->offset)
 			continue;
+		/* its grid is not a z layer per row: a pass of few rows must
+		 * not cut it to VK_FEW_ROWS layers (record.c) */
+		oc[i].rows_dim = VK_ROWS_X;
 		const struct vk_op *op = c->kernel->impl;
 		int cm = ctx->coopmat ? cm_grouped(op->wtype) : VK_SH_COUNT, rc = 1;
 		if (cm != VK_SH_COUNT && (rc = cm_group(ctx, c, cm, rows, &oc[i], err, errsz)) < 0)

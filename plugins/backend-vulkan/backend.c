@@ -35,17 +35,9 @@
 static const struct belt_kernel *vk_kernel_find(void *ctx, const char *op,
 						const char *variant, int wtype)
 {
-	if (!op)
-		return NULL;
-	if (!variant || !*variant)
-		variant = "default";
-	for (size_t i = 0; i < vk_n_kernels; i++) {
-		const struct belt_kernel *k = &vk_kernels[i];
-		if (!strcmp(k->op, op) && !strcmp(k->variant, variant) &&
-		    (k->wtype == BELT_TYPE_ANY || k->wtype == wtype))
-			return k;
-	}
-	return ctx ? vk_ext_kernel(ctx, op, variant) : NULL;
+	const struct belt_kernel *k = belt_kernel_lookup(vk_kernels, vk_n_kernels, op, variant,
+							 wtype);
+	return k || !ctx ? k : vk_ext_kernel(ctx, op, variant);
 }
 
 /* ---- prepare / release / run ---- */

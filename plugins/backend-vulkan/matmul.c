@@ -100,6 +100,20 @@ bool vk_matmul_tile_ok(uint32_t bm, uint32_t bn, uint32_t wm, uint32_t wn)
  * 128 by 16 subgroups of 64 x 16 being the best of both. */
 static const uint32_t cm_tile_default[4] = {128, 128, 64, 16};
 
+uint64_t vk_matmul_cm_spec(const uint32_t t[4], uint32_t spec[6])
+{
+	/* matmul_cm.comp's constants: local size, BM, BN, FM, FN, SK */
+	spec[0] = t[0] / t[2] * (t[1] / t[3]) * 32;
+	spec[1] = t[0];
+	spec[2] = t[1];
+	spec[3] = t[2] / 16;
+	spec[4] = t[3] / 16;
+	spec[5] = MATMUL_CM_SK;
+	/* its shared arrays: two buffers of BM + BN rows of SK + 8 halves,
+	 * the IQ4 table */
+	return 2 * (uint64_t)(t[0] + t[1]) * (MATMUL_CM_SK + 8) * 2 + 64;
+}
+
 int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		   size_t errsz)
 {
@@ -114,10 +128,7 @@ int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		return 0;
 	}
 	const uint32_t *t = pr->cm_tile[0] ? pr->cm_tile : cm_tile_default;
-	/* matmul_cm.comp's shared arrays: two buffers of BM + BN rows of SK
-	 * + 8 halves, the IQ4 table */
-	uint32_t wg = t[0] / t[2] * (t[1] / t[3]) * 32;
-	uint64_t shared = 2 * (uint64_t)(t[0] + t[1]) * (MATMUL_CM_SK + 8) * 2 + 64;
+	uint64_t shared = vk_matmul_cm_spec(t, pr->spec);
 	if (shared > pr->max_shared)
 		return belt_errf(err, errsz,
 				 "%s: matmul tile %ux%ux%ux%u needs %" PRIu64
@@ -126,13 +137,6 @@ int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 				 cmd->label ? cmd->label : "?", t[0], t[1], t[2],
 				 t[3], shared, pr->max_shared);
 	pr->shader = (int)cm;
-	/* matmul_cm.comp's constants: local size, BM, BN, FM, FN, SK */
-	pr->spec[0] = wg;
-	pr->spec[1] = t[0];
-	pr->spec[2] = t[1];
-	pr->spec[3] = t[2] / 16;
-	pr->spec[4] = t[3] / 16;
-	pr->spec[5] = MATMUL_CM_SK;
 	pr->n_spec = 6;
 	pr->groups = (m + t[0] - 1) / t[0];
 	pr->rows_tile = t[1];

@@ -62,11 +62,9 @@ static int cm_group(struct vk_ctx *ctx, const struct belt_cmd *c, int sh, uint32
 		    struct vk_cmd *oc, char *err, size_t errsz)
 {
 	const uint32_t *t = ctx->tune.moe_tile;
-	uint64_t shared = 2 * (uint64_t)(t[0] + t[1]) * (32 + 8) * 2 + 64;
-	if (shared > ctx->props.limits.maxComputeSharedMemorySize)
+	uint32_t spec[6];
+	if (vk_matmul_cm_spec(t, spec) > ctx->props.limits.maxComputeSharedMemorySize)
 		return 1;
-	/* matmul_cm.comp's constants: local size, BM, BN, FM, FN, SK */
-	uint32_t spec[6] = {t[0] / t[2] * (t[1] / t[3]) * 32, t[0], t[1], t[2] / 16, t[3] / 16, 32};
 	if (vk_spec_pipeline(ctx, (enum vk_shader)sh, c->n_bind, spec, 6, &oc->pipe, err, errsz))
 		return -1;
 	const uint32_t *maxg = ctx->props.limits.maxComputeWorkGroupCount;

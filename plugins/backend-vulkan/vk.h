@@ -387,6 +387,10 @@ int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		   size_t errsz);
 enum vk_shader vk_matmul_repacked(enum vk_shader sh);
 bool vk_matmul_tile_ok(uint32_t bm, uint32_t bn, uint32_t wm, uint32_t wn);
+/* matmul_cm.comp's specialization constants for tile t (BM, BN, WM, WN)
+ * into spec (local size, BM, BN, FM, FN, SK); the shared memory it takes,
+ * in bytes (matmul.c). */
+uint64_t vk_matmul_cm_spec(const uint32_t t[4], uint32_t spec[6]);
 
 extern const struct belt_kernel vk_kernels[];
 extern const size_t vk_n_kernels;

@@ -130,6 +130,7 @@ uint k0_of(uint k0, uint u)
 }
 
 #ifdef GROUPED
+#include "moe_groups.glsl"
 // the expert's entries: its list in the work area (from word ent0)
 uint ent0, nu_g;
 #endif
@@ -203,8 +204,8 @@ void main()
 #ifdef GROUPED
 	uint ne = pc.p[2], e = gl_WorkGroupID.z, g = pc.aux[0];
 	nu_g = pc.p[3];
-	ent0 = g + 1u + 3u * ne + worku[g + 1u + ne + e];
-	uint rend = worku[g + 1u + e], wr0 = e * m;
+	ent0 = moe_entries_at(g, ne) + worku[moe_offsets_at(g, ne) + e];
+	uint rend = worku[moe_counts_at(g) + e], wr0 = e * m;
 	uint tb = gl_WorkGroupID.x * BN, mb = gl_WorkGroupID.y * BM;
 #else
 	uint rend = row_end(), wr0 = 0u;

@@ -6,6 +6,9 @@
 // subgroup add and one shared-memory pass across subgroups. Built once per
 // weight type (-DTYPE_F32 ...).
 #define WG 128
+#ifdef GROUPED
+#include "moe_groups.glsl"
+#endif
 #ifdef MOE
 // rows per workgroup: the setting moe_rows (VK_MOE_ROWS)
 layout(constant_id = 0) const uint NR = 4u;
@@ -212,8 +215,8 @@ void main()
 	uint e = wg_id() / gps, r0 = (wg_id() % gps) * NR;
 	if (e >= ne)
 		return;
-	uint cnt = worku[g + 1u + e], off = worku[g + 1u + ne + e];
-	uint list = g + 1u + 3u * ne;
+	uint cnt = worku[moe_counts_at(g) + e], off = worku[moe_offsets_at(g, ne) + e];
+	uint list = moe_entries_at(g, ne);
 #elif defined(MOE)
 	// slot j of row r: expert ids[r][j]'s rows (from e * m on), the
 	// row's x (or, with aux[1], its slot j of n_used x's)

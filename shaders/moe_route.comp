@@ -7,11 +7,10 @@
 // (at least 2^-14, as llama.cpp). A workgroup per row.
 //
 // With aux[1] (a batched pass whose expert products run grouped by
-// expert, matvec.comp GROUPED), the last workgroup to finish also groups
-// the dispatch's entries (row within the bindings times n_used, plus the
-// slot) by expert into the work area at aux[2]: word 0 its counter, then
-// n_expert counts, n_expert offsets, n_expert spare, then the entries,
-// each expert's together (in no particular order).
+// expert), the last workgroup to finish also groups the dispatch's
+// entries by expert into the work area at aux[2], as moe_groups.glsl lays
+// it out (each expert's entries in no particular order).
+#include "moe_groups.glsl"
 #define WG 64
 layout(local_size_x = WG) in;
 layout(binding = 0) readonly buffer L { float l[]; };
@@ -122,8 +121,8 @@ void main()
 	if (tid == 0u) {
 		uint s = 0u;
 		for (uint e = 0u; e < ne; e++) {
-			worku[g + 1u + e] = cnt_sh[e];
-			worku[g + 1u + ne + e] = s;
+			worku[moe_counts_at(g) + e] = cnt_sh[e];
+			worku[moe_offsets_at(g, ne) + e] = s;
 			cur_sh[e] = s;
 			s += cnt_sh[e];
 		}
@@ -132,6 +131,6 @@ void main()
 	barrier();
 	for (uint i = tid; i < n; i += WG) {
 		uint e = uint(ids[io + i]);
-		worku[g + 1u + 3u * ne + atomicAdd(cur_sh[e], 1u)] = e0 + i;
+		worku[moe_entries_at(g, ne) + atomicAdd(cur_sh[e], 1u)] = e0 + i;
 	}
 }

@@ -446,9 +446,10 @@ static int prep_moe_route(const struct belt_cmd *cmd, struct vk_prep *pr, char *
 				 "n_expert and 32)", label(cmd), cmd->param[0].i, cmd->param[1].i);
 	pr->groups = 1;
 	/* a batched pass's entries grouped by expert, where its products
-	 * run so (moe.c): the counter, counts, offsets, spare, entries */
+	 * run so (moe.c, shaders/moe_groups.glsl): the counter, counts,
+	 * offsets, entries */
 	if (pr->rows > 1)
-		pr->work_words = 1u + 3u * (uint32_t)cmd->param[0].i +
+		pr->work_words = 1u + 2u * (uint32_t)cmd->param[0].i +
 				 pr->rows * (uint32_t)cmd->param[1].i;
 	return 0;
 }

@@ -447,10 +447,10 @@ VK_SPV += plugins/backend-vulkan/spv/moe_route.spv.h \
 VK_MOEG_TYPES = f32 f16 bf16 q8_0 q4_0 q4_k q6_k q4_1 \
 	q5_0 q5_1 iq4_nl q2_k q3_k q5_k iq4_xs
 VK_SPV += $(VK_MOEG_TYPES:%=plugins/backend-vulkan/spv/matvec_moeg_%.spv.h)
-plugins/backend-vulkan/spv/matvec_moeg_%.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
+plugins/backend-vulkan/spv/matvec_moeg_%.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS) $(srcdir)/shaders/moe_groups.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && \
 	$(VK_GLSLC) -DMOE -DGROUPED -DTYPE_`echo $* | tr a-z A-Z` -o $@ $(srcdir)/shaders/matvec.comp
-plugins/backend-vulkan/spv/moe_route.spv.h: $(srcdir)/shaders/moe_route.comp $(srcdir)/shaders/common.glsl
+plugins/backend-vulkan/spv/moe_route.spv.h: $(srcdir)/shaders/moe_route.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/moe_groups.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/moe_route.comp
 plugins/backend-vulkan/spv/moe_combine.spv.h: $(srcdir)/shaders/moe_combine.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/moe_combine.comp
@@ -484,7 +484,7 @@ plugins/backend-vulkan/spv/matvec_moe_q5_k.spv.h: $(srcdir)/shaders/matvec.comp 
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_Q5_K -o $@ $(srcdir)/shaders/matvec.comp
 plugins/backend-vulkan/spv/matvec_moe_iq4_xs.spv.h: $(srcdir)/shaders/matvec.comp $(srcdir)/shaders/common.glsl $(VK_QUANTS)
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DMOE -DTYPE_IQ4_XS -o $@ $(srcdir)/shaders/matvec.comp
-EXTRA_DIST += shaders/moe_route.comp shaders/moe_combine.comp
+EXTRA_DIST += shaders/moe_route.comp shaders/moe_combine.comp shaders/moe_groups.glsl
 
 # matmul_cm.comp (the batched product on matrix units), one per weight type
 # it takes; a trailing r: Q8_0/Q4_0/Q6_K in the GPU layout (-DREPACK)
@@ -503,7 +503,7 @@ EXTRA_DIST += shaders/matmul_cm.comp shaders/matmul_load.glsl
 VK_CMG_TYPES = f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl \
 	q2_k q3_k q4_k q5_k q6_k iq4_xs
 VK_SPV += $(VK_CMG_TYPES:%=plugins/backend-vulkan/spv/matmul_cmg_%.spv.h)
-plugins/backend-vulkan/spv/matmul_cmg_%.spv.h: $(VK_CM_DEPS)
+plugins/backend-vulkan/spv/matmul_cmg_%.spv.h: $(VK_CM_DEPS) $(srcdir)/shaders/moe_groups.glsl
 	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -DGROUPED -o $@ $(srcdir)/shaders/matmul_cm.comp
 
 # batched attention on the matrix units (F16 caches)

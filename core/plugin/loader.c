@@ -106,12 +106,6 @@ int belt_plugin_load(const char *name, char *err, size_t errsz)
 	return 0;
 }
 
-struct scan {
-	belt_plugin_visit_fn fn;
-	void *ud;
-	int stop;
-};
-
 /* A module file to visit: NAME.la, or NAME.so when no NAME.la is beside
  * it (installs without libtool archives, as Debian packages them). */
 static bool module_file(const char *dir, const char *name)
@@ -126,31 +120,50 @@ static bool module_file(const char *dir, const char *name)
 	return access(la, F_OK) != 0;
 }
 
-/* Visit one directory's modules. */
-static void scan_dir(struct scan *sc, const char *dir)
+/* Call fn(dir, file name, ud) for each module file in the folders of
+ * dirs (':'-separated), in order, until fn returns nonzero. */
+static void each_module(const char *dirs, int (*fn)(const char *dir, const char *name, void *ud),
+			void *ud)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while (!sc->stop && (e = readdir(d))) {
-		if (!module_file(dir, e->d_name))
+	char path[4096];
+	snprintf(path, sizeof path, "%s", dirs);
+	int stop = 0;
+	for (char *save = NULL, *dir = strtok_r(path, ":", &save); dir && !stop;
+	     dir = strtok_r(NULL, ":", &save)) {
+		DIR *d = opendir(dir);
+		if (!d)
 			continue;
-		char file[4096];
-		snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
-		char msg[BELT_ERR_SIZE] = "";
-		lt_dlhandle h = lt_dlopen(file);
-		const struct belt_plugin *p = NULL;
-		if (!h)
-			snprintf(msg, sizeof msg, "%.300s: %.200s", file, lt_dlerror());
-		else
-			p = descriptor(h, file, msg, sizeof msg);
-		sc->stop = sc->fn(sc->ud, file, p, p ? NULL : msg);
-		/* Keep modules that registered something open; close the rest. */
-		if (h && !p)
-			lt_dlclose(h);
+		struct dirent *e;
+		while (!stop && (e = readdir(d)))
+			if (module_file(dir, e->d_name))
+				stop = fn(dir, e->d_name, ud);
+		closedir(d);
 	}
-	closedir(d);
+}
+
+struct scan {
+	belt_plugin_visit_fn fn;
+	void *ud;
+};
+
+/* belt_plugin_scan's visit of one module: loaded, its descriptor read. */
+static int scan_module(const char *dir, const char *name, void *ud)
+{
+	struct scan *sc = ud;
+	char file[4096];
+	snprintf(file, sizeof file, "%s/%s", dir, name);
+	char msg[BELT_ERR_SIZE] = "";
+	lt_dlhandle h = lt_dlopen(file);
+	const struct belt_plugin *p = NULL;
+	if (!h)
+		snprintf(msg, sizeof msg, "%.300s: %.200s", file, lt_dlerror());
+	else
+		p = descriptor(h, file, msg, sizeof msg);
+	int stop = sc->fn(sc->ud, file, p, p ? NULL : msg);
+	/* Keep modules that registered something open; close the rest. */
+	if (h && !p)
+		lt_dlclose(h);
+	return stop;
 }
 
 int belt_plugin_scan(belt_plugin_visit_fn fn, void *ud)
@@ -158,13 +171,35 @@ int belt_plugin_scan(belt_plugin_visit_fn fn, void *ud)
 	char err[BELT_ERR_SIZE];
 	if (init(err, sizeof err))
 		return fn(ud, "", NULL, err), -1;
-	char path[4096];
-	snprintf(path, sizeof path, "%s", loader.path);
 	struct scan sc = {.fn = fn, .ud = ud};
-	for (char *save = NULL, *dir = strtok_r(path, ":", &save); dir && !sc.stop;
-	     dir = strtok_r(NULL, ":", &save))
-		scan_dir(&sc, dir);
+	each_module(loader.path, scan_module, &sc);
 	return 0;
+}
+
+/* belt_plugin_modules' records: "name\0dir/file" each, a name once (the
+ * first folder's), at most 64. */
+struct modules {
+	const char *prefix;
+	char *found[64];
+	int n;
+};
+
+static int collect_module(const char *dir, const char *name, void *ud)
+{
+	struct modules *ms = ud;
+	size_t len = strlen(name);
+	if (strncmp(name, ms->prefix, strlen(ms->prefix)))
+		return 0;
+	for (int i = 0; i < ms->n; i++)
+		if (strlen(ms->found[i]) == len - 3 && !strncmp(ms->found[i], name, len - 3))
+			return 0;
+	size_t sz = 2 * len + strlen(dir) + 4;
+	char *rec = malloc(sz);
+	if (rec) {
+		snprintf(rec, sz, "%.*s%c%s/%s", (int)(len - 3), name, 0, dir, name);
+		ms->found[ms->n++] = rec;
+	}
+	return ms->n == 64;
 }
 
 static int cmp_module(const void *a, const void *b)
@@ -175,38 +210,12 @@ static int cmp_module(const void *a, const void *b)
 int belt_plugin_modules(const char *prefix, void (*fn)(const char *name, const char *file, void *ud),
 			void *ud)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s", belt_plugin_path());
-	size_t plen = strlen(prefix);
-	/* "name\0file" each, a module once: the first folder's */
-	char *found[64];
-	int n = 0;
-	for (char *save = NULL, *dir = strtok_r(path, ":", &save); dir && n < 64;
-	     dir = strtok_r(NULL, ":", &save)) {
-		DIR *d = opendir(dir);
-		if (!d)
-			continue;
-		struct dirent *e;
-		while (n < 64 && (e = readdir(d))) {
-			size_t len = strlen(e->d_name);
-			if (strncmp(e->d_name, prefix, plen) || !module_file(dir, e->d_name))
-				continue;
-			bool dup = false;
-			for (int i = 0; i < n && !dup; i++)
-				dup = strlen(found[i]) == len - 3 && !strncmp(found[i], e->d_name, len - 3);
-			size_t sz = 2 * len + strlen(dir) + 4;
-			char *rec = dup ? NULL : malloc(sz);
-			if (!rec)
-				continue;
-			snprintf(rec, sz, "%.*s%c%s/%s", (int)(len - 3), e->d_name, 0, dir, e->d_name);
-			found[n++] = rec;
-		}
-		closedir(d);
+	struct modules ms = {.prefix = prefix, .n = 0};
+	each_module(belt_plugin_path(), collect_module, &ms);
+	qsort(ms.found, (size_t)ms.n, sizeof *ms.found, cmp_module);
+	for (int i = 0; i < ms.n; i++) {
+		fn(ms.found[i], ms.found[i] + strlen(ms.found[i]) + 1, ud);
+		free(ms.found[i]);
 	}
-	qsort(found, (size_t)n, sizeof *found, cmp_module);
-	for (int i = 0; i < n; i++) {
-		fn(found[i], found[i] + strlen(found[i]) + 1, ud);
-		free(found[i]);
-	}
-	return n;
+	return ms.n;
 }

@@ -121,6 +121,118 @@ START_TEST(teacher_forced_float)
 }
 END_TEST
 
+/* Sliding-window layers' caches as rings that wrap: passes of 4 rows and
+ * decode submissions of 4 tokens make the gemma files' window of 8 a
+ * ring of 32 slots, which the 64 teacher-forced positions go round
+ * twice (the global layers keep the 256 positions of the context). */
+static void small_runs(struct belt_session_params *sp)
+{
+	sp->n_ctx = 256;
+	sp->n_ubatch = 4;
+	sp->chunk = 4;
+}
+
+/* gemma2 (4 layers, 0 and 2 local), gemma3 (7, all but 5 local) */
+static const struct {
+	int model;
+	uint64_t n_layer, n_local;
+} ring_models[] = {{6, 4, 2}, {7, 7, 6}};
+
+START_TEST(ring)
+{
+	int i = ring_models[_i].model;
+	ck_assert(strstr(models[i].gguf, "gemma"));
+	/* the cache: 32 slots a local layer against 256 */
+	char rel[300], err[BELT_ERR_SIZE];
+	snprintf(rel, sizeof rel, "models/arch/%s", models[i].gguf);
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = shared_path(rel);
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
+	struct belt_model *m;
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	small_runs(&sp);
+	uint64_t bytes[2];
+	for (int full = 0; full < 2; full++) {
+		sp.swa_full = full;
+		struct belt_session *s;
+		ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+		bytes[full] = belt_session_kv_bytes(s);
+		belt_session_free(s);
+	}
+	uint64_t nl = ring_models[_i].n_layer, loc = ring_models[_i].n_local;
+	ck_assert_msg(bytes[0] * nl * 256 == bytes[1] * ((nl - loc) * 256 + loc * 32),
+		      "%s: KV cache of %llu bytes with rings, %llu without", models[i].gguf,
+		      (unsigned long long)bytes[0], (unsigned long long)bytes[1]);
+	belt_model_free(m);
+	llref_session_tweak = small_runs;
+	struct llref_case c = case_of(i, false);
+	llref_teacher_forced(&c, tol(i, false), tol(i, false));
+	llref_greedy(&c, tol(i, false));
+}
+END_TEST
+
+static double max_diff(const float *a, const float *b, size_t n)
+{
+	double max = 0;
+	for (size_t i = 0; i < n; i++)
+		max = fmax(max, fabs((double)a[i] - b[i]));
+	return max;
+}
+
+/* With rings, a run may not start where the local layers' caches no
+ * longer hold the window before it: a clear error, not wrong logits;
+ * from 0, near the end, or with swa_full it runs. */
+START_TEST(ring_resume)
+{
+	char err[BELT_ERR_SIZE];
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = shared_path("models/arch/gemma3.gguf");
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
+	struct belt_model *m;
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	int32_t ids[64];
+	for (int i = 0; i < 64; i++)
+		ids[i] = 1 + (i * 37) % 200;
+	size_t nv = (size_t)belt_model_n_vocab(m);
+	float *a = malloc(nv * sizeof *a), *b = malloc(nv * sizeof *b);
+	ck_assert(a && b);
+	for (int full = 0; full < 2; full++) {
+		struct belt_session_params sp;
+		belt_session_params_default(&sp);
+		small_runs(&sp);
+		sp.swa_full = full;
+		struct belt_session *s;
+		ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(belt_session_eval(s, ids, 64, 0, a, err, sizeof err) == 0, "%s", err);
+		/* the window of 8 and 3 rows ahead in 32 slots: back to 43 */
+		int rc = belt_session_eval(s, ids + 20, 1, 20, b, err, sizeof err);
+		if (full) {
+			ck_assert_msg(rc == 0, "%s", err);
+		} else {
+			ck_assert_int_ne(rc, 0);
+			ck_assert_msg(strstr(err, "position 20") && strstr(err, "sliding-window") &&
+					      strstr(err, "swa_full"),
+				      "%s", err);
+		}
+		ck_assert_msg(belt_session_eval(s, ids + 50, 14, 50, b, err, sizeof err) == 0, "%s",
+			      err);
+		ck_assert_msg(max_diff(a, b, nv) < 1e-4, "position 63 again: %g", max_diff(a, b, nv));
+		ck_assert_msg(belt_session_eval(s, ids, 64, 0, b, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(max_diff(a, b, nv) < 1e-4, "from 0 again: %g", max_diff(a, b, nv));
+		belt_session_free(s);
+	}
+	free(a);
+	free(b);
+	belt_model_free(m);
+}
+END_TEST
+
 /* A file name for this process in $TMPDIR (else /tmp): belt-PID-STEM.gguf,
  * STEM as printf formats it. */
 static void tmp_gguf(char *out, size_t n, const char *fmt, ...)
@@ -229,13 +341,6 @@ static void tf_logits(const char *path, const char *backend, const int32_t *ids,
 	belt_model_free(m);
 }
 
-static double max_diff(const float *a, const float *b, size_t n)
-{
-	double max = 0;
-	for (size_t i = 0; i < n; i++)
-		max = fmax(max, fabs((double)a[i] - b[i]));
-	return max;
-}
 
 /* qwen3moe with quantized experts (no llama.cpp reference exists): belt
  * quantize writes it, and Vulkan's moe_matvec of each type meets the
@@ -422,6 +527,8 @@ int main(void)
 	tcase_add_loop_test(tc, teacher_forced, 0, N_MODELS);
 	tcase_add_loop_test(tc, greedy, 0, N_MODELS);
 	tcase_add_test(tc, teacher_forced_float);
+	tcase_add_loop_test(tc, ring, 0, (int)(sizeof ring_models / sizeof ring_models[0]));
+	tcase_add_test(tc, ring_resume);
 	suite_add_tcase(su, tc);
 	/* belt-synth's files: no llama.cpp reference (CK_RUN_CASE=synthetic) */
 	TCase *ts = tcase_create("synthetic");

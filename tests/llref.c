@@ -102,12 +102,16 @@ static struct belt_model *load(const struct llref_case *c)
 	return m;
 }
 
+void (*llref_session_tweak)(struct belt_session_params *sp);
+
 static struct belt_session *session(struct belt_model *m)
 {
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
 	/* the references' K/V cache (models/quant/README.md, arch/README.md) */
 	sp.type_k = sp.type_v = BELT_TYPE_F32;
+	if (llref_session_tweak)
+		llref_session_tweak(&sp);
 	struct belt_session *s;
 	char err[BELT_ERR_SIZE];
 	ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct belt_session_params;
+
 /* How close a path must be: exact (max only) or within max and mean. */
 struct llref_tol {
 	const char *what; /* "cpu", "vulkan int8", ...: for messages */
@@ -22,6 +24,10 @@ struct llref_tol {
 struct llref_case {
 	const char *dir, *gguf, *stem, *build, *logits, *logits2;
 };
+
+/* Sessions of the checks below are made with belt's defaults (and F32
+ * caches, as the references'), then given to tweak when it is set. */
+extern void (*llref_session_tweak)(struct belt_session_params *sp);
 
 /* Teacher-forced logits, batched under tol_batched and one token at a
  * time under tol_decode; a Check failure names the file and the path. */

@@ -28,6 +28,8 @@ static const char help[] =
 	"  -ub, --ubatch-size N rows per batched pass over the prompt (default 512; 1: token by token)\n"
 	"  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0 or f32\n"
 	"  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0 or f32\n"
+	"      --swa-full          keep every position of sliding-window layers (default: a\n"
+	"                          ring of the window and a pass's rows)\n"
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
 	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
@@ -114,7 +116,7 @@ struct run_opts {
 	long draft_max;
 	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device, keep;
 	int type_k, type_v;
-	bool ids, no_bos, ignore_eos, profile, context_shift;
+	bool ids, no_bos, ignore_eos, profile, context_shift, swa_full;
 	bool seed_given; /* every uint64 is a seed, BELT_SEED_RANDOM too */
 	struct belt_sampling samp;
 };
@@ -124,7 +126,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
 	       O_PROFILE, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE, O_JSON_SCHEMA,
-	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_CONTEXT_SHIFT, O_KEEP };
+	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_CONTEXT_SHIFT, O_KEEP, O_SWA_FULL };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
@@ -137,6 +139,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		CLI_SAMPLING_OPTIONS,
 		{"cache-type-k", required_argument, 0, O_CTK},
 		{"cache-type-v", required_argument, 0, O_CTV},
+		{"swa-full", no_argument, 0, O_SWA_FULL},
 		{"grammar", required_argument, 0, O_GRAMMAR},
 		{"grammar-file", required_argument, 0, O_GRAMMAR_FILE},
 		{"json-schema", required_argument, 0, O_JSON_SCHEMA},
@@ -196,6 +199,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_CTK: if (!cli_cache_type("run", "--cache-type-k", optarg, &o->type_k)) return CLI_USAGE; break;
 		case O_CTV: if (!cli_cache_type("run", "--cache-type-v", optarg, &o->type_v)) return CLI_USAGE; break;
 		case O_IDS: o->ids = true; break;
+		case O_SWA_FULL: o->swa_full = true; break;
 		case O_NO_BOS: o->no_bos = true; break;
 		case O_IGNORE_EOS: o->ignore_eos = true; break;
 		case O_CONTEXT_SHIFT: o->context_shift = true; break;
@@ -323,6 +327,7 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
 	sp.type_k = o->type_k;
 	sp.type_v = o->type_v;
+	sp.swa_full = o->swa_full;
 	struct belt_session *s;
 	struct belt_drafter *drafter = NULL;
 	if (o->draft && belt_drafter_new(m, o->draft, o->draft_options, &drafter, err, sizeof err))

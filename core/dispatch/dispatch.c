@@ -120,6 +120,57 @@ static int cond_holds(struct build *b, const struct arch_op *op, int layer, bool
 	return 0;
 }
 
+static const struct arch_named_expr *find_param(const struct arch_op *op,
+						const char *name, size_t len)
+{
+	for (unsigned i = 0; i < op->n_param; i++)
+		if (strlen(op->param[i].name) == len && !strncmp(op->param[i].name, name, len))
+			return &op->param[i];
+	return NULL;
+}
+
+/* The window op attends within at layer (its `window` param; 0: none, or
+ * the op takes no window). */
+static int op_window(struct build *b, const struct arch_op *op, int layer, uint32_t *w)
+{
+	const struct belt_op_contract *oc = belt_op_contract(op->op);
+	const struct arch_named_expr *e = find_param(op, "window", 6);
+	*w = 0;
+	if (!e || !oc || !strstr(oc->params, "window:"))
+		return 0;
+	double v;
+	char msg[BELT_ERR_SIZE];
+	belt_vars_set(&b->vars, "l", layer);
+	if (belt_expr_eval(e->expr, &b->vars, &v, msg, sizeof msg))
+		return at(b, e->pos, "param '%s': %s", e->name, msg);
+	if (v >= 1 && v <= (double)UINT32_MAX)
+		*w = (uint32_t)v;
+	return 0;
+}
+
+/* Binding i of op is a layer's cache of fewer slots than the context (a
+ * sliding-window layer's ring): an op may only read it within a window
+ * that a pass of the table's rows leaves whole. */
+static int ring_check(struct build *b, const struct arch_op *op, unsigned i, int layer,
+		      uint32_t slots)
+{
+	const struct belt_op_contract *oc = belt_op_contract(op->op);
+	if (!oc || i >= oc->n_bind || !(oc->bind[i].access & BELT_ACCESS_R))
+		return 0;
+	uint32_t w;
+	if (op_window(b, op, layer, &w))
+		return -1;
+	if (!w)
+		return at(b, op->bind_pos[i],
+			  "op '%s' reads all of KV cache '%s', whose layer %d holds only %u positions (a sliding-window layer's)",
+			  op->op, op->bind[i], layer, slots);
+	if ((uint64_t)w + b->map->rows - 1 > slots)
+		return at(b, op->bind_pos[i],
+			  "KV cache '%s' of layer %d holds %u positions: fewer than window %u and a pass of %u rows need",
+			  op->bind[i], layer, slots, w, b->map->rows);
+	return 0;
+}
+
 /* Resolve binding i of op; *tensor is set when it is a weight. In a
  * batched table an argmax_output command's ids go to the row outputs. */
 static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int layer,
@@ -145,16 +196,11 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 			return at(b, op->bind_pos[i],
 				  "KV cache '%s' bound outside the layer loop", name);
 		if (sb->kv) {
-			uint64_t stride = sb->layer_stride ? sb->layer_stride : sb->layer_bytes;
-			struct belt_buffer *kb = sb->buf;
-			int l = layer;
-			if (sb->pieces) {
-				kb = sb->pieces[(uint32_t)layer / sb->layers_per_piece];
-				l = (int)((uint32_t)layer % sb->layers_per_piece);
-			}
-			*out = (struct belt_binding){kb, sb->base + (uint64_t)l * stride,
-						     sb->layer_bytes, sb->type,
-						     {(int64_t)sb->elems, 1}};
+			const struct dispatch_kv_layer *kl = &sb->layers[layer];
+			if (kl->slots < map->n_ctx && ring_check(b, op, i, layer, kl->slots))
+				return -1;
+			*out = (struct belt_binding){kl->buf, kl->offset, kl->bytes, sb->type,
+						     {(int64_t)kl->elems, 1}};
 			return 0;
 		}
 		uint32_t rows = sb->per_row ? map->rows : 1;
@@ -188,15 +234,6 @@ static int bind_one(struct build *b, const struct arch_op *op, unsigned i, int l
 		out->ne[1] = r[1];
 	}
 	return 0;
-}
-
-static const struct arch_named_expr *find_param(const struct arch_op *op,
-						const char *name, size_t len)
-{
-	for (unsigned i = 0; i < op->n_param; i++)
-		if (strlen(op->param[i].name) == len && !strncmp(op->param[i].name, name, len))
-			return &op->param[i];
-	return NULL;
 }
 
 /* Pack the op's params in the order of its contract's schema "a:i b:f". */
@@ -363,5 +400,40 @@ int belt_dispatch_build(struct belt_model *m, const struct dispatch_map *map,
 	t->token_ids = map->token_ids;
 	t->rows = map->rows;
 	t->row_ids = map->rows > 1 ? map->row_ids : NULL;
+	return 0;
+}
+
+int belt_dispatch_cache_window(struct belt_model *m, const struct belt_vars *vars,
+			       const char *name, int layer, uint32_t *w, char *err, size_t errsz)
+{
+	const struct belt_arch *a = m->arch;
+	struct build b = {.m = m, .a = a, .vars = *vars, .err = err, .errsz = errsz};
+	uint32_t most = 0;
+	bool read = false;
+	*w = 0;
+	for (unsigned i = 0; i < a->n_ops; i++) {
+		const struct arch_op *op = &a->ops[i];
+		const struct belt_op_contract *oc = belt_op_contract(op->op);
+		bool holds;
+		if (op->section != ARCH_LAYER || !oc)
+			continue;
+		if (cond_holds(&b, op, layer, &holds))
+			return -1;
+		for (unsigned j = 0; holds && j < op->n_bind && j < oc->n_bind; j++) {
+			char bound[256];
+			belt_subst_layer(op->bind[j], layer, bound, sizeof bound);
+			if (oc->bind[j].kind != BELT_BIND_CACHE || !(oc->bind[j].access & BELT_ACCESS_R) ||
+			    strcmp(bound, name))
+				continue;
+			uint32_t ow;
+			if (op_window(&b, op, layer, &ow))
+				return -1;
+			if (!ow)
+				return 0;
+			read = true;
+			most = ow > most ? ow : most;
+		}
+	}
+	*w = read ? most : 0;
 	return 0;
 }

@@ -8,22 +8,31 @@
 #include "belt/ops.h"
 #include "model/model.h"
 
+/* Where layer l's slice of a KV cache lies: a cache of elems values
+ * (slots x values per position), position p in slot p mod slots
+ * (doc/ops.md). A sliding-window layer's slice holds fewer slots than
+ * the context (session.c, ring_slots). */
+struct dispatch_kv_layer {
+	struct belt_buffer *buf;
+	uint64_t offset, bytes, elems;
+	uint32_t slots;
+};
+
 /* A scratch or KV buffer the architecture names. */
 struct dispatch_buffer {
 	const char *name;
-	struct belt_buffer *buf;
-	uint64_t elems; /* elements per row (per layer for the KV cache) */
+	struct belt_buffer *buf; /* scratch: the buffer */
+	uint64_t elems; /* elements per row (per layer for the KV cache, at
+			 * the whole context) */
 	int type;	/* element type: F32, or the KV cache's (belt_type) */
-	uint64_t layer_bytes; /* KV cache: bytes of a layer's slice */
-	/* KV cache of a group's session (core/session/group.c): its slice of
-	 * layer l starts at base + l * layer_stride (0, 0: l * layer_bytes) */
-	uint64_t base, layer_stride;
-	/* KV cache in pieces of whole layers (a device allocates only so
-	 * much at once): layer l lies in pieces[l / layers_per_piece], as
-	 * layer l % layers_per_piece; NULL: all in buf */
+	uint64_t layer_bytes; /* KV cache: bytes of a whole-context layer */
+	/* KV cache: each layer's slice ([n_layer], owned) in the buffers
+	 * made for it (pieces of whole layers, as a device allocates only so
+	 * much at once; a group's session has the group's: shared) */
+	struct dispatch_kv_layer *layers;
 	struct belt_buffer **pieces;
-	uint32_t n_pieces, layers_per_piece;
-	bool shared; /* the buffer is another's: not freed with the session */
+	uint32_t n_pieces;
+	bool shared; /* the buffers are another's: not freed with the session */
 	bool kv;
 	bool per_row; /* holds a row per token of a batched pass */
 };
@@ -48,6 +57,15 @@ bool belt_dispatch_buffer_per_row(const struct belt_arch *a, const char *name);
  * k_cache binding of the op contracts), 'v', 0 for neither, or '?' for
  * both. */
 int belt_dispatch_cache_role(const struct belt_arch *a, const char *name);
+
+/* The window of KV cache array `name` at layer l: w > 0 when every op of
+ * that layer reading it attends within w positions (its `window` param),
+ * so the layer's slice need hold only the last w positions and a pass's
+ * rows; 0 when some op reads it whole (or none reads it). vars: the
+ * session's; errors name the YAML position of the param. */
+int belt_dispatch_cache_window(struct belt_model *m, const struct belt_vars *vars,
+			       const char *name, int layer, uint32_t *w, char *err,
+			       size_t errsz);
 
 /* Build t (cmds, n_cmds, n_ctx, token_ids, rows, row_ids) and its labels
  * (*labels, one per command, freed by the caller with t->cmds). Errors

@@ -38,6 +38,12 @@ static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
 	if (pos + n > s->n_ctx)
 		return belt_errf(err, errsz, "prompt of %zu tokens at position %u does not fit the context of %u",
 				 n, pos, s->n_ctx);
+	if (!belt_session_resumable(s, pos))
+		return belt_errf(err, errsz,
+				 "position %u: the sliding-window layers' caches no longer hold the "
+				 "positions before it (after position %u they go back %u); evaluate "
+				 "from 0, or keep them whole (swa_full, --swa-full)",
+				 pos, s->kv_top, s->kv_rewind);
 	for (size_t i = 0; i < n; i++)
 		if (ids[i] < 0 || ids[i] >= s->m->n_vocab)
 			return belt_errf(err, errsz, "token %zu of the prompt is id %d: expected 0 .. %d",
@@ -51,6 +57,22 @@ void belt_session_kv_from(struct belt_session *s, uint32_t pos)
 {
 	if (s->n_kv > pos)
 		s->n_kv = pos;
+	if (pos == 0)
+		s->kv_top = 0;
+}
+
+bool belt_session_resumable(const struct belt_session *s, uint32_t pos)
+{
+	return pos == 0 || (uint64_t)pos + s->kv_rewind >= s->kv_top;
+}
+
+/* The cache holds the first n positions: a ring's oldest slots were
+ * written over up to where this reached. */
+static void kv_reached(struct belt_session *s, uint32_t n)
+{
+	s->n_kv = n;
+	if (n > s->kv_top)
+		s->kv_top = n;
 }
 
 /* After tokens[0..n) ran in order at pos: they extend the prefix the
@@ -60,7 +82,7 @@ static void kv_ran(struct belt_session *s, const int32_t *tokens, size_t n, uint
 	if (s->n_kv != pos)
 		return;
 	memmove(s->ids + pos, tokens, n * sizeof *tokens);
-	s->n_kv = pos + (uint32_t)n;
+	kv_reached(s, pos + (uint32_t)n);
 }
 
 /* How many of the prompt's first tokens the cache holds already: the
@@ -71,7 +93,8 @@ static uint32_t reusable(const struct belt_session *s, const int32_t *prompt, si
 	uint32_t k = 0;
 	while (k < s->n_kv && k + 1 < n && prompt[k] == s->ids[k])
 		k++;
-	return k;
+	/* sliding-window layers' rings may not reach back that far */
+	return belt_session_resumable(s, k) ? k : 0;
 }
 
 /* Run n tokens already in token_ids[pos ..) through the batched table,
@@ -525,7 +548,7 @@ static int generate(struct belt_session *s, const int32_t *prompt, size_t n_prom
 	if (go)
 		s->stats.stop = BELT_STOP_CONTEXT_FULL;
 	/* every position before the last token ran with the ids up to it */
-	s->n_kv = pos;
+	kv_reached(s, pos);
 	size_t tail = belt_tok_flush(&ts, s->text, s->text_cap);
 	if (tail && fn)
 		fn(ud, -1, s->text, tail);

@@ -230,12 +230,14 @@ int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb
 					 "times a sequence's %llu: its size is not per position",
 					 sb->name, (unsigned long long)gb->layer_bytes, g->n_seq,
 					 g->n_seq, (unsigned long long)sb->layer_bytes);
-		sb->buf = gb->buf;
-		sb->pieces = gb->pieces;
-		sb->n_pieces = gb->n_pieces;
-		sb->layers_per_piece = gb->layers_per_piece;
-		sb->base = (uint64_t)seq * sb->layer_bytes;
-		sb->layer_stride = gb->layer_bytes;
+		/* the group's sessions keep whole contexts (no rings): layer
+		 * l of sequence seq is the seq-th of its n_seq equal parts */
+		for (uint32_t l = 0; l < g->m->n_layer; l++) {
+			const struct dispatch_kv_layer *gl = &gb->layers[l];
+			sb->layers[l] = (struct dispatch_kv_layer){
+				gl->buf, gl->offset + (uint64_t)seq * sb->layer_bytes, sb->layer_bytes,
+				sb->elems, gl->slots / g->n_seq};
+		}
 		sb->shared = true;
 		return 0;
 	}

@@ -61,31 +61,93 @@ static uint64_t kv_piece_max(void)
 	return v > 0 ? (uint64_t)v : 1ull << 30;
 }
 
-/* sb's layers, layer_bytes each, in one buffer or in pieces of whole
+/* Positions one run may write past the last the session keeps: a
+ * batched pass's rows, or a decode submission's tokens. */
+static uint32_t run_ahead(const struct belt_session *s)
+{
+	return s->n_ubatch > s->chunk ? s->n_ubatch : s->chunk;
+}
+
+/* The slots of a layer whose reads of a cache stay within w positions:
+ * the window and what one run writes ahead of where it may stop, in
+ * whole 32s (a GPU's tiles of 32 positions then never wrap); the context where that is no smaller, where w is 0, or where
+ * the session keeps every position (swa_full; a group's). */
+static uint32_t ring_slots(const struct belt_session *s, uint32_t w)
+{
+	if (!w || !s->ring)
+		return s->n_ctx;
+	uint64_t c = ((uint64_t)w + run_ahead(s) - 1 + 31) / 32 * 32;
+	return c < s->n_ctx ? (uint32_t)c : s->n_ctx;
+}
+
+/* Layer l's slice of KV cache e, of full values at the whole context: its
+ * slots and values; a ring's lowers how far back the session may resume
+ * (s->kv_rewind, generate.c). */
+static int kv_layer_size(struct belt_session *s, const struct arch_named_expr *e,
+			 uint64_t full, int l, uint32_t *slots, uint64_t *elems, char *err,
+			 size_t errsz)
+{
+	uint32_t w;
+	if (belt_dispatch_cache_window(s->m, &s->vars, e->name, l, &w, err, errsz))
+		return -1;
+	*slots = ring_slots(s, w);
+	*elems = full;
+	if (*slots == s->n_ctx)
+		return 0;
+	if (full % s->n_ctx)
+		return belt_errf(err, errsz,
+				 "%s:%u:%u: KV cache '%s' of %llu values is not %u positions of the same size",
+				 s->m->arch->path, e->pos.line, e->pos.col, e->name,
+				 (unsigned long long)full, s->n_ctx);
+	*elems = full / s->n_ctx * *slots;
+	uint32_t back = *slots - w - (run_ahead(s) - 1);
+	if (back < s->kv_rewind)
+		s->kv_rewind = back;
+	return 0;
+}
+
+/* The bytes of KV cache e (full values a layer at the whole context, of
+ * type) in all layers; with sb, its layers' slots, values and bytes. */
+static int kv_bytes(struct belt_session *s, const struct arch_named_expr *e, uint64_t full,
+		    int type, struct dispatch_buffer *sb, uint64_t *total, char *err, size_t errsz)
+{
+	*total = 0;
+	for (int l = 0; l < (int)s->m->n_layer; l++) {
+		uint32_t slots;
+		uint64_t elems;
+		if (kv_layer_size(s, e, full, l, &slots, &elems, err, errsz))
+			return -1;
+		uint64_t bytes = belt_type_row_bytes(type, elems);
+		if (sb)
+			sb->layers[l] = (struct dispatch_kv_layer){.bytes = bytes, .elems = elems,
+								   .slots = slots};
+		*total += bytes;
+	}
+	return 0;
+}
+
+/* sb's layers (their bytes set) in one buffer or in pieces of whole
  * layers of at most kv_piece_max() bytes (a layer larger alone). */
 static int make_kv(struct belt_session *s, struct dispatch_buffer *sb, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	uint32_t n_layer = (uint32_t)m->n_layer;
-	uint64_t per = kv_piece_max() / sb->layer_bytes;
-	if (per < 1)
-		per = 1;
-	if (per >= n_layer)
-		return m->be->buffer_create(m->be_ctx, BELT_BUFFER_KV, sb->layer_bytes * n_layer,
-					    &sb->buf, err, errsz);
-	sb->layers_per_piece = (uint32_t)per;
-	sb->n_pieces = (n_layer + sb->layers_per_piece - 1) / sb->layers_per_piece;
-	if (!(sb->pieces = calloc(sb->n_pieces, sizeof *sb->pieces)))
+	uint64_t max = kv_piece_max();
+	if (!(sb->pieces = calloc(n_layer, sizeof *sb->pieces)))
 		return belt_errf(err, errsz, "session: out of memory");
-	for (uint32_t i = 0; i < sb->n_pieces; i++) {
-		uint32_t layers = n_layer - i * sb->layers_per_piece;
-		if (layers > sb->layers_per_piece)
-			layers = sb->layers_per_piece;
-		if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_KV, sb->layer_bytes * layers,
-					 &sb->pieces[i], err, errsz))
+	for (uint32_t l = 0; l < n_layer;) {
+		uint64_t bytes = sb->layers[l].bytes;
+		uint32_t end = l + 1;
+		while (end < n_layer && bytes + sb->layers[end].bytes <= max)
+			bytes += sb->layers[end++].bytes;
+		struct belt_buffer **b = &sb->pieces[sb->n_pieces++];
+		if (m->be->buffer_create(m->be_ctx, BELT_BUFFER_KV, bytes, b, err, errsz))
 			return -1;
+		for (uint64_t off = 0; l < end; off += sb->layers[l++].bytes) {
+			sb->layers[l].buf = *b;
+			sb->layers[l].offset = off;
+		}
 	}
-	sb->buf = sb->pieces[0];
 	return 0;
 }
 
@@ -103,15 +165,16 @@ static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 	bool is_logits = !kv && !strcmp(e->name, m->arch->logits);
 	if (kv && cache_layout(s, e, sb->elems, &sb->type, &sb->layer_bytes, err, errsz))
 		return -1;
+	if (kv && !(sb->layers = calloc(m->n_layer, sizeof *sb->layers)))
+		return belt_errf(err, errsz, "session: out of memory");
 	if (kv && s->group) {
 		/* a group's session: its sequence of the group's cache */
-		if (belt_group_kv(s->group, s->seq, sb, err, errsz))
-			return -1;
 		s->n_bufs++;
-		return 0;
+		return belt_group_kv(s->group, s->seq, sb, err, errsz);
 	}
-	uint64_t bytes = kv ? sb->layer_bytes * m->n_layer
-			    : sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
+	uint64_t bytes = sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
+	if (kv && kv_bytes(s, e, sb->elems, sb->type, sb, &bytes, err, errsz))
+		return -1;
 	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
 	s->n_bufs++; /* freed with the session, what was made of it too */
 	if (!kv && s->group) {
@@ -157,9 +220,12 @@ static int check_memory(struct belt_session *s, char *err, size_t errsz)
 		/* a group's session after its first: the group's scratch */
 		if (!is_kv && s->group && belt_group_scratch_made(s->group))
 			continue;
-		if (is_kv && !s->group) /* a group's session: the group's */
-			kv += layer_bytes * m->n_layer;
-		else
+		uint64_t bytes;
+		if (is_kv && !s->group) { /* a group's session: the group's */
+			if (kv_bytes(s, e, elems, type, NULL, &bytes, err, errsz))
+				return -1;
+			kv += bytes;
+		} else
 			scratch += elems * 4 *
 				   (belt_dispatch_buffer_per_row(a, e->name) ? s->n_ubatch : 1);
 	}
@@ -286,6 +352,10 @@ int belt_session_make(struct belt_model *m, const struct belt_session_params *p,
 		s->n_ubatch = 1;
 	s->group = group;
 	s->seq = seq;
+	/* sliding-window layers keep a ring of their last positions, but in
+	 * a group (a table of sequences addresses whole contexts) */
+	s->ring = !p->swa_full && !group && !seqs_rows;
+	s->kv_rewind = UINT32_MAX;
 	s->group_from = UINT32_MAX;
 	if (seqs_rows) {
 		/* the group's own: every sequence's positions, a batched
@@ -321,12 +391,12 @@ void belt_session_free(struct belt_session *s)
 	for (unsigned i = 0; i < s->n_bufs; i++) {
 		struct dispatch_buffer *sb = &s->bufs[i];
 		for (uint32_t p = 0; !sb->shared && p < sb->n_pieces; p++)
-			if (sb->pieces[p])
-				m->be->buffer_destroy(m->be_ctx, sb->pieces[p]);
-		if (!sb->shared && !sb->pieces && sb->buf)
+			m->be->buffer_destroy(m->be_ctx, sb->pieces[p]);
+		if (!sb->shared && sb->buf)
 			m->be->buffer_destroy(m->be_ctx, sb->buf);
 		if (!sb->shared)
 			free(sb->pieces);
+		free(sb->layers);
 	}
 	if (s->token_ids)
 		m->be->buffer_destroy(m->be_ctx, s->token_ids);
@@ -354,6 +424,15 @@ void belt_session_cost(const struct belt_session *s, uint32_t *cmds_per_token,
 	}
 	*cmds_per_token = s->table.n_cmds;
 	*weight_bytes_per_token = bytes;
+}
+
+uint64_t belt_session_kv_bytes(const struct belt_session *s)
+{
+	uint64_t bytes = 0;
+	for (unsigned i = 0; i < s->n_bufs; i++)
+		for (uint32_t l = 0; s->bufs[i].kv && l < s->m->n_layer; l++)
+			bytes += s->bufs[i].layers[l].bytes;
+	return bytes;
 }
 
 uint32_t belt_session_n_ctx(const struct belt_session *s)

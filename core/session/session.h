@@ -31,6 +31,12 @@ struct belt_session {
 	 * prompt may reuse. Slots past it may hold anything (rejected drafts,
 	 * an earlier longer text). */
 	uint32_t n_kv;
+	/* Sliding-window layers' caches as rings (ring, not swa_full): a run
+	 * may start at pos > 0 only where pos + kv_rewind >= kv_top, the
+	 * furthest n_kv since the last run from 0 (kv_rewind UINT32_MAX: no
+	 * layer is a ring; generate.c) */
+	bool ring;
+	uint32_t kv_rewind, kv_top;
 	char *text;	/* one token's decoded text */
 	size_t text_cap;
 	struct belt_stats stats;
@@ -146,6 +152,9 @@ bool belt_session_grammar_only_eog(const uint32_t *mask, const struct belt_token
 int belt_session_prefill(struct belt_session *s, struct belt_table *t, const int32_t *ids,
 			 size_t n, uint32_t pos, char *err, size_t errsz);
 void belt_session_kv_from(struct belt_session *s, uint32_t pos);
+/* Whether a run may start at pos: its sliding-window layers' rings still
+ * hold the window before it (always, without rings). */
+bool belt_session_resumable(const struct belt_session *s, uint32_t pos);
 
 /* grammar.c, for belt_generate with a grammar g: its mask into
  * s->grammar_mask; that mask into the buffer the chain's logit_mask

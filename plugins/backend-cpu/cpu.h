@@ -358,6 +358,7 @@ struct cpu_cmd {
 	int64_t n_rows;	   /* embed: vocabulary rows in W */
 	const float *freq; /* rope_kv: rope_dim/2 inverse frequencies */
 	int kv_type[2];	   /* the K and V caches' element types (belt_type) */
+	uint32_t kv_slots; /* the slots both hold (cache_rows) */
 	void *owned;	   /* freed by table_release */
 	const struct belt_arch_op *ext; /* an architecture plugin's op (ext.c) */
 	const struct belt_cmd *src;

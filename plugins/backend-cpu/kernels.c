@@ -446,15 +446,22 @@ static int prep_moe_combine(const struct cpu_ctx *ctx, const struct belt_cmd *cm
 
 /* The caches at bindings i and i + 1 (K, V), rows of n values: their
  * types (checked by belt_cmd_check, which also saw that each holds a row)
- * and the positions both hold. Returns 0 (it cannot fail), for use in
- * the prepares' chains of checks. */
+ * and the slots both hold (c->kv_slots: position p lies in slot p mod
+ * kv_slots, a sliding-window layer's ring when fewer than the context's;
+ * doc/ops.md), which bound the positions a reader of every slot may run
+ * at. Returns 0 (it cannot fail), for use in the prepares' chains of
+ * checks. */
 static int cache_rows(const struct belt_cmd *cmd, struct cpu_cmd *c, int i, uint64_t n,
 		      struct cpu_prep *pr)
 {
 	c->kv_type[0] = cmd->bind[i].type;
 	c->kv_type[1] = cmd->bind[i + 1].type;
-	pr->max_pos = min_u64(cmd->bind[i].size / belt_type_row_bytes(c->kv_type[0], n),
-			      cmd->bind[i + 1].size / belt_type_row_bytes(c->kv_type[1], n));
+	uint64_t slots = min_u64(cmd->bind[i].size / belt_type_row_bytes(c->kv_type[0], n),
+				 cmd->bind[i + 1].size / belt_type_row_bytes(c->kv_type[1], n));
+	c->kv_slots = slots < UINT32_MAX ? (uint32_t)slots : UINT32_MAX;
+	bool reads = !!(belt_op_contract(cmd->kernel->op)->bind[i].access & BELT_ACCESS_R);
+	if (reads)
+		pr->max_pos = slots;
 	return 0;
 }
 
@@ -497,8 +504,9 @@ static void run_rope_kv(const struct cpu_cmd *c, struct cpu_worker *w,
 		float *q = (float *)c->p[0] + r * q_dim, *k = (float *)c->p[1] + r * kv_dim;
 		rotate(q, n_head, head_dim, rope_dim, fcr, fci);
 		rotate(k, n_head_kv, head_dim, rope_dim, fcr, fci);
-		cpu_kv_put(c->kv_type[0], c->p[3], at.slot, kv_dim, k);
-		cpu_kv_put(c->kv_type[1], c->p[4], at.slot, kv_dim, (const float *)c->p[2] + r * kv_dim);
+		uint32_t slot = at.slot % c->kv_slots;
+		cpu_kv_put(c->kv_type[0], c->p[3], slot, kv_dim, k);
+		cpu_kv_put(c->kv_type[1], c->p[4], slot, kv_dim, (const float *)c->p[2] + r * kv_dim);
 	}
 }
 
@@ -638,8 +646,9 @@ static void run_kv_store(const struct cpu_cmd *c, struct cpu_worker *w,
 		uint32_t r = ps->row0 + (uint32_t)i;
 		struct belt_row_at at;
 		cpu_row_at(c, ps, r, &at);
-		cpu_kv_put(c->kv_type[0], c->p[2], at.slot, n, (const float *)c->p[0] + r * n);
-		cpu_kv_put(c->kv_type[1], c->p[3], at.slot, n, (const float *)c->p[1] + r * n);
+		uint32_t slot = at.slot % c->kv_slots;
+		cpu_kv_put(c->kv_type[0], c->p[2], slot, n, (const float *)c->p[0] + r * n);
+		cpu_kv_put(c->kv_type[1], c->p[3], slot, n, (const float *)c->p[1] + r * n);
 	}
 }
 
@@ -767,7 +776,9 @@ static float *kv_tmp(const struct cpu_cmd *c, struct cpu_worker *w, const struct
 /* Row r of the pass, head h: the keys it sees (the cache up to its slot,
  * in a tree the cache before pos and its ancestors), those within window
  * positions of its own (window 0: all), scores scale * q.k soft-capped
- * (softcap 0: not), softmax, the weighted values. */
+ * (softcap 0: not), softmax, the weighted values. Slot t of the row's
+ * entries is cache slot (base + t) mod kv_slots: with a window, the
+ * caches may be rings of the window and a pass's rows. */
 static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 		       int h, float *att, float *tmp)
 {
@@ -790,8 +801,12 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 	}
 	/* a row of a table of sequences: at its own position */
 	int64_t qpos = ps->seq_pos ? (int64_t)ps->seq_pos[r] : (int64_t)ps->pos + depth;
+	/* the slots before t0 lie outside the window (in a tree: the rows
+	 * before t0 - pos are no nearer than their slots) */
+	uint32_t t0 = window > 0 && qpos >= window ? (uint32_t)(qpos - window + 1) : 0;
+	uint32_t slots = c->kv_slots;
 	float mx = -INFINITY;
-	for (uint32_t t = 0; t < n; t++) {
+	for (uint32_t t = t0; t < n; t++) {
 		int64_t kpos = t;
 		bool seen = true;
 		if (ps->parent && t >= ps->pos) {
@@ -811,8 +826,8 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 			att[t] = -INFINITY;
 			continue;
 		}
-		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], base + t, kv_dim, kv_off, (size_t)hd,
-					    c->f16, tmp);
+		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], (base + t) % slots, kv_dim, kv_off,
+					    (size_t)hd, c->f16, tmp);
 		float s = 0.0f;
 		for (int d = 0; d < hd; d++)
 			s += q[d] * k[d];
@@ -823,17 +838,17 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 		mx = s > mx ? s : mx;
 	}
 	float sum = 0.0f;
-	for (uint32_t t = 0; t < n; t++) {
+	for (uint32_t t = t0; t < n; t++) {
 		att[t] = att[t] == -INFINITY ? 0.0f : expf(att[t] - mx);
 		sum += att[t];
 	}
 	for (int d = 0; d < hd; d++)
 		out[d] = 0.0f;
-	for (uint32_t t = 0; t < n; t++) {
+	for (uint32_t t = t0; t < n; t++) {
 		if (att[t] == 0.0f)
 			continue;
-		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], base + t, kv_dim, kv_off, (size_t)hd,
-					    c->f16, tmp);
+		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], (base + t) % slots, kv_dim, kv_off,
+					    (size_t)hd, c->f16, tmp);
 		float p = att[t] / sum;
 		for (int d = 0; d < hd; d++)
 			out[d] += p * v[d];
@@ -1002,8 +1017,11 @@ static int prep_attention_ext(const struct cpu_ctx *ctx, const struct belt_cmd *
 	if (!(cap >= 0.0f) || !isfinite(cap) || cmd->param[6].i < 0)
 		return belt_errf(err, errsz, "%s: attention_ext softcap %g and window %d: expected "
 				 "numbers of at least 0", label(cmd), (double)cap, cmd->param[6].i);
-	/* head by head (attend_ext), whatever the rows */
+	/* head by head (attend_ext), whatever the rows; within a window the
+	 * caches may be rings (cache_rows): positions up to the context */
 	c->run = run_attention_ext;
+	if (cmd->param[6].i > 0)
+		pr->max_pos = (uint64_t)cmd->param[3].i;
 	pr->len = cmd->param[0].i;
 	pr->rows_per_item = 1;
 	return 0;

@@ -64,6 +64,10 @@ struct belt_session_params {
 	/* element types of the K and V caches (belt_type: F32, F16 or Q8_0,
 	 * llama.cpp's -ctk/-ctv); the defaults are F16 */
 	int type_k, type_v;
+	/* keep every position of sliding-window layers' caches (llama.cpp's
+	 * --swa-full); false: a ring of the window and a pass's rows, and
+	 * no evaluation may then resume further back than that (doc/ops.md) */
+	bool swa_full;
 };
 /* Fill p with the defaults. */
 void belt_session_params_default(struct belt_session_params *p);
@@ -73,6 +77,9 @@ int belt_session_create(struct belt_model *m,
 			struct belt_session **out, char *err, size_t errsz);
 /* Free a session; NULL is allowed. */
 void belt_session_free(struct belt_session *s);
+/* Bytes of the session's KV cache, every layer's (a group's session: its
+ * share of the group's). */
+uint64_t belt_session_kv_bytes(const struct belt_session *s);
 /* Positions the session's KV cache holds. */
 uint32_t belt_session_n_ctx(const struct belt_session *s);
 /* Forget what the KV cache holds: the next belt_generate evaluates its

@@ -29,7 +29,8 @@
 // scale; aux2: the command's words of the work buffer
 // aux0 1 (default variant): the op is attention_ext, whose params go
 // on with softcap (p5: s = cap * tanh(s / cap) where cap > 0) and window
-// (p6: positions within window of the query, where window > 0)
+// (p6: positions within window of the query, where window > 0); with a
+// window the caches may be rings (kv_ring, common.glsl)
 #define WG 256
 #define MAX_HD 512
 #define ATT_SH 2048 // positions whose scores stay in shared memory
@@ -110,7 +111,7 @@ void main()
 #define ATT_R(t) (sh ? att_sh[(t) - t0] : att[ao + (t)])
 	float mx = -1.0 / 0.0;
 	for (uint t = t0 + tid; t < t1; t += WG) {
-		uint kb = ko + t * kv_dim;
+		uint kb = ko + kv_ring(t) * kv_dim;
 		// KLOADS loads in flight, then sixteen, then the rest eight or
 		// one at a time
 		vec4 d4 = vec4(0.0), e4 = vec4(0.0);
@@ -172,21 +173,21 @@ void main()
 		for (; t + (VLOADS - 1u) * groups < t1 && VLOADS > 8u; t += VLOADS * groups) {
 			vec4 v[VLOADS];
 			[[unroll]] for (uint u = 0; u < VLOADS; u++)
-				v[u] = VL(ko + (t + u * groups) * kv_dim + 4u * i);
+				v[u] = VL(ko + kv_ring(t + u * groups) * kv_dim + 4u * i);
 			[[unroll]] for (uint u = 0; u < VLOADS; u++)
 				a += ATT_R(t + u * groups) * v[u];
 		}
 		for (; t + 7 * groups < t1; t += 8 * groups) {
 			vec4 v[8];
 			[[unroll]] for (uint u = 0; u < 8; u++)
-				v[u] = VL(ko + (t + u * groups) * kv_dim + 4u * i);
+				v[u] = VL(ko + kv_ring(t + u * groups) * kv_dim + 4u * i);
 			[[unroll]] for (uint u = 0; u < 8; u += 2) {
 				a += ATT_R(t + u * groups) * v[u];
 				b += ATT_R(t + (u + 1) * groups) * v[u + 1];
 			}
 		}
 		for (; t < t1; t += groups)
-			a += ATT_R(t) * VL(ko + t * kv_dim + 4u * i);
+			a += ATT_R(t) * VL(ko + kv_ring(t) * kv_dim + 4u * i);
 	}
 	acc_sh[tid] = a + b;
 	barrier();

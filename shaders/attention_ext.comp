@@ -52,7 +52,11 @@ void main()
 	float acc[HDMAX / WG];
 	for (uint i = 0; i < HDMAX / WG; i++)
 		acc[i] = 0.0;
-	for (uint t0 = 0; t0 < n; t0 += WG) {
+	// keys before the window need no look (in a tree, the rows before
+	// its start are no nearer than their slots); each entry's slot is
+	// kv_ring's: the caches may be rings of the window and a pass's rows
+	uint first = window > 0u && qpos >= window ? qpos - window + 1u : 0u;
+	for (uint t0 = first; t0 < n; t0 += WG) {
 		uint t = t0 + tid;
 		bool seen = t < n;
 		uint kpos = t;
@@ -64,7 +68,7 @@ void main()
 			seen = false;
 		float s = -1.0 / 0.0;
 		if (seen) {
-			uint ko = (kb + t) * kv_dim + kvo;
+			uint ko = kv_ring(kb + t) * kv_dim + kvo;
 			float dot = 0.0;
 			for (uint d = 0; d < hd; d++)
 				dot += q_sh[d] * k_at(pc.o[1], ko + d);
@@ -89,7 +93,7 @@ void main()
 			float a = acc[i] * resc;
 			for (uint j = 0; j < nt; j++)
 				if (p_sh[j] != 0.0)
-					a += p_sh[j] * v_at(pc.o[2], (kb + t0 + j) * kv_dim + kvo + d);
+					a += p_sh[j] * v_at(pc.o[2], kv_ring(kb + t0 + j) * kv_dim + kvo + d);
 			acc[i] = a;
 		}
 		barrier();

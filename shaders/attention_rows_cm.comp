@@ -137,7 +137,7 @@ void main()
 			// k (and in the second sweep v) of the step
 			for (uint i = tid; i < BKV * HD / 8u; i += 128u) {
 				uint t = i / (HD / 8u), c = i % (HD / 8u);
-				uint at = (s0 + t) * kv_dim8 + kvo + c;
+				uint at = kv_ring(s0 + t) * kv_dim8 + kvo + c;
 				kv4[t * LD + c] = t < ns ? kc4[kb + at] : uvec4(0u);
 				if (sweep == 1u)
 					kv4[(BKV + t) * LD + c] = t < ns ? vc4[vb + at] : uvec4(0u);

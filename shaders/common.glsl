@@ -12,6 +12,7 @@ layout(push_constant, std430) uniform PC {
 	uint o[8];    // binding i starts o[i] elements into its range
 	uint p[16];   // params, as 32-bit words
 	uint mode;    // the command's patch kind and rows: MODE_* below
+	uint kv_slots; // the slots of the caches it binds: kv_ring
 } pc;
 
 // Meta: the run's values, written by table_run before each submit. A
@@ -113,11 +114,18 @@ uint at_position(uint which, uint r)
 		return 0u;
 	return is_seqs() ? seq_pos(r) : pass_pos() + row_depth(r);
 }
+// A cache of kv_slots slots keeps position p in slot p mod kv_slots: a
+// sliding-window layer's ring where that is fewer than the context
+// (doc/ops.md); its readers read the window only.
+uint kv_ring(uint s)
+{
+	return pc.kv_slots == 0u || s < pc.kv_slots ? s : s % pc.kv_slots;
+}
 uint at_slot(uint which, uint r)
 {
 	if (!patch_positions(patch_of(which)))
 		return 0u;
-	return is_seqs() ? seq_base(r) + seq_pos(r) : pass_pos() + r;
+	return kv_ring(is_seqs() ? seq_base(r) + seq_pos(r) : pass_pos() + r);
 }
 bool patch_kv(uint pt) { return pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV; }
 uint at_n_kv(uint r)

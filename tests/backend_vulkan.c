@@ -3772,14 +3772,16 @@ END_TEST
  * op (attention or attention_ext: its softcap cap and window), variant,
  * rows rows at pos (parent: a tree run of them, else causal), out
  * [rows][n_head * hd]. */
+/* The caches kc, vc hold slots positions (a ring where fewer than ctx:
+ * position p in slot p mod slots). */
 static void kv_attend_ext(struct be *b, const char *op, const char *variant, const int *types,
 			  const uint8_t *kc, const uint8_t *vc, const float *q, int n_head,
-			  int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
+			  int n_kv, int hd, int ctx, int slots, uint32_t rows, uint32_t pos,
 			  const int32_t *parent, float cap, int window, float *out)
 {
 	int qn = n_head * hd, kvn = n_kv * hd;
-	uint64_t kb = belt_type_row_bytes(types[0], (uint64_t)kvn) * ctx;
-	uint64_t vb = belt_type_row_bytes(types[1], (uint64_t)kvn) * ctx;
+	uint64_t kb = belt_type_row_bytes(types[0], (uint64_t)kvn) * slots;
+	uint64_t vb = belt_type_row_bytes(types[1], (uint64_t)kvn) * slots;
 	struct belt_buffer *bq = buf_from(b, q, (uint64_t)qn * 4 * rows);
 	struct belt_buffer *bk = buf_from(b, kc, kb), *bv = buf_from(b, vc, vb);
 	struct belt_buffer *bo = buf_new(b, (uint64_t)qn * 4 * rows);
@@ -3820,8 +3822,8 @@ static void kv_attend(struct be *b, const char *op, const char *variant, const i
 		      int n_kv, int hd, int ctx, uint32_t rows, uint32_t pos,
 		      const int32_t *parent, float *out)
 {
-	kv_attend_ext(b, op, variant, types, kc, vc, q, n_head, n_kv, hd, ctx, rows, pos, parent,
-		      0.0f, 0, out);
+	kv_attend_ext(b, op, variant, types, kc, vc, q, n_head, n_kv, hd, ctx, ctx, rows, pos,
+		      parent, 0.0f, 0, out);
 }
 
 /* Rows r of a batched pass at pos, causal (parent NULL) or a tree: the
@@ -3865,7 +3867,8 @@ static int rows_visible_window(const int32_t *parent, uint32_t pos, uint32_t r, 
 /* Batched attention over F16 caches (the default cache type) on the
  * matrix units where the device has them (attention_rows_cm.comp), and on
  * the plain shaders (BELT_VK_COOPMAT=0); attention, and attention_ext
- * with its scores soft-capped and a window of 40: head_dim 64 and 128, 1, 4 and 8
+ * with its scores soft-capped and a window of 40 (also from caches that
+ * are rings of 96 slots, as sliding-window layers keep): head_dim 64 and 128, 1, 4 and 8
  * query heads per kv head, a causal pass of 37 rows after 0 and after 203
  * positions and a tree of 9 rows, against the double reference over the
  * cached values. The matrix units take q and the weights rounded to
@@ -3876,7 +3879,7 @@ START_TEST(test_attention_rows_cm)
 	static const int shapes[][3] = {{64, 8, 8}, {64, 8, 2}, {128, 8, 1}, {128, 32, 4}};
 	static const int32_t tree[9] = {-1, 0, 1, 0, 3, 2, -1, 6, 1};
 	static const int f16s[2] = {BELT_TYPE_F16, BELT_TYPE_F16};
-	enum { CTX = 300, ROWS = 37 };
+	enum { CTX = 300, ROWS = 37, RING = 96 };
 	bool cm = vk_coopmat_on();
 	if (!cm)
 		printf("batched attention on matrix units not tested: the default device has "
@@ -3893,6 +3896,7 @@ START_TEST(test_attention_rows_cm)
 			int qn = nh * hd, kvn = nkv * hd;
 			float *kf = malloc(sizeof(float) * CTX * kvn), *vf = malloc(sizeof(float) * CTX * kvn);
 			uint16_t *kc = malloc(sizeof(uint16_t) * CTX * kvn), *vc = malloc(sizeof(uint16_t) * CTX * kvn);
+			uint16_t *kr = malloc(sizeof(uint16_t) * RING * kvn), *vr = malloc(sizeof(uint16_t) * RING * kvn);
 			float *q = malloc(sizeof(float) * ROWS * qn), *out = malloc(sizeof(float) * ROWS * qn);
 			double *ref = malloc(sizeof(double) * qn);
 			bool vis[CTX];
@@ -3913,13 +3917,26 @@ START_TEST(test_attention_rows_cm)
 				const int32_t *par = run_i == 2 ? tree : NULL;
 				uint32_t pos = poss[run_i], rows = par ? 9 : ROWS;
 				/* attention, then attention_ext soft-capped at 3 (the
-				 * scores reach 5 or so here) within 40 positions */
-				for (int ext = 0; ext < 2; ext++) {
+				 * scores reach 5 or so here) within 40 positions, then
+				 * that from caches that are rings of 96 slots (the
+				 * window and the pass's rows: as a session makes a
+				 * sliding-window layer's, position p in slot p mod 96) */
+				for (int ext = 0; ext < 3; ext++) {
 					float cap = ext ? 3.0f : 0.0f;
-					int window = ext ? 40 : 0;
+					int window = ext ? 40 : 0, slots = ext == 2 ? RING : CTX;
+					const uint16_t *kb = kc, *vb = vc;
+					if (ext == 2) {
+						if (pos == 0)
+							continue;
+						for (uint32_t p = pos + rows - RING; p < pos + rows; p++) {
+							memcpy(kr + (p % RING) * kvn, kc + p * kvn, 2 * (size_t)kvn);
+							memcpy(vr + (p % RING) * kvn, vc + p * kvn, 2 * (size_t)kvn);
+						}
+						kb = kr, vb = vr;
+					}
 					kv_attend_ext(&vk, ext ? "attention_ext" : "attention", "default",
-						      f16s, (const uint8_t *)kc, (const uint8_t *)vc, q,
-						      nh, nkv, hd, CTX, rows, pos, par, cap, window, out);
+						      f16s, (const uint8_t *)kb, (const uint8_t *)vb, q,
+						      nh, nkv, hd, CTX, slots, rows, pos, par, cap, window, out);
 					for (uint32_t r = 0; r < rows; r++) {
 						int n = ext ? rows_visible_window(par, pos, r, window, vis)
 							    : rows_visible(par, pos, r, vis);
@@ -3931,7 +3948,7 @@ START_TEST(test_attention_rows_cm)
 							ck_assert_msg(fabs(out[r * qn + i] - ref[i]) <= tol,
 								      "%s %s hd %d heads %d/%d pos %u%s row %u [%d]: %.9g vs %.9g",
 								      path == 0 ? "matrix units" : "plain",
-								      ext ? "attention_ext" : "attention", hd, nh,
+								      ext == 2 ? "attention_ext (rings)" : ext ? "attention_ext" : "attention", hd, nh,
 								      nkv, pos, par ? " tree" : "", r, i,
 								      out[r * qn + i], ref[i]);
 						}
@@ -3942,6 +3959,8 @@ START_TEST(test_attention_rows_cm)
 			free(vf);
 			free(kc);
 			free(vc);
+			free(kr);
+			free(vr);
 			free(q);
 			free(out);
 			free(ref);

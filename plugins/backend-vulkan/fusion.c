@@ -640,6 +640,7 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.p[12] = (uint32_t)(pieces ? C[g->tail].param[0].i
 						: r->param[1].i * r->param[2].i);
 		c->pc.p[13] = oc[rq].pc.aux[0]; /* its freqs in meta */
+		c->pc.kv_slots = oc[g->tail].pc.kv_slots; /* the store's caches */
 		/* its position and cache slot from its patch */
 		c->pc.mode = (uint32_t)r->patch << VK_MODE_PATCH2_SHIFT;
 	}
@@ -773,6 +774,7 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		return true;
 	}
 	*c = oc[j]; /* the rope of q: its frequencies (aux0) and patch */
+	c->pc.kv_slots = oc[j + 2].pc.kv_slots; /* the store's caches */
 	c->pipe = pipe;
 	c->layout = ctx->pl[BELT_MAX_BINDINGS];
 	c->n_bind = BELT_MAX_BINDINGS;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "belt/error.h"
+#include "belt/ops.h"
 #include "belt/types.h"
 #include "vk.h"
 
@@ -180,7 +181,9 @@ static int prep_matvec(const struct belt_cmd *cmd, struct vk_prep *pr,
  * shaders/kv.glsl reads and writes them: their types as specialization
  * constants 0 and 1, bound in 16-bit words, at offsets its loads can
  * take (vec4: four values at a time, 16 bytes aligned for F32 and 8 for
- * F16); max_pos lowered to the positions both hold. */
+ * F16); the slots both hold (kv_slots: position p in slot p mod slots, a
+ * sliding-window layer's ring where fewer than the context's), which
+ * bound the positions of an op reading them whole (max_pos). */
 static int kv_caches(const struct belt_cmd *cmd, int i, uint64_t n, bool vec4,
 		     struct vk_prep *pr, char *err, size_t errsz)
 {
@@ -197,7 +200,11 @@ static int kv_caches(const struct belt_cmd *cmd, int i, uint64_t n, bool vec4,
 		pr->esize[i + j] = 2;
 		pr->spec[j] = code;
 		/* belt_cmd_check saw a cache type holding a row at least */
-		pr->max_pos = min_u64(pr->max_pos, b->size / belt_type_row_bytes(b->type, n));
+		uint64_t slots = b->size / belt_type_row_bytes(b->type, n);
+		if (j == 0 || slots < pr->kv_slots)
+			pr->kv_slots = slots < UINT32_MAX ? (uint32_t)slots : UINT32_MAX;
+		if (belt_op_contract(cmd->kernel->op)->bind[i + j].access & BELT_ACCESS_R)
+			pr->max_pos = min_u64(pr->max_pos, slots);
 	}
 	pr->n_spec = 2;
 	return 0;
@@ -408,6 +415,10 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 		return -1;
 	pr->groups = (uint32_t)n_head; /* a workgroup per head, per row */
 	pr->max_pos = (uint64_t)cmd->param[3].i;
+	/* within a window the caches may be rings (kv_caches): positions
+	 * up to the context */
+	uint64_t max_pos = pr->max_pos;
+	bool ring = cmd->param[6].i > 0;
 	/* a one-row table's: attention.comp's default variant, which takes
 	 * the softcap and window too (aux0 1), where its vec4 reads fit */
 	bool vec4 = cmd->bind[0].offset % 16 == 0 && cmd->bind[3].offset % 16 == 0;
@@ -421,11 +432,15 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 		pr->esize[0] = pr->esize[3] = 16;
 		if (kv_caches(cmd, 1, kv_elems, true, pr, err, errsz))
 			return -1;
+		if (ring)
+			pr->max_pos = max_pos;
 		att_loads(pr);
 		return 0;
 	}
 	if (kv_caches(cmd, 1, kv_elems, false, pr, err, errsz))
 		return -1;
+	if (ring)
+		pr->max_pos = max_pos;
 	/* a batched table's, on the matrix units where they apply (q and
 	 * out read as vec4s there) */
 	if (pr->rows > 1 && !pr->seqs && cmd->bind[0].offset % 16 == 0 &&

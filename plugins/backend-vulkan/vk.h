@@ -123,6 +123,8 @@ struct vk_pc {
 	uint32_t o[BELT_MAX_BINDINGS]; /* binding offsets, in elements */
 	uint32_t p[BELT_MAX_PARAMS];   /* the command's params */
 	uint32_t mode;		       /* VK_MODE_*: patch kinds, rows */
+	uint32_t kv_slots; /* the slots of the caches it binds (0: none):
+			    * position p in slot p mod kv_slots */
 };
 
 /* The embedded shaders, one per (op, weight type). */
@@ -330,6 +332,7 @@ struct vk_prep {
 	uint32_t spec[VK_SPEC_MAX]; /* the shader's specialization constants */
 	uint32_t n_spec;   /* how many (0: none) */
 	uint64_t max_pos;  /* positions pos < max_pos are in range */
+	uint32_t kv_slots; /* the slots its caches hold (kv_caches; 0: none) */
 	uint32_t groups;   /* workgroups to dispatch (per row, VK_ROWS_Z) */
 	uint32_t aux[3];   /* into the push constants */
 	uint32_t n_freq;   /* rope: floats of meta it needs (freqs) */

@@ -27,6 +27,8 @@ static const char help[] =
 	"  -ub, --ubatch-size N rows per batched pass over the prompt (default 512; 1: token by token)\n"
 	"  -ctk, --cache-type-k T  K cache type: f16 (default), q8_0 or f32\n"
 	"  -ctv, --cache-type-v T  V cache type: f16 (default), q8_0 or f32\n"
+	"      --swa-full          keep every position of sliding-window layers (default: a\n"
+	"                          ring of the window and a pass's rows)\n"
 	"  -t, --threads N      CPU threads (default: one per core)\n"
 	"      --backend NAME   backend plugin (default cpu)\n"
 	"      --device N       the backend's device N (default: its choice; belt info lists them)\n"
@@ -55,7 +57,7 @@ struct bench_opts {
 	long draft_max;
 	long n_prompt, n_gen, depth, reps, n_batch, n_ubatch, threads, chunk, device;
 	int type_k, type_v;
-	bool profile;
+	bool profile, swa_full;
 	struct belt_sampling samp; /* temp 0: greedy only */
 };
 
@@ -63,7 +65,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P,
 	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS,
-	       O_GRAMMAR_FILE, O_JSON_SCHEMA };
+	       O_GRAMMAR_FILE, O_JSON_SCHEMA, O_SWA_FULL };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
 		{"n-depth", 1, 0, 'd'}, {"batch-size", 1, 0, 'b'}, {"ubatch-size", 1, 0, 'u'},
@@ -74,7 +76,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{"cache-type-v", 1, 0, O_CTV}, {"draft", 1, 0, O_DRAFT},
 		{"draft-max", 1, 0, O_DRAFT_MAX}, {"draft-options", 1, 0, O_DRAFT_OPTIONS},
 		{"file", 1, 0, 'f'}, {"grammar-file", 1, 0, O_GRAMMAR_FILE},
-		{"json-schema", 1, 0, O_JSON_SCHEMA}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"json-schema", 1, 0, O_JSON_SCHEMA}, {"swa-full", 0, 0, O_SWA_FULL},
+		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct bench_opts){.backend = "cpu", .n_prompt = 512, .n_gen = 128, .reps = 3,
 				 .n_batch = 2048, .n_ubatch = 512, .chunk = 16, .device = -1,
 				 .type_k = BELT_TYPE_F16, .type_v = BELT_TYPE_F16};
@@ -113,6 +116,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case O_CHUNK: if (!cli_int("bench", "--chunk", optarg, 1, 4096, &o->chunk)) return CLI_USAGE; break;
 		case O_DEVICE: if (!cli_int("bench", "--device", optarg, 0, 1023, &o->device)) return CLI_USAGE; break;
 		case O_PROFILE: o->profile = true; break;
+		case O_SWA_FULL: o->swa_full = true; break;
 		case O_TEMP: if (!cli_float("bench", "--temp", optarg, &o->samp.temp)) return CLI_USAGE; break;
 		case O_TOP_P: if (!cli_float("bench", "--top-p", optarg, &o->samp.top_p)) return CLI_USAGE; break;
 		case O_MIN_P: if (!cli_float("bench", "--min-p", optarg, &o->samp.min_p)) return CLI_USAGE; break;
@@ -397,6 +401,7 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
 	sp.type_k = o->type_k;
 	sp.type_v = o->type_v;
+	sp.swa_full = o->swa_full;
 	struct belt_session *s;
 	struct belt_drafter *d = NULL;
 	if (o->draft && belt_drafter_new(m, o->draft, o->draft_options, &d, err, CLI_ERR_SIZE)) {
@@ -551,8 +556,9 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 		}
 	}
 	if (rc == 0)
-		printf("%sKV cache: K %s, V %s\n", tg.n ? "" : "\n", belt_type_name(o->type_k),
-		       belt_type_name(o->type_v));
+		printf("%sKV cache: K %s, V %s, %.1f MiB for %u positions\n", tg.n ? "" : "\n",
+		       belt_type_name(o->type_k), belt_type_name(o->type_v),
+		       (double)belt_session_kv_bytes(s) / (1024.0 * 1024.0), belt_session_n_ctx(s));
 	free(ids);
 	free(file_ids);
 	belt_session_free(s);

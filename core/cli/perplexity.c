@@ -27,6 +27,7 @@ static const char help[] =
 	"  -ub, --ubatch-size N   rows per batched pass (default 512; 1: token by token)\n"
 	"  -ctk, --cache-type-k T K cache type: f16 (default), q8_0 or f32\n"
 	"  -ctv, --cache-type-v T V cache type: f16 (default), q8_0 or f32\n"
+	"      --swa-full         keep every position of sliding-window layers\n"
 	"  -t, --threads N        CPU threads (default: one per core)\n"
 	"      --backend NAME     backend plugin (default cpu)\n"
 	"      --device N         the backend's device N (default: its choice; belt info lists them)\n"
@@ -36,11 +37,12 @@ struct ppl_opts {
 	const char *model, *file, *backend;
 	long n_ctx, n_batch, n_ubatch, threads, device;
 	int type_k, type_v;
+	bool swa_full;
 };
 
 static int parse(int argc, char **argv, struct ppl_opts *o)
 {
-	enum { O_BACKEND = 256, O_DEVICE, O_CTK, O_CTV };
+	enum { O_BACKEND = 256, O_DEVICE, O_CTK, O_CTV, O_SWA_FULL };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"file", required_argument, 0, 'f'},
 		{"ctx-size", required_argument, 0, 'c'}, {"batch-size", required_argument, 0, 'b'},
@@ -48,6 +50,7 @@ static int parse(int argc, char **argv, struct ppl_opts *o)
 		{"backend", required_argument, 0, O_BACKEND}, {"device", required_argument, 0, O_DEVICE},
 		{"cache-type-k", required_argument, 0, O_CTK},
 		{"cache-type-v", required_argument, 0, O_CTV},
+		{"swa-full", no_argument, 0, O_SWA_FULL},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ppl_opts){.backend = "cpu", .n_ctx = 512, .n_batch = 2048, .n_ubatch = 512,
 			       .device = -1, .type_k = BELT_TYPE_F16, .type_v = BELT_TYPE_F16};
@@ -71,6 +74,7 @@ static int parse(int argc, char **argv, struct ppl_opts *o)
 		}
 		case O_CTK: if (!cli_cache_type("perplexity", "--cache-type-k", optarg, &o->type_k)) return CLI_USAGE; break;
 		case O_CTV: if (!cli_cache_type("perplexity", "--cache-type-v", optarg, &o->type_v)) return CLI_USAGE; break;
+		case O_SWA_FULL: o->swa_full = true; break;
 		case 'b': if (!cli_int("perplexity", "-b", optarg, 1, CLI_MAX_BATCH, &o->n_batch)) return CLI_USAGE; break;
 		case 'u':
 			if (!(v = cli_ubatch_value("perplexity", argc, argv, li >= 0)) ||
@@ -162,6 +166,7 @@ static int perplexity(struct belt_model *m, const struct ppl_opts *o, const char
 	sp.n_ubatch = (uint32_t)o->n_ubatch;
 	sp.type_k = o->type_k;
 	sp.type_v = o->type_v;
+	sp.swa_full = o->swa_full;
 	struct belt_session *s = NULL;
 	int32_t n_vocab = belt_model_n_vocab(m);
 	int32_t *chunk = malloc(n_ctx * sizeof *chunk);

@@ -109,9 +109,20 @@ void main()
 			att[ao + (t)] = v;    \
 	}
 #define ATT_R(t) (sh ? att_sh[(t) - t0] : att[ao + (t)])
+	// the positions [t0, t1) lie in at most two runs of slots (kv_ring):
+	// [t0, tw) from slot t0 - lap on, [tw, t1) from slot 0, where a
+	// ring's lap ends (a cache of the whole context: the first only)
+	uint lap = t0 - kv_ring(t0);
+	uint tw = pc.kv_slots == 0u ? t1 : min(t1, lap + pc.kv_slots);
+#define RUN_BOUNDS(RUN, A, B, OFF)            \
+	uint A = RUN == 0u ? t0 : tw;         \
+	uint B = RUN == 0u ? tw : t1;         \
+	uint OFF = RUN == 0u ? lap : tw;
 	float mx = -1.0 / 0.0;
-	for (uint t = t0 + tid; t < t1; t += WG) {
-		uint kb = ko + kv_ring(t) * kv_dim;
+	for (uint run = 0u; run < 2u; run++) {
+	RUN_BOUNDS(run, ta, tb, off)
+	for (uint t = ta + tid; t < tb; t += WG) {
+		uint kb = ko + (t - off) * kv_dim;
 		// KLOADS loads in flight, then sixteen, then the rest eight or
 		// one at a time
 		vec4 d4 = vec4(0.0), e4 = vec4(0.0);
@@ -152,6 +163,7 @@ void main()
 		ATT_W(t, s)
 		mx = max(mx, s);
 	}
+	}
 	mx = wg_max(mx);
 	float sum = 0.0;
 	for (uint t = t0 + tid; t < t1; t += WG) {
@@ -167,27 +179,28 @@ void main()
 	uint groups = WG / hd4;
 	uint g = tid / hd4, i = tid % hd4;
 	vec4 a = vec4(0.0), b = vec4(0.0);
-	if (g < groups) {
+	for (uint run = 0u; run < 2u && g < groups; run++) {
+		RUN_BOUNDS(run, ta, tb, off)
 		// VLOADS positions per step, their loads first, then eight
-		uint t = t0 + g;
-		for (; t + (VLOADS - 1u) * groups < t1 && VLOADS > 8u; t += VLOADS * groups) {
+		uint t = ta + g, vo = ko + 4u * i - off * kv_dim;
+		for (; t + (VLOADS - 1u) * groups < tb && VLOADS > 8u; t += VLOADS * groups) {
 			vec4 v[VLOADS];
 			[[unroll]] for (uint u = 0; u < VLOADS; u++)
-				v[u] = VL(ko + kv_ring(t + u * groups) * kv_dim + 4u * i);
+				v[u] = VL(vo + (t + u * groups) * kv_dim);
 			[[unroll]] for (uint u = 0; u < VLOADS; u++)
 				a += ATT_R(t + u * groups) * v[u];
 		}
-		for (; t + 7 * groups < t1; t += 8 * groups) {
+		for (; t + 7 * groups < tb; t += 8 * groups) {
 			vec4 v[8];
 			[[unroll]] for (uint u = 0; u < 8; u++)
-				v[u] = VL(ko + kv_ring(t + u * groups) * kv_dim + 4u * i);
+				v[u] = VL(vo + (t + u * groups) * kv_dim);
 			[[unroll]] for (uint u = 0; u < 8; u += 2) {
 				a += ATT_R(t + u * groups) * v[u];
 				b += ATT_R(t + (u + 1) * groups) * v[u + 1];
 			}
 		}
-		for (; t < t1; t += groups)
-			a += ATT_R(t) * VL(ko + kv_ring(t) * kv_dim + 4u * i);
+		for (; t < tb; t += groups)
+			a += ATT_R(t) * VL(vo + t * kv_dim);
 	}
 	acc_sh[tid] = a + b;
 	barrier();

@@ -134,10 +134,12 @@ void main()
 		float mx = m_sh[p], sum = 0.0;
 		for (uint s0 = s_first; s0 < n_kv; s0 += BKV) {
 			uint ns = min(BKV, n_kv - s0);
-			// k (and in the second sweep v) of the step
+			// k (and in the second sweep v) of the step, from its
+			// slots (which do not wrap: a ring is whole steps)
+			uint s0s = kv_ring(s0);
 			for (uint i = tid; i < BKV * HD / 8u; i += 128u) {
 				uint t = i / (HD / 8u), c = i % (HD / 8u);
-				uint at = kv_ring(s0 + t) * kv_dim8 + kvo + c;
+				uint at = (s0s + t) * kv_dim8 + kvo + c;
 				kv4[t * LD + c] = t < ns ? kc4[kb + at] : uvec4(0u);
 				if (sweep == 1u)
 					kv4[(BKV + t) * LD + c] = t < ns ? vc4[vb + at] : uvec4(0u);

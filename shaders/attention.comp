@@ -113,7 +113,7 @@ void main()
 	// [t0, tw) from slot t0 - lap on, [tw, t1) from slot 0, where a
 	// ring's lap ends (a cache of the whole context: the first only)
 	uint lap = t0 - kv_ring(t0);
-	uint tw = pc.kv_slots == 0u ? t1 : min(t1, lap + pc.kv_slots);
+	uint tw = KV_SLOTS == 0u ? t1 : min(t1, lap + KV_SLOTS);
 #define RUN_BOUNDS(RUN, A, B, OFF)            \
 	uint A = RUN == 0u ? t0 : tw;         \
 	uint B = RUN == 0u ? tw : t1;         \

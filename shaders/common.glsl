@@ -12,8 +12,10 @@ layout(push_constant, std430) uniform PC {
 	uint o[8];    // binding i starts o[i] elements into its range
 	uint p[16];   // params, as 32-bit words
 	uint mode;    // the command's patch kind and rows: MODE_* below
-	uint kv_slots; // the slots of the caches it binds: kv_ring
 } pc;
+// a command binding caches: their slots (kv_ring), in the last param
+// word, which no such op's params reach (vk.h's VK_PC_KV_SLOTS)
+#define KV_SLOTS pc.p[15]
 
 // Meta: the run's values, written by table_run before each submit. A
 // batched table's tree runs put (depth, parent) of row r in words
@@ -119,7 +121,7 @@ uint at_position(uint which, uint r)
 // (doc/ops.md); its readers read the window only.
 uint kv_ring(uint s)
 {
-	return pc.kv_slots == 0u || s < pc.kv_slots ? s : s % pc.kv_slots;
+	return KV_SLOTS == 0u || s < KV_SLOTS ? s : s % KV_SLOTS;
 }
 uint at_slot(uint which, uint r)
 {

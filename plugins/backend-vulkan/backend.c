@@ -227,7 +227,8 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	for (int i = 0; i < BELT_MAX_PARAMS; i++)
 		memcpy(&c->pc.p[i], &cmd->param[i], 4);
 	memcpy(c->pc.aux, pr->aux, sizeof c->pc.aux);
-	c->pc.kv_slots = pr->kv_slots;
+	if (pr->kv_slots)
+		c->pc.p[VK_PC_KV_SLOTS] = pr->kv_slots;
 	c->pc.mode = (uint32_t)cmd->patch;
 	if (rows > 1) /* all its rows, from row 0 (pc.t) */
 		c->pc.mode |= VK_MODE_BATCHED | rows << VK_MODE_ROWS_SHIFT;

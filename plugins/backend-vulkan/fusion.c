@@ -640,7 +640,8 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.p[12] = (uint32_t)(pieces ? C[g->tail].param[0].i
 						: r->param[1].i * r->param[2].i);
 		c->pc.p[13] = oc[rq].pc.aux[0]; /* its freqs in meta */
-		c->pc.kv_slots = oc[g->tail].pc.kv_slots; /* the store's caches */
+		/* the store's caches */
+		c->pc.p[VK_PC_KV_SLOTS] = oc[g->tail].pc.p[VK_PC_KV_SLOTS];
 		/* its position and cache slot from its patch */
 		c->pc.mode = (uint32_t)r->patch << VK_MODE_PATCH2_SHIFT;
 	}
@@ -774,7 +775,6 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		return true;
 	}
 	*c = oc[j]; /* the rope of q: its frequencies (aux0) and patch */
-	c->pc.kv_slots = oc[j + 2].pc.kv_slots; /* the store's caches */
 	c->pipe = pipe;
 	c->layout = ctx->pl[BELT_MAX_BINDINGS];
 	c->n_bind = BELT_MAX_BINDINGS;
@@ -799,6 +799,7 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	c->pc.p[2] = (uint32_t)hd;
 	c->pc.p[3] = (uint32_t)rq->param[2].i;
 	c->pc.p[4] = flags | (rq->param[4].i ? QKV_NEOX : 0);
+	c->pc.p[VK_PC_KV_SLOTS] = oc[j + 2].pc.p[VK_PC_KV_SLOTS]; /* the store's caches */
 	if (flags == QKV_HNORM)
 		memcpy(&c->pc.p[5], &C[pre[0]].param[2], 4);
 	c->gx = (uint32_t)(nh + 2 * nkv);

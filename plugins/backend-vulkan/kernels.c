@@ -187,6 +187,9 @@ static int prep_matvec(const struct belt_cmd *cmd, struct vk_prep *pr,
 static int kv_caches(const struct belt_cmd *cmd, int i, uint64_t n, bool vec4,
 		     struct vk_prep *pr, char *err, size_t errsz)
 {
+	if (cmd->n_param > VK_PC_KV_SLOTS)
+		return belt_errf(err, errsz, "%s: %s takes %u params: none of its push constants is "
+				 "left for its caches' slots", label(cmd), cmd->kernel->op, cmd->n_param);
 	for (int j = 0; j < 2; j++) {
 		const struct belt_binding *b = &cmd->bind[i + j];
 		uint32_t code = b->type == BELT_TYPE_F32 ? 0 : b->type == BELT_TYPE_F16 ? 1 : 2;

@@ -123,9 +123,11 @@ struct vk_pc {
 	uint32_t o[BELT_MAX_BINDINGS]; /* binding offsets, in elements */
 	uint32_t p[BELT_MAX_PARAMS];   /* the command's params */
 	uint32_t mode;		       /* VK_MODE_*: patch kinds, rows */
-	uint32_t kv_slots; /* the slots of the caches it binds (0: none):
-			    * position p in slot p mod kv_slots */
 };
+/* A command binding caches has their slots in its last param word, which
+ * no such op's params reach (shaders/common.glsl's KV_SLOTS): position p
+ * in slot p mod slots. */
+#define VK_PC_KV_SLOTS (BELT_MAX_PARAMS - 1)
 
 /* The embedded shaders, one per (op, weight type). */
 enum vk_shader {

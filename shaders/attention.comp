@@ -41,6 +41,10 @@ layout(local_size_x = WG) in;
 // ATT_VLOADS unless the att_kloads and att_vloads settings say
 layout(constant_id = 2) const uint KLOADS = 32u;
 layout(constant_id = 3) const uint VLOADS = 32u;
+// RING 1: the caches may be rings (kv_ring); 0: they hold the whole
+// context, and the loops below run once with no slot offset (a
+// specialization, so that a cache of the whole context pays nothing)
+layout(constant_id = 4) const uint RING = 0u;
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
 #define KV_K_BINDING 1
 #define KV_V_BINDING 2
@@ -112,14 +116,15 @@ void main()
 	// the positions [t0, t1) lie in at most two runs of slots (kv_ring):
 	// [t0, tw) from slot t0 - lap on, [tw, t1) from slot 0, where a
 	// ring's lap ends (a cache of the whole context: the first only)
-	uint lap = t0 - kv_ring(t0);
-	uint tw = KV_SLOTS == 0u ? t1 : min(t1, lap + KV_SLOTS);
+	uint lap = RING != 0u ? t0 - kv_ring(t0) : 0u;
+	uint tw = RING != 0u ? min(t1, lap + KV_SLOTS) : t1;
+	const uint RUNS = RING != 0u ? 2u : 1u;
 #define RUN_BOUNDS(RUN, A, B, OFF)            \
 	uint A = RUN == 0u ? t0 : tw;         \
 	uint B = RUN == 0u ? tw : t1;         \
 	uint OFF = RUN == 0u ? lap : tw;
 	float mx = -1.0 / 0.0;
-	for (uint run = 0u; run < 2u; run++) {
+	for (uint run = 0u; run < RUNS; run++) {
 	RUN_BOUNDS(run, ta, tb, off)
 	for (uint t = ta + tid; t < tb; t += WG) {
 		uint kb = ko + (t - off) * kv_dim;
@@ -179,7 +184,7 @@ void main()
 	uint groups = WG / hd4;
 	uint g = tid / hd4, i = tid % hd4;
 	vec4 a = vec4(0.0), b = vec4(0.0);
-	for (uint run = 0u; run < 2u && g < groups; run++) {
+	for (uint run = 0u; run < RUNS && g < groups; run++) {
 		RUN_BOUNDS(run, ta, tb, off)
 		// VLOADS positions per step, their loads first, then eight
 		uint t = ta + g, vo = ko + 4u * i - off * kv_dim;

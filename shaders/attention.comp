@@ -30,7 +30,9 @@
 // aux0 1 (default variant): the op is attention_ext, whose params go
 // on with softcap (p5: s = cap * tanh(s / cap) where cap > 0) and window
 // (p6: positions within window of the query, where window > 0); with a
-// window the caches may be rings (kv_ring, common.glsl)
+// window the caches may be rings (kv_ring, common.glsl): -DRING (the
+// build attention_ext runs) reads the row's positions as two runs of
+// slots; the others' caches hold the whole context, one run from t0
 #define WG 256
 #define MAX_HD 512
 #define ATT_SH 2048 // positions whose scores stay in shared memory
@@ -41,10 +43,6 @@ layout(local_size_x = WG) in;
 // ATT_VLOADS unless the att_kloads and att_vloads settings say
 layout(constant_id = 2) const uint KLOADS = 32u;
 layout(constant_id = 3) const uint VLOADS = 32u;
-// RING 1: the caches may be rings (kv_ring); 0: they hold the whole
-// context, and the loops below run once with no slot offset (a
-// specialization, so that a cache of the whole context pays nothing)
-layout(constant_id = 4) const uint RING = 0u;
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
 #define KV_K_BINDING 1
 #define KV_V_BINDING 2
@@ -116,9 +114,15 @@ void main()
 	// the positions [t0, t1) lie in at most two runs of slots (kv_ring):
 	// [t0, tw) from slot t0 - lap on, [tw, t1) from slot 0, where a
 	// ring's lap ends (a cache of the whole context: the first only)
-	uint lap = RING != 0u ? t0 - kv_ring(t0) : 0u;
-	uint tw = RING != 0u ? min(t1, lap + KV_SLOTS) : t1;
-	const uint RUNS = RING != 0u ? 2u : 1u;
+#ifdef RING
+	uint lap = t0 - kv_ring(t0);
+	uint tw = KV_SLOTS == 0u ? t1 : min(t1, lap + KV_SLOTS);
+#define RUNS 2u
+#else
+	const uint lap = 0u;
+	uint tw = t1;
+#define RUNS 1u
+#endif
 #define RUN_BOUNDS(RUN, A, B, OFF)            \
 	uint A = RUN == 0u ? t0 : tw;         \
 	uint B = RUN == 0u ? tw : t1;         \

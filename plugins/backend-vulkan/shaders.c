@@ -116,6 +116,9 @@ static const uint32_t spv_repack_q4_0[] =
 static const uint32_t spv_attention_split[] =
 #include "spv/attention_split.spv.h"
 	;
+static const uint32_t spv_attention_ring[] =
+#include "spv/attention_ring.spv.h"
+	;
 static const uint32_t spv_attention_gqa[] =
 #include "spv/attention_gqa.spv.h"
 	;
@@ -561,6 +564,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_REPACK_Q8_0, spv_repack_q8_0),
 	ENTRY(VK_SH_REPACK_Q4_0, spv_repack_q4_0),
 	ENTRY(VK_SH_ATTENTION_SPLIT, spv_attention_split),
+	ENTRY(VK_SH_ATTENTION_RING, spv_attention_ring),
 	ENTRY(VK_SH_ATTENTION_GQA, spv_attention_gqa),
 	ENTRY(VK_SH_SAMPLE_PENALTY, spv_sample_penalty),
 	ENTRY(VK_SH_SAMPLE_THRESHOLD, spv_sample_threshold),

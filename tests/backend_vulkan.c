@@ -3970,6 +3970,79 @@ START_TEST(test_attention_rows_cm)
 }
 END_TEST
 
+/* attention_ext (softcap 3, window 40) from caches that are rings of 96
+ * slots, as a session keeps a sliding-window layer's (position p in slot
+ * p mod 96), of the types of kv_types[_i], on the CPU backend and
+ * Vulkan's plain shaders: one row (decode) after 203 and 250 positions
+ * (its window wrapping in the ring and not), a causal pass of 37 rows
+ * and a tree of 9 after 203; within 1e-5 relative (+1e-6) of the double
+ * reference over the values the caches hold. */
+START_TEST(test_kv_ring)
+{
+	enum { NH = 8, NKV = 2, HD = 64, CTX = 300, QN = NH * HD, KVN = NKV * HD, RING = 96,
+	       ROWS = 37 };
+	static const int32_t tree[9] = {-1, 0, 1, 0, 3, 2, -1, 6, 1};
+	const int *types = kv_types[_i];
+	setenv("BELT_VK_COOPMAT", "0", 1);
+	struct be be2[2] = {open_vk(), open_cpu()};
+	unsetenv("BELT_VK_COOPMAT");
+	rng_seed(70);
+	size_t kr = belt_type_row_bytes(types[0], KVN), vr = belt_type_row_bytes(types[1], KVN);
+	float *kf = malloc(sizeof(float) * CTX * KVN), *vf = malloc(sizeof(float) * CTX * KVN);
+	uint8_t *kc = malloc(kr * CTX), *vc = malloc(vr * CTX);
+	uint8_t *kring = malloc(kr * RING), *vring = malloc(vr * RING);
+	float *q = malloc(sizeof(float) * ROWS * QN), *out = malloc(sizeof(float) * ROWS * QN);
+	double ref[QN];
+	bool vis[CTX];
+	ck_assert(kf && vf && kc && vc && kring && vring && q && out);
+	fill(kf, (size_t)CTX * KVN);
+	fill(vf, (size_t)CTX * KVN);
+	fill(q, (size_t)ROWS * QN);
+	for (int i = 0; i < ROWS * QN; i++)
+		q[i] *= 3.0f;
+	kv_encode(types[0], kf, (size_t)CTX * KVN, kc);
+	kv_encode(types[1], vf, (size_t)CTX * KVN, vc);
+	kv_decode(types[0], kc, (size_t)CTX * KVN, kf);
+	kv_decode(types[1], vc, (size_t)CTX * KVN, vf);
+	static const struct {
+		uint32_t pos, rows;
+		bool tree;
+	} runs[] = {{203, 1, false}, {250, 1, false}, {203, ROWS, false}, {203, 9, true}};
+	for (int bi = 0; bi < 2; bi++)
+		for (int ri = 0; ri < 4; ri++) {
+			uint32_t pos = runs[ri].pos, rows = runs[ri].rows;
+			const int32_t *par = runs[ri].tree ? tree : NULL;
+			for (uint32_t p = pos + rows - RING; p < pos + rows; p++) {
+				memcpy(kring + (p % RING) * kr, kc + p * kr, kr);
+				memcpy(vring + (p % RING) * vr, vc + p * vr, vr);
+			}
+			kv_attend_ext(&be2[bi], "attention_ext", "default", types, kring, vring, q, NH,
+				      NKV, HD, CTX, RING, rows, pos, par, 3.0f, 40, out);
+			for (uint32_t r = 0; r < rows; r++) {
+				int n = rows_visible_window(par, pos, r, 40, vis);
+				attention_cap_ref(q + r * QN, kf, vf, NH, NKV, HD, n, vis, 1.0 / sqrt(HD),
+						  3.0, ref);
+				for (int i = 0; i < QN; i++)
+					ck_assert_msg(fabs(out[r * QN + i] - ref[i]) <= 1e-5 * fabs(ref[i]) + 1e-6,
+						      "%s K %s V %s pos %u rows %u%s row %u [%d]: %.9g vs %.9g",
+						      be2[bi].B->name, belt_type_name(types[0]),
+						      belt_type_name(types[1]), pos, rows, par ? " tree" : "",
+						      r, i, out[r * QN + i], ref[i]);
+			}
+		}
+	free(kf);
+	free(vf);
+	free(kc);
+	free(vc);
+	free(kring);
+	free(vring);
+	free(q);
+	free(out);
+	be_close(&be2[0]);
+	be_close(&be2[1]);
+}
+END_TEST
+
 /* Attention (default, split_kv, attention_ext; one row and a batched pass
  * of 3) reading caches of the types of kv_types[_i], on both backends:
  * within 1e-5 relative (+1e-6) of the double reference over the values
@@ -4185,6 +4258,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tk, 0); /* no limit: CI bounds the run */
 	tcase_add_loop_test(tk, test_kv_write, 0, N_KV_TYPES);
 	tcase_add_loop_test(tk, test_kv_attention, 0, N_KV_TYPES);
+	tcase_add_loop_test(tk, test_kv_ring, 0, N_KV_TYPES);
 	tcase_add_test(tk, test_kv_errors);
 	tcase_add_test(tk, test_attention_rows_cm);
 	suite_add_tcase(s, tk);

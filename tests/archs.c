@@ -233,6 +233,75 @@ START_TEST(ring_resume)
 }
 END_TEST
 
+struct ids {
+	int32_t id[160];
+	size_t n;
+};
+
+static bool take(void *ud, int32_t id, const char *text, size_t len)
+{
+	(void)text, (void)len;
+	struct ids *c = ud;
+	if (id >= 0 && c->n < 160)
+		c->id[c->n++] = id;
+	return true;
+}
+
+/* A context shift with rings: the kept tokens no longer have their
+ * window in the local layers' rings, so they run again from position 0;
+ * the text is the one a session keeping whole caches writes. gemma3, a
+ * context of 48 (local layers: rings of 32), 150 greedy tokens. */
+START_TEST(ring_shift)
+{
+	char err[BELT_ERR_SIZE];
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = shared_path("models/arch/gemma3.gguf");
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
+	struct belt_model *m;
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	static const int32_t prompt[] = {1, 403, 407, 261, 378, 315};
+	struct ids got[2] = {{.n = 0}, {.n = 0}};
+	uint32_t shifts[2];
+	uint64_t bytes[2];
+	for (int full = 0; full < 2; full++) {
+		struct belt_session_params sp;
+		belt_session_params_default(&sp);
+		sp.type_k = sp.type_v = BELT_TYPE_F32;
+		sp.n_ctx = 48;
+		sp.n_ubatch = 4;
+		sp.chunk = 4;
+		sp.swa_full = full;
+		struct belt_session *s;
+		ck_assert_msg(belt_session_create(m, &sp, &s, err, sizeof err) == 0, "%s", err);
+		bytes[full] = belt_session_kv_bytes(s);
+		struct belt_generate_params gp;
+		belt_generate_params_default(&gp);
+		gp.n_predict = 150;
+		gp.stop_at_eog = false;
+		gp.context_shift = true;
+		gp.n_keep = 4;
+		ck_assert_msg(belt_generate(s, prompt, 6, &gp, take, &got[full], err, sizeof err) == 0,
+			      "%s", err);
+		shifts[full] = belt_session_stats(s)->n_shifts;
+		belt_session_free(s);
+	}
+	ck_assert_msg(bytes[0] < bytes[1], "rings: %llu bytes, whole: %llu",
+		      (unsigned long long)bytes[0], (unsigned long long)bytes[1]);
+	ck_assert_uint_eq(got[0].n, 150);
+	ck_assert_uint_eq(got[1].n, 150);
+	ck_assert_uint_ge(shifts[0], 2);
+	ck_assert_uint_eq(shifts[0], shifts[1]);
+	size_t same = 0;
+	while (same < 150 && got[0].id[same] == got[1].id[same])
+		same++;
+	ck_assert_msg(same == 150, "with rings the text differs at token %zu (%d against %d)", same,
+		      same < 150 ? got[0].id[same] : -1, same < 150 ? got[1].id[same] : -1);
+	belt_model_free(m);
+}
+END_TEST
+
 /* A file name for this process in $TMPDIR (else /tmp): belt-PID-STEM.gguf,
  * STEM as printf formats it. */
 static void tmp_gguf(char *out, size_t n, const char *fmt, ...)
@@ -529,6 +598,7 @@ int main(void)
 	tcase_add_test(tc, teacher_forced_float);
 	tcase_add_loop_test(tc, ring, 0, (int)(sizeof ring_models / sizeof ring_models[0]));
 	tcase_add_test(tc, ring_resume);
+	tcase_add_test(tc, ring_shift);
 	suite_add_tcase(su, tc);
 	/* belt-synth's files: no llama.cpp reference (CK_RUN_CASE=synthetic) */
 	TCase *ts = tcase_create("synthetic");

@@ -41,9 +41,10 @@ static int check_prompt(struct belt_session *s, const int32_t *ids, size_t n,
 	if (!belt_session_resumable(s, pos))
 		return belt_errf(err, errsz,
 				 "position %u: the sliding-window layers' caches no longer hold the "
-				 "positions before it (after position %u they go back %u); evaluate "
-				 "from 0, or keep them whole (swa_full, --swa-full)",
-				 pos, s->kv_top, s->kv_rewind);
+				 "window before it (the session reached position %u: a run may start "
+				 "at 0 or from %u on); evaluate from 0, or keep them whole (swa_full, "
+				 "--swa-full)",
+				 pos, s->kv_top, s->kv_top - s->kv_rewind);
 	for (size_t i = 0; i < n; i++)
 		if (ids[i] < 0 || ids[i] >= s->m->n_vocab)
 			return belt_errf(err, errsz, "token %zu of the prompt is id %d: expected 0 .. %d",
@@ -66,13 +67,17 @@ bool belt_session_resumable(const struct belt_session *s, uint32_t pos)
 	return pos == 0 || (uint64_t)pos + s->kv_rewind >= s->kv_top;
 }
 
-/* The cache holds the first n positions: a ring's oldest slots were
- * written over up to where this reached. */
+void belt_session_kv_written(struct belt_session *s, uint32_t n)
+{
+	if (n > s->kv_top)
+		s->kv_top = n;
+}
+
+/* The cache holds the first n positions. */
 static void kv_reached(struct belt_session *s, uint32_t n)
 {
 	s->n_kv = n;
-	if (n > s->kv_top)
-		s->kv_top = n;
+	belt_session_kv_written(s, n);
 }
 
 /* After tokens[0..n) ran in order at pos: they extend the prefix the

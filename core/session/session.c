@@ -70,8 +70,9 @@ static uint32_t run_ahead(const struct belt_session *s)
 
 /* The slots of a layer whose reads of a cache stay within w positions:
  * the window and what one run writes ahead of where it may stop, in
- * whole 32s (a GPU's tiles of 32 positions then never wrap); the context where that is no smaller, where w is 0, or where
- * the session keeps every position (swa_full; a group's). */
+ * whole 32s (a GPU's tiles of 32 positions then never wrap); the
+ * context where that is no smaller, where w is 0, or where the session
+ * keeps every position (swa_full; a group's). */
 static uint32_t ring_slots(const struct belt_session *s, uint32_t w)
 {
 	if (!w || !s->ring)

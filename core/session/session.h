@@ -155,6 +155,9 @@ void belt_session_kv_from(struct belt_session *s, uint32_t pos);
 /* Whether a run may start at pos: its sliding-window layers' rings still
  * hold the window before it (always, without rings). */
 bool belt_session_resumable(const struct belt_session *s, uint32_t pos);
+/* Positions before n ran (a decode loop's, before it sets n_kv): the
+ * rings' oldest slots were written over up to there. */
+void belt_session_kv_written(struct belt_session *s, uint32_t n);
 
 /* grammar.c, for belt_generate with a grammar g: its mask into
  * s->grammar_mask; that mask into the buffer the chain's logit_mask

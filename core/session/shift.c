@@ -28,8 +28,9 @@ int belt_session_shift(struct belt_session *s, const struct belt_generate_params
 	uint32_t drop = (*pos - keep) / 2 ? (*pos - keep) / 2 : 1;
 	uint32_t n = *pos + 1 - drop; /* tokens left, the pending one included */
 	memmove(s->ids + keep, s->ids + keep + drop, (size_t)(n - keep) * sizeof *s->ids);
-	/* sliding-window layers' rings no longer hold what precedes keep:
-	 * the kept tokens run again too */
+	/* sliding-window layers' rings no longer hold what precedes keep
+	 * (the decode reached *pos): the kept tokens run again too */
+	belt_session_kv_written(s, *pos);
 	if (!belt_session_resumable(s, keep))
 		keep = 0;
 	belt_session_kv_from(s, keep);

@@ -417,39 +417,34 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 	    need(cmd, 3, "out", q_bytes, err, errsz))
 		return -1;
 	pr->groups = (uint32_t)n_head; /* a workgroup per head, per row */
-	pr->max_pos = (uint64_t)cmd->param[3].i;
-	/* within a window the caches may be rings (kv_caches): positions
-	 * up to the context */
-	uint64_t max_pos = pr->max_pos;
-	bool ring = cmd->param[6].i > 0;
 	/* a one-row table's: attention.comp's default variant, which takes
 	 * the softcap and window too (aux0 1), where its vec4 reads fit */
 	bool vec4 = cmd->bind[0].offset % 16 == 0 && cmd->bind[3].offset % 16 == 0;
 	for (int i = 1; i < 3; i++)
 		vec4 = vec4 && cmd->bind[i].offset %
 					(cmd->bind[i].type == BELT_TYPE_F32 ? 16 : 8) == 0;
-	if (pr->rows == 1 && vec4 && head_dim % 4 == 0 && head_dim <= ATT_MAX_HEAD_DIM &&
-	    cmd->n_bind > 4 && cmd->bind[4].size >= (uint64_t)n_head * cmd->param[3].i * 4) {
-		pr->shader = VK_SH_ATTENTION;
-		pr->aux[0] = 1;
-		pr->esize[0] = pr->esize[3] = 16;
-		if (kv_caches(cmd, 1, kv_elems, true, pr, err, errsz))
-			return -1;
-		if (ring)
-			pr->max_pos = max_pos;
+	bool one_row = pr->rows == 1 && vec4 && head_dim % 4 == 0 &&
+		       head_dim <= ATT_MAX_HEAD_DIM && cmd->n_bind > 4 &&
+		       cmd->bind[4].size >= (uint64_t)n_head * cmd->param[3].i * 4;
+	pr->max_pos = (uint64_t)cmd->param[3].i;
+	if (kv_caches(cmd, 1, kv_elems, one_row, pr, err, errsz))
+		return -1;
+	/* within a window the caches may be rings (kv_caches lowered
+	 * max_pos to their slots): positions up to the context */
+	if (cmd->param[6].i > 0)
+		pr->max_pos = (uint64_t)cmd->param[3].i;
+	if (one_row) {
 		/* the build that reads a row's positions as two runs of
 		 * slots (rings), for every layer's: measured on the H200
 		 * (gemma2 1B Q4_0 tg128), it only for the rings' layers and
 		 * the plain build for the others ran 1,049 tokens/s against
 		 * 1,081 with it for all of them (one pipeline) */
 		pr->shader = VK_SH_ATTENTION_RING;
+		pr->aux[0] = 1;
+		pr->esize[0] = pr->esize[3] = 16;
 		att_loads(pr);
 		return 0;
 	}
-	if (kv_caches(cmd, 1, kv_elems, false, pr, err, errsz))
-		return -1;
-	if (ring)
-		pr->max_pos = max_pos;
 	/* a batched table's, on the matrix units where they apply (q and
 	 * out read as vec4s there) */
 	if (pr->rows > 1 && !pr->seqs && cmd->bind[0].offset % 16 == 0 &&

@@ -121,6 +121,22 @@ START_TEST(teacher_forced_float)
 }
 END_TEST
 
+/* models/arch's file gguf on the backend of $BELT_TEST_BACKEND (the
+ * CPU's when unset). */
+static struct belt_model *arch_model(const char *gguf)
+{
+	char rel[300], err[BELT_ERR_SIZE];
+	snprintf(rel, sizeof rel, "models/arch/%s", gguf);
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = shared_path(rel);
+	if (getenv("BELT_TEST_BACKEND"))
+		mp.backend = getenv("BELT_TEST_BACKEND");
+	struct belt_model *m;
+	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	return m;
+}
+
 /* Sliding-window layers' caches as rings that wrap: passes of 4 rows and
  * decode submissions of 4 tokens make the gemma files' window of 8 a
  * ring of 32 slots, which the 64 teacher-forced positions go round
@@ -143,15 +159,8 @@ START_TEST(ring)
 	int i = ring_models[_i].model;
 	ck_assert(strstr(models[i].gguf, "gemma"));
 	/* the cache: 32 slots a local layer against 256 */
-	char rel[300], err[BELT_ERR_SIZE];
-	snprintf(rel, sizeof rel, "models/arch/%s", models[i].gguf);
-	struct belt_model_params mp;
-	belt_model_params_default(&mp);
-	mp.path = shared_path(rel);
-	if (getenv("BELT_TEST_BACKEND"))
-		mp.backend = getenv("BELT_TEST_BACKEND");
-	struct belt_model *m;
-	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	char err[BELT_ERR_SIZE];
+	struct belt_model *m = arch_model(models[i].gguf);
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
 	small_runs(&sp);
@@ -189,13 +198,7 @@ static double max_diff(const float *a, const float *b, size_t n)
 START_TEST(ring_resume)
 {
 	char err[BELT_ERR_SIZE];
-	struct belt_model_params mp;
-	belt_model_params_default(&mp);
-	mp.path = shared_path("models/arch/gemma3.gguf");
-	if (getenv("BELT_TEST_BACKEND"))
-		mp.backend = getenv("BELT_TEST_BACKEND");
-	struct belt_model *m;
-	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	struct belt_model *m = arch_model("gemma3.gguf");
 	int32_t ids[64];
 	for (int i = 0; i < 64; i++)
 		ids[i] = 1 + (i * 37) % 200;
@@ -254,13 +257,7 @@ static bool take(void *ud, int32_t id, const char *text, size_t len)
 START_TEST(ring_shift)
 {
 	char err[BELT_ERR_SIZE];
-	struct belt_model_params mp;
-	belt_model_params_default(&mp);
-	mp.path = shared_path("models/arch/gemma3.gguf");
-	if (getenv("BELT_TEST_BACKEND"))
-		mp.backend = getenv("BELT_TEST_BACKEND");
-	struct belt_model *m;
-	ck_assert_msg(belt_model_load(&mp, &m, err, sizeof err) == 0, "%s", err);
+	struct belt_model *m = arch_model("gemma3.gguf");
 	static const int32_t prompt[] = {1, 403, 407, 261, 378, 315};
 	struct ids got[2] = {{.n = 0}, {.n = 0}};
 	uint32_t shifts[2];

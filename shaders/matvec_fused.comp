@@ -60,6 +60,23 @@
 //                     counter in word aux2 of binding 7 (the work
 //                     buffer: this shader never writes binding 9, which
 //                     every dispatch reads); y0 keeps the matvec's output
+//         256 PEND    with NORM: x (binding 0) is a residual r that a post-
+//                     norm and add have yet to update (Gemma's, after the
+//                     matvec before this one): r' = r + w * y /
+//                     sqrt(mean(y^2) + eps) (rmsnorm of y then add, as
+//                     TAIL computes it) is what the norm reads, with y
+//                     in binding 10 (offset p14), w in binding 11 (aux1),
+//                     eps p5. k must fit one tile (the host checks): x
+//                     is staged once, before the loop. r' also goes to
+//                     binding 12 (the plan's spare copy of r, offset 0),
+//                     each workgroup writing its share of what it staged,
+//                     since r itself may not be written while others read
+//                     it; the next matvec_fused dispatch copies it back
+//         512 COPY    first, each workgroup copies its share of p10 values
+//                     from binding 13 (offset 0) into binding 12 (offset
+//                     p14): the copy a PEND dispatch before left, back
+//                     into the residual, which nothing reads before (a
+//                     TAIL's last workgroup reads it after every copy)
 // Otherwise segment s's rows go to y_s, the workgroups of segment 0 first.
 //
 // Work split: each subgroup owns NR rows and strides over them in units of
@@ -75,6 +92,8 @@
 #define F_NEOX 32u
 #define F_KVH 64u
 #define F_TAIL 128u
+#define F_PEND 256u
+#define F_COPY 512u
 layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
@@ -100,9 +119,20 @@ layout(binding = 7) writeonly buffer Y2H { float16_t y2h[]; };
 // residual, the counter
 layout(binding = 5) coherent buffer Y0C { float y0c[]; };
 layout(binding = 3) readonly buffer TW { float tw[]; };
-layout(binding = 6) buffer TR { float tr[]; };
+layout(binding = 6) coherent buffer TR { float tr[]; }; // COPY: written by others
 layout(binding = 7) coherent buffer TC { uint tc[]; };
 DEFINE_LAST_WORKGROUP(tail_last, tc)
+// PEND: the post-norm's input and weight, the copy of r' (COPY: the
+// residual); COPY: the copy (bindings the host binds elsewhere to ranges
+// the dispatch reads or writes anyway, so that no other dispatch seems to
+// touch anything more)
+layout(binding = 10) readonly buffer PY { float py[]; };
+layout(binding = 10) readonly buffer PY4 { vec4 py4[]; };
+layout(binding = 11) readonly buffer PW { float pw[]; };
+layout(binding = 11) readonly buffer PW4 { vec4 pw4[]; };
+layout(binding = 12) coherent writeonly buffer PRS { float prs[]; };
+layout(binding = 12) coherent writeonly buffer PRS4 { vec4 prs4[]; };
+layout(binding = 13) readonly buffer PSRC { float psrc[]; };
 
 #define DECL_W(S, B)                                                          \
 	layout(binding = B) readonly buffer WF4_##S { vec4 wf4_##S[]; };      \
@@ -213,10 +243,62 @@ struct XS {
 	bool xal, nal;
 };
 
+// PEND: the post-norm's scale, in shared memory rather than a register
+// live through the main loop (a register more can halve the workgroups
+// an SM holds); y's offset in p14, w's in aux1, read where used
+shared float pend_sc;
+bool pend_al() { return ((pc.p[14] | pc.aux[1]) & 3u) == 0u; }
+
+// PEND: r' at x[j .. j + 3] (r + w * (scale * y), as TAIL's sum)
+vec4 pend4(uint j, vec4 r)
+{
+	uint yi = pc.p[14] + j, wi = pc.aux[1] + j;
+	bool al = pend_al();
+	vec4 y = al ? py4[yi / 4] : vec4(py[yi], py[yi + 1], py[yi + 2], py[yi + 3]);
+	vec4 w = al ? pw4[wi / 4] : vec4(pw[wi], pw[wi + 1], pw[wi + 2], pw[wi + 3]);
+	precise vec4 t = w * (pend_sc * y);
+	precise vec4 sum = r + t;
+	return sum;
+}
+
+// PEND: the post-norm's 1 / sqrt(mean(y^2) + eps) over y's k values
+// into pend_sc
+void pend_scale(uint k)
+{
+	uint tid = gl_LocalInvocationID.x, yo = pc.p[14];
+	bool al = pend_al();
+	float acc = 0.0;
+	for (uint j = 4u * tid; j < k; j += 4u * WG) {
+		uint yi = yo + j;
+		vec4 v = al ? py4[yi / 4] : vec4(py[yi], py[yi + 1], py[yi + 2], py[yi + 3]);
+		acc += dot(v, v);
+	}
+	float s = wg_sum(acc);
+	if (tid == 0u)
+		pend_sc = 1.0 / sqrt(s / float(k) + pflt(5));
+	barrier();
+}
+
+// PEND, COPY: the share of n values of this workgroup: [*lo, *hi)
+void share(uint n, out uint lo, out uint hi)
+{
+	uint g = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+	uint per = (n / 4u + g - 1u) / g * 4u; // whole vec4s
+	lo = min(wg_id() * per, n);
+	hi = min(lo + per, n);
+}
+
 vec4 ld4(XS s, uint j, inout float ss)
 {
 	uint xi = s.xo + j;
 	vec4 v = s.xal ? x4[xi / 4] : vec4(x[xi], x[xi + 1], x[xi + 2], x[xi + 3]);
+	if ((FLAGS & F_PEND) != 0) {
+		v = pend4(j, v);
+		uint lo, hi;
+		share(pc.p[0], lo, hi);
+		if (j >= lo && j < hi)
+			prs4[j / 4] = v;
+	}
 	if ((FLAGS & F_NORM) != 0) {
 		ss += dot(v, v);
 		uint ni = s.no + j;
@@ -703,10 +785,26 @@ void main()
 #if defined(TYPE_IQ4_XS)
 	iq4_fill(tid); // used after the tile loop's barriers
 #endif
+	if ((FLAGS & F_COPY) != 0) {
+		uint lo, hi;
+		share(pc.p[10], lo, hi);
+		for (uint i = lo + tid; i < hi; i += WG)
+			prs[pc.p[14] + i] = psrc[i];
+	}
+	// PEND: x staged before the loop (k within one tile: the host
+	// checks), while no accumulator is live, so that PEND's registers add
+	// nothing to the loop's (a register more than 64 halves the
+	// workgroups of 512 threads an SM holds)
+	if ((FLAGS & F_PEND) != 0) {
+		pend_scale(k);
+		stage_x(xs_, 0u, k, ss, 0u);
+	}
 	for (uint t0 = 0; t0 < k; t0 += TILE) {
 		uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
-		barrier(); // the previous tile is used up
-		stage_x(xs_, t0, tn, ss, 0u);
+		if ((FLAGS & F_PEND) == 0) {
+			barrier(); // the previous tile is used up
+			stage_x(xs_, t0, tn, ss, 0u);
+		}
 		[[unroll]] for (uint j = 0; j < MAXRG; j++) {
 			uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
 			if (rg * NR >= rpw || r0 >= m)

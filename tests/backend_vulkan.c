@@ -2109,7 +2109,10 @@ static void check_fused(const struct chain_out *of, const struct chain_out *ou,
  * orders through a chain of layers and tokens (the H100 measured 1.9e-4
  * on x). Run 2 and 3 fuse with two subgroups per row (KS 2, every
  * matvec), the default for F16 and Q8_0 on GPUs but not on lavapipe;
- * runs 4 and 5 (5 with KS 2) add Gemma's post norms. */
+ * runs 4 and 5 (5 with KS 2) add Gemma's post norms: the first fused
+ * into ffn_norm + gate/up (PEND) and copied back by down, the second
+ * into down (TAIL), as the head's norm cannot take it; run 6 with
+ * defer_norms 0: both in the matvec before them (TAIL). */
 START_TEST(test_fused)
 {
 	int wt = loop_wtype(_i);
@@ -2120,10 +2123,10 @@ START_TEST(test_fused)
 	 * measured on Q4_0), so token ids only here; test_q8x_fused checks
 	 * each flag exactly */
 	bool ids_only = (wt == BELT_TYPE_Q4_0 || wt == BELT_TYPE_Q8_0) && vk_q8x();
-	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4};
-	for (int r = 0; r < 6; r++) {
+	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4, 4};
+	for (int r = 0; r < 7; r++) {
 		struct chain_out of, ou;
-		/* runs 4 and 5: Gemma's post norms (5 with the k-split); not
+		/* runs 4 to 6: Gemma's post norms (5 with the k-split); not
 		 * with x as int8, where this chain's ids part between the
 		 * fused and unfused tables with post norms even without
 		 * their fusion (measured): loop indices N_WTYPES and + 1
@@ -2136,6 +2139,12 @@ START_TEST(test_fused)
 		unsetenv("BELT_VK_FUSE");
 		if (r < 2 || r == 4) {
 			chain_model(&vk, wt, wt, runs[r], &of);
+		} else if (r == 6) {
+			setenv("BELT_VK_DEFER_NORMS", "0", 1);
+			struct be tl = open_vk();
+			unsetenv("BELT_VK_DEFER_NORMS");
+			chain_model(&tl, wt, wt, runs[r], &of);
+			be_close(&tl);
 		} else {
 			setenv("BELT_VK_MV_KSPLIT", "2", 1);
 			setenv("BELT_VK_MV_KSPLIT_K", "0", 1);

@@ -76,6 +76,7 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 		vkDestroyDescriptorPool(ctx->dev, pl->dpool, NULL);
 	vk_buffer_destroy(ctx, pl->meta);
 	vk_buffer_destroy(ctx, pl->work);
+	vk_buffer_destroy(ctx, pl->spare);
 	free(pl->full);
 	free(pl->nohead);
 	free(pl->full_long);
@@ -354,7 +355,7 @@ static void stop_word_range(const struct belt_table *t, uint32_t i0, uint32_t i1
 		r[(*nr)++] = (struct range){.buf = work, .lo = 0, .hi = 4, .write = writes};
 }
 
-/* The descriptor set of c's few-row kernel (matvec_fused's 8 bindings,
+/* The descriptor set of c's few-row kernel (matvec_fused's bindings,
  * then meta and work), from pl's pool. */
 static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 			 VkDescriptorBufferInfo *bi, char *err, size_t errsz)
@@ -363,38 +364,36 @@ static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
 		.descriptorPool = pl->dpool,
 		.descriptorSetCount = 1,
-		.pSetLayouts = &ctx->dsl[BELT_MAX_BINDINGS],
+		.pSetLayouts = &ctx->dsl[VK_FMV_BINDINGS],
 	};
 	VKCHECK(vkAllocateDescriptorSets(ctx->dev, &dai, &c->few_set), "vkAllocateDescriptorSets");
-	bi[BELT_MAX_BINDINGS] = (VkDescriptorBufferInfo){
+	bi[VK_FMV_BINDINGS] = (VkDescriptorBufferInfo){
 		.buffer = pl->meta->buf, .offset = 0, .range = VK_WHOLE_SIZE};
-	bi[BELT_MAX_BINDINGS + 1] = (VkDescriptorBufferInfo){
+	bi[VK_FMV_BINDINGS + 1] = (VkDescriptorBufferInfo){
 		.buffer = pl->work->buf, .offset = 0, .range = VK_WHOLE_SIZE};
-	VkWriteDescriptorSet w[BELT_MAX_BINDINGS + 2];
-	for (uint32_t b = 0; b < BELT_MAX_BINDINGS + 2; b++)
+	VkWriteDescriptorSet w[VK_SET_MAX];
+	for (uint32_t b = 0; b < VK_SET_MAX; b++)
 		w[b] = (VkWriteDescriptorSet){
 			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
 			.dstSet = c->few_set,
-			.dstBinding = b < BELT_MAX_BINDINGS	   ? b
-				      : b == BELT_MAX_BINDINGS ? VK_META_BINDING
-							       : VK_WORK_BINDING,
+			.dstBinding = vk_binding_number(b, VK_FMV_BINDINGS),
 			.descriptorCount = 1,
 			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.pBufferInfo = &bi[b],
 		};
-	vkUpdateDescriptorSets(ctx->dev, BELT_MAX_BINDINGS + 2, w, 0, NULL);
+	vkUpdateDescriptorSets(ctx->dev, VK_SET_MAX, w, 0, NULL);
 	return 0;
 }
 
 /* Room for n dispatches in pl->cmds and the arrays beside it. */
 static int grow_dispatches(struct plan *pl,
-			   VkDescriptorBufferInfo (**bis)[BELT_MAX_BINDINGS + 2],
+			   VkDescriptorBufferInfo (**bis)[VK_SET_MAX],
 			   struct range (**rs)[GROUP_MAX], int **nrs, uint32_t n)
 {
 	struct vk_cmd *c = realloc(pl->cmds, n * sizeof *c);
 	if (c)
 		pl->cmds = c;
-	VkDescriptorBufferInfo(*b)[BELT_MAX_BINDINGS + 2] = realloc(*bis, n * sizeof **bis);
+	VkDescriptorBufferInfo(*b)[VK_SET_MAX] = realloc(*bis, n * sizeof **bis);
 	if (b)
 		*bis = b;
 	struct range(*r)[GROUP_MAX] = realloc(*rs, n * sizeof **rs);
@@ -421,13 +420,13 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	struct vk_prep *preps = calloc(n ? n : 1, sizeof *preps);
 	uint8_t *writes = calloc(n ? n : 1, 1);
 	bool *rp = calloc(n ? n : 1, sizeof *rp);
-	VkDescriptorBufferInfo(*obi)[BELT_MAX_BINDINGS + 2] =
+	VkDescriptorBufferInfo(*obi)[VK_SET_MAX] =
 		calloc(n ? n : 1, sizeof *obi);
-	VkDescriptorBufferInfo(*bis)[BELT_MAX_BINDINGS + 2] =
+	VkDescriptorBufferInfo(*bis)[VK_SET_MAX] =
 		calloc(n ? n : 1, sizeof *bis);
 	/* batched matvecs' few-row kernels: their bindings, and the command
 	 * each belongs to (at most one per input command) */
-	VkDescriptorBufferInfo(*fbis)[BELT_MAX_BINDINGS + 2] =
+	VkDescriptorBufferInfo(*fbis)[VK_SET_MAX] =
 		batched ? calloc(n ? n : 1, sizeof *fbis) : NULL;
 	uint32_t *few_of = batched ? calloc(n ? n : 1, sizeof *few_of) : NULL;
 	struct range(*rs)[GROUP_MAX] = calloc(n ? n : 1, sizeof *rs);
@@ -505,6 +504,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		goto out;
 	fuse = fuse && !batched;
 	uint32_t used;
+	/* PEND: the matvec whose dispatch copies the spare back (-1: none
+	 * pending), the PEND's add and residual binding; the spare's size */
+	int copy_at = -1, copy_add = 0, copy_res = 0;
+	uint64_t spare_bytes = 0;
 	uint32_t np = 0, n_few = 0;
 	int norm_next = -1; /* an rmsnorm the last group left to the next */
 	for (uint32_t i = 0; i < n;) {
@@ -531,16 +534,24 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
 			/* alone: matvec_fused is the faster kernel */
 			memset(&fg, 0, sizeof fg);
-			fg.norm = fg.tail = fg.rope = fg.tnorm = -1;
+			fg.norm = fg.tail = fg.rope = fg.tnorm = fg.pend = -1;
 			fg.mv[0] = fg.last = i;
 			fg.nmv = 1;
 			found = true;
+		}
+		if (found && copy_at >= 0 && i <= (uint32_t)copy_at && (uint32_t)copy_at <= fg.last) {
+			/* the dispatch that copies a PEND's r' back */
+			fg.flags |= VK_FMV_F_COPY;
+			fg.copy_add = copy_add;
+			fg.copy_res = copy_res;
+			copy_at = -1;
 		}
 		if (found) {
 			if (vk_fuse_make(ctx, t, oc, obi, &fg, c, bis[np], err,
 				      errsz))
 				goto out;
-			const struct belt_binding *in[6];
+			c->spare_b13 = (fg.flags & VK_FMV_F_COPY) != 0;
+			const struct belt_binding *in[8];
 			int nin = 0;
 			const struct belt_cmd *m0 = &t->cmds[fg.mv[0]];
 			if (fg.norm >= 0) {
@@ -558,11 +569,30 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				c->work_b7 = true;
 				work_words += 4;
 			}
+			if (fg.pend >= 0) {
+				/* the post-norm's input and weight; r' into
+				 * the spare copy, which the dispatch of
+				 * matvec copy_at copies back */
+				in[nin++] = &t->cmds[fg.pend].bind[0];
+				in[nin++] = &t->cmds[fg.pend].bind[1];
+				c->spare_b12 = true;
+				copy_at = fg.copy_at;
+				copy_add = fg.pend + 1;
+				copy_res = fg.pres;
+				uint64_t bytes = (uint64_t)t->cmds[copy_add].param[0].i * 4;
+				if (bytes > spare_bytes)
+					spare_bytes = bytes;
+			}
 			int nr = 0;
 			for (int a = 0; a < nin; a++)
 				if (in[a]->size)
 					rs[np][nr++] = vk_bind_range(in[a], false);
-			const struct belt_binding *out[3];
+			if (c->spare_b12 || c->spare_b13) /* the copy: written, read */
+				rs[np][nr++] = (struct range){.buf = (struct belt_buffer *)&pl->spare,
+							      .lo = 0,
+							      .hi = (uint64_t)t->cmds[fg.flags & VK_FMV_F_COPY ? fg.copy_add : copy_add].param[0].i * 4,
+							      .write = c->spare_b12};
+			const struct belt_binding *out[4];
 			int nout = vk_group_outputs(t, &fg, out);
 			for (int a = 0; a < nout; a++)
 				rs[np][nr++] = vk_bind_range(out[a], true);
@@ -612,11 +642,16 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				pl->cmds[np0].work_b7, rs[np0], &nrs[np0]);
 	}
 	pl->n_cmds = np;
+	if (copy_at >= 0) { /* pend_copier found it: never */
+		belt_errf(err, errsz, "vulkan: table_prepare: no dispatch copies back the "
+				      "residual of command %d", copy_add);
+		goto out;
+	}
 	pl->gate_ev[0] = ctx->gate_ev[0];
 	pl->gate_ev[1] = ctx->gate_ev[1];
 
 	/* barriers, as the CPU backend places them */
-	uint32_t n_desc = n_few * (BELT_MAX_BINDINGS + 2u);
+	uint32_t n_desc = n_few * VK_SET_MAX;
 	for (uint32_t i = 0; i < np; i++) {
 		n_desc += pl->cmds[i].n_bind + 2u;
 		if (i > 0 && (g->n + nrs[i] > GROUP_MAX ||
@@ -646,6 +681,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	if (vk_buffer_create(ctx, BELT_BUFFER_SCRATCH, 4 * work_words,
 			     &pl->work, err, errsz))
 		goto out; /* zeroed: the counters start at 0 */
+	if (spare_bytes && vk_buffer_create(ctx, BELT_BUFFER_SCRATCH, spare_bytes, &pl->spare,
+					    err, errsz))
+		goto out;
 	float *freq = (float *)((char *)pl->meta->map + VK_META_HEADER);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vk_op *op = t->cmds[i].kernel->impl;
@@ -698,14 +736,19 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			.range = VK_WHOLE_SIZE};
 		if (pl->cmds[i].work_b7)
 			bis[i][7] = bis[i][nb + 1];
-		VkWriteDescriptorSet w[BELT_MAX_BINDINGS + 2];
+		VkDescriptorBufferInfo spare = {
+			.buffer = pl->spare ? pl->spare->buf : VK_NULL_HANDLE, .offset = 0,
+			.range = VK_WHOLE_SIZE};
+		if (pl->cmds[i].spare_b12) /* binding 12: descriptor 10 */
+			bis[i][BELT_MAX_BINDINGS + 2] = spare;
+		if (pl->cmds[i].spare_b13)
+			bis[i][BELT_MAX_BINDINGS + 3] = spare;
+		VkWriteDescriptorSet w[VK_SET_MAX];
 		for (uint32_t b = 0; b <= nb + 1; b++)
 			w[b] = (VkWriteDescriptorSet){
 				.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
 				.dstSet = pl->cmds[i].set,
-				.dstBinding = b < nb	 ? b
-					      : b == nb ? VK_META_BINDING
-							: VK_WORK_BINDING,
+				.dstBinding = vk_binding_number(b, nb),
 				.descriptorCount = 1,
 				.descriptorType =
 					VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,

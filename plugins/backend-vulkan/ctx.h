@@ -47,6 +47,9 @@ struct vk_tuning {
 			  * all the rows of a workgroup (matvec_fused PR) */
 	uint32_t few_pr; /* few_pr: the most rows a workgroup (0: VK_FEW_PR) */
 	uint32_t few_nr; /* few_nr: rows of W a subgroup there (0: VK_FEW_NR) */
+	bool defer_norms; /* defer_norms: a post-norm and its add applied by
+			   * the next fused norm (matvec_fused PEND) rather
+			   * than by the last workgroup of the matvec (TAIL) */
 };
 /* att_gqa_from's default: H100 measurements in doc/vulkan.md */
 #define VK_ATT_GQA_FROM 512
@@ -67,8 +70,8 @@ struct vk_ctx {
 	bool gate_set[2];
 	VkFence gate_fence[2];
 	VkPipelineCache cache;
-	VkDescriptorSetLayout dsl[BELT_MAX_BINDINGS + 1]; /* by n_bind */
-	VkPipelineLayout pl[BELT_MAX_BINDINGS + 1];
+	VkDescriptorSetLayout dsl[VK_FMV_BINDINGS + 1]; /* by n_bind */
+	VkPipelineLayout pl[VK_FMV_BINDINGS + 1];
 	/* by shader: the backend's, then architecture plugins' (ext.c) */
 	VkShaderModule module[VK_SH_COUNT + VK_EXT_MAX];
 	VkPipeline pipe[VK_SH_COUNT + VK_EXT_MAX];

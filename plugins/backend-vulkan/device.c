@@ -263,6 +263,11 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 				 "need %zu",
 				 name, ctx->props.limits.maxPushConstantsSize,
 				 sizeof(struct vk_pc));
+	if (ctx->props.limits.maxPerStageDescriptorStorageBuffers < VK_SET_MAX)
+		return belt_errf(err, errsz,
+				 "vulkan: %s: %u storage buffers a shader stage, need %d",
+				 name, ctx->props.limits.maxPerStageDescriptorStorageBuffers,
+				 VK_SET_MAX);
 
 	VkQueueFamilyProperties qf[32];
 	uint32_t nq = vk_queue_families(ctx, qf, 32);
@@ -424,7 +429,7 @@ void vk_destroy(void *vctx)
 		}
 		for (uint32_t i = 0; i < ctx->n_spipe; i++)
 			vkDestroyPipeline(ctx->dev, ctx->spipe[i].pipe, NULL);
-		for (int i = 0; i <= BELT_MAX_BINDINGS; i++) {
+		for (int i = 0; i <= VK_FMV_BINDINGS; i++) {
 			if (ctx->pl[i])
 				vkDestroyPipelineLayout(ctx->dev, ctx->pl[i],
 							NULL);

@@ -27,6 +27,11 @@
 #define F_KVH 64u  /* with F_ROPE: F16 caches (else F32) */
 #define F_TAIL 128u /* one matvec, then rmsnorm of its output and add into a
 		     * residual, by the last workgroup (Gemma's post-norms) */
+#define F_PEND 256u /* with F_NORM: the rmsnorm and add before the norm
+		     * (a post-norm of the matvec before) applied to x
+		     * as it is loaded, the residual's new value left in the
+		     * plan's spare copy */
+#define F_COPY VK_FMV_F_COPY /* first, the spare copy back into the residual */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)
@@ -226,6 +231,8 @@ int vk_group_outputs(const struct belt_table *t, const struct fgroup *g,
 		for (int s = 0; s < g->nmv; s++)
 			out[n++] = &C[g->mv[s]].bind[2];
 	}
+	if (g->flags & F_COPY)
+		out[n++] = &C[g->copy_add].bind[g->copy_res]; /* the residual */
 	return n;
 }
 
@@ -308,6 +315,73 @@ static bool rope_pieces_fusable(const struct belt_table *t, const uint8_t *write
 	       k->param[1].i == nkv * hd && v->param[1].i == nkv * hd;
 }
 
+/* Whether commands i, i + 1 and i + 2 are rmsnorm of y into y2, add of
+ * y2 into a residual r in place, and rmsnorm of r (the next matvecs' x)
+ * with the same eps: matvec_fused's PEND applies the first two to r as
+ * the third loads it (y2 must be dead after the add, as it is never
+ * written); *res: the add's binding that is r. */
+static bool pend_at(const struct belt_table *t, const uint8_t *writes, uint32_t i, int *res)
+{
+	const struct belt_cmd *C = t->cmds;
+	if (i + 2 >= t->n_cmds || !vk_is_op(&C[i], "rmsnorm") || !vk_is_op(&C[i + 1], "add") ||
+	    !vk_is_op(&C[i + 2], "rmsnorm") || C[i].head || C[i + 1].head || C[i + 2].head)
+		return false;
+	const struct belt_cmd *pn = &C[i], *a = &C[i + 1], *nm = &C[i + 2];
+	const struct belt_binding *y = &pn->bind[0], *y2 = &pn->bind[2];
+	int r = residual_of(a, y2);
+	int n = pn->param[0].i;
+	if (r < 0 || a->param[0].i != n || nm->param[0].i != n ||
+	    memcmp(&pn->param[1], &nm->param[1], sizeof pn->param[1]) ||
+	    !same_bind(&a->bind[2], &a->bind[r]) || !same_bind(&nm->bind[0], &a->bind[r]))
+		return false;
+	const struct belt_binding *rb = &a->bind[r];
+	if (bind_overlap(rb, y) || bind_overlap(rb, y2) || bind_overlap(rb, &pn->bind[1]) ||
+	    bind_overlap(rb, &nm->bind[1]) || bind_overlap(rb, &nm->bind[2]) ||
+	    !dead_after(t, writes, i, i + 1, y2, (uint64_t)n * 4))
+		return false;
+	*res = r;
+	return true;
+}
+
+/* PEND stages all of x before its loop: k within the tile of the shader
+ * matvec m runs on. */
+static bool pend_fits(const struct vk_ctx *ctx, const struct belt_cmd *m, const struct vk_cmd *oc,
+		      bool rp)
+{
+	if (!vk_fusable_matvec(m, oc, rp))
+		return false;
+	enum vk_shader sh = fmv_shader(ctx, ((const struct vk_op *)m->kernel->impl)->wtype);
+	return (uint32_t)m->param[0].i <= ctx->mv_tile[sh - VK_SH_FMV_F32];
+}
+
+/* PEND at i leaves r' (r: the add's binding res) in the plan's spare
+ * copy; the first matvec after the group (last) copies it back (COPY):
+ * that matvec's index, where no command before it touches r, it reads
+ * nor writes r itself and is not followed by an add into r (an ADD
+ * epilogue reads rows of r before every copy is done; a TAIL reads r
+ * after them); -1 if there is none. */
+static int pend_copier(const struct belt_table *t, const struct vk_cmd *oc, const bool *rp,
+		       uint32_t last, const struct belt_binding *r)
+{
+	const struct belt_cmd *C = t->cmds;
+	for (uint32_t j = last + 1; j < t->n_cmds; j++) {
+		const struct belt_cmd *c = &C[j];
+		bool touches = false;
+		for (int b = 0; b < c->n_bind; b++)
+			touches = touches || bind_overlap(&c->bind[b], r);
+		if (vk_is_op(c, "matvec") && !c->head && vk_fusable_matvec(c, &oc[j], rp[j])) {
+			if (touches || (j + 1 < t->n_cmds && vk_is_op(&C[j + 1], "add") &&
+					(bind_overlap(&C[j + 1].bind[0], r) ||
+					 bind_overlap(&C[j + 1].bind[1], r))))
+				return -1;
+			return (int)j;
+		}
+		if (touches)
+			return -1;
+	}
+	return -1;
+}
+
 bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc, const bool *rp,
 		      const uint8_t *writes, uint32_t i, int norm, struct fgroup *g)
@@ -319,6 +393,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	g->tail = -1;
 	g->rope = -1;
 	g->tnorm = -1;
+	g->pend = -1;
 	bool head = C[i].head;
 	/* not for the head: its many rows (vocab) would each reread x and w
 	 * for one dispatch saved per token (measured on the H100 with int8
@@ -326,13 +401,19 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	 * 722.6 -> 718.2; not worth it) */
 	if (norm >= 0) {
 		g->norm = norm;
+	} else if (ctx->tune.defer_norms && pend_at(t, writes, i, &g->pres) &&
+		   i + 3 < n && vk_is_op(&C[i + 3], "matvec") &&
+		   pend_fits(ctx, &C[i + 3], &oc[i + 3], rp[i + 3])) {
+		g->pend = (int)i;
+		g->norm = (int)i + 2;
+		j = i + 3;
 	} else if (vk_is_op(&C[i], "rmsnorm") && !head) {
 		g->norm = (int)i;
 		j = i + 1;
 	}
 	const struct belt_cmd *nc = g->norm >= 0 ? &C[g->norm] : NULL;
 	/* the group's first command (liveness scans stop there) */
-	uint32_t g0 = nc ? (uint32_t)g->norm : i;
+	uint32_t g0 = g->pend >= 0 ? (uint32_t)g->pend : nc ? (uint32_t)g->norm : i;
 	const struct belt_cmd *first = NULL;
 	for (; j < n && g->nmv < 3 && vk_is_op(&C[j], "matvec"); j++) {
 		const struct belt_cmd *m = &C[j];
@@ -408,7 +489,12 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		const struct belt_binding *y = &m0->bind[2], *y2 = &nm->bind[2];
 		uint64_t bytes = (uint64_t)nm->param[0].i * 4;
 		int r = residual_of(a, y2);
-		if (r >= 0 && same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
+		struct fgroup pg;
+		/* the next group applies them as it loads the residual
+		 * (PEND) where it can: no workgroup waits for the last */
+		bool deferred = ctx->tune.defer_norms &&
+				vk_fuse_find(ctx, t, oc, rp, writes, j, -1, &pg) && pg.pend == (int)j;
+		if (!deferred && r >= 0 && same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
 		    a->param[0].i == nm->param[0].i && same_bind(&a->bind[2], &a->bind[r]) &&
 		    !bind_overlap(&a->bind[r], y) && !bind_overlap(&a->bind[r], y2) &&
 		    !bind_overlap(&a->bind[r], &nm->bind[1]) &&
@@ -422,8 +508,13 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 			g->last = j + 1;
 		}
 	}
+	if (g->pend >= 0) {
+		g->copy_at = pend_copier(t, oc, rp, g->last, &C[g->pend + 1].bind[g->pres]);
+		if (g->copy_at < 0)
+			return false;
+	}
 	/* what the fused dispatch writes never overlaps what it reads */
-	const struct belt_binding *in[6], *out[3];
+	const struct belt_binding *in[8], *out[4];
 	int nin = 0, nout = vk_group_outputs(t, g, out);
 	in[nin++] = &m0->bind[1];
 	for (int s = 0; s < g->nmv; s++)
@@ -434,6 +525,10 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	}
 	if (g->tnorm >= 0)
 		in[nin++] = &C[g->tnorm].bind[1];
+	if (g->pend >= 0) {
+		in[nin++] = &C[g->pend].bind[0]; /* y */
+		in[nin++] = &C[g->pend].bind[1]; /* its norm's weight */
+	}
 	for (int a = 0; a < nout; a++) {
 		for (int b = 0; b < nin; b++)
 			if (bind_overlap(out[a], in[b]))
@@ -450,12 +545,14 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		if (!dead_after(t, writes, g0, g->last, &nc->bind[2],
 				(uint64_t)nc->param[0].i * 4)) {
 			struct fgroup ng;
+			if (g->pend >= 0) /* the next would apply it again */
+				return false;
 			if (g->last + 1 >= n || !vk_is_op(&C[g->last + 1], "matvec") ||
 			    !vk_fuse_find(ctx, t, oc, rp, writes, g->last + 1, g->norm, &ng))
 				return false;
 			g->norm_next = true;
 		}
-		g->flags |= F_NORM;
+		g->flags |= F_NORM | (g->pend >= 0 ? F_PEND : 0u);
 	}
 	return g->flags || g->nmv > 1;
 }
@@ -529,6 +626,8 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 		fbi[2 + s] = obi[0];
 		fbi[5 + s] = obi[2];
 	}
+	for (int b = BELT_MAX_BINDINGS; b < VK_FMV_BINDINGS; b++) /* PEND's, unused */
+		fbi[b] = b == BELT_MAX_BINDINGS + 2 ? obi[2] : obi[0];
 	pc.o[2] = oc->pc.o[0];
 	pc.o[5] = oc->pc.o[2];
 	pc.p[0] = (uint32_t)k;
@@ -562,14 +661,14 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	if (pr > 1 ? vk_fused_pipeline_pr(ctx, sh, ks, pr, nr, tile, &c->few_pipe, err, errsz)
 		   : vk_fused_pipeline(ctx, sh, 0, 1, ks, &c->few_pipe, err, errsz))
 		return -1;
-	c->few_layout = ctx->pl[BELT_MAX_BINDINGS];
+	c->few_layout = ctx->pl[VK_FMV_BINDINGS];
 	c->has_few = true;
 	return 0;
 }
 
 int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		     const struct vk_cmd *oc,
-		     VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		     VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		     const struct fgroup *g, struct vk_cmd *c,
 		     VkDescriptorBufferInfo *bi, char *err, size_t errsz)
 {
@@ -645,6 +744,23 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		/* its position and cache slot from its patch */
 		c->pc.mode = (uint32_t)r->patch << VK_MODE_PATCH2_SHIFT;
 	}
+	/* PEND's bindings 10 and 11: y and its norm's weight (offsets in p14
+	 * and aux1); COPY's 12: the residual (offset p14, p10 values);
+	 * the spare copy in 12 (PEND) or 13 (COPY) is the caller's.
+	 * Elsewhere W0's range for those read, y0's for the one written,
+	 * which the dispatch reads or writes anyway */
+	for (int b = BELT_MAX_BINDINGS; b < VK_FMV_BINDINGS; b++)
+		bi[b] = b == BELT_MAX_BINDINGS + 2 ? bi[5] : bi[2];
+	if (g->flags & F_PEND) {
+		bi[BELT_MAX_BINDINGS] = obi[g->pend][0];
+		c->pc.p[14] = oc[g->pend].pc.o[0];
+		bi[BELT_MAX_BINDINGS + 1] = obi[g->pend][1];
+		c->pc.aux[1] = oc[g->pend].pc.o[1];
+	} else if (g->flags & F_COPY) {
+		bi[BELT_MAX_BINDINGS + 2] = obi[g->copy_add][g->copy_res];
+		c->pc.p[14] = oc[g->copy_add].pc.o[g->copy_res];
+		c->pc.p[10] = (uint32_t)C[g->copy_add].param[0].i;
+	}
 	c->pc.p[0] = (uint32_t)C[m0].param[0].i;
 	c->pc.p[1] = (uint32_t)g->nmv;
 	c->pc.p[6] = g->flags;
@@ -654,7 +770,7 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	c->gy = (groups + c->gx - 1) / c->gx;
 	c->gz = 1;
 	c->head = C[m0].head;
-	c->n_bind = BELT_MAX_BINDINGS;
+	c->n_bind = VK_FMV_BINDINGS;
 	const char *what = g->flags & F_GELU ? "geglu"
 			   : g->flags & F_SWIGLU ? "swiglu"
 			   : g->flags & F_ADD	? "matvec+add"
@@ -662,20 +778,21 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 			   : g->nmv == 3	? "matvec3"
 			   : g->nmv == 2	? "matvec2"
 						: "matvec";
-	snprintf(c->kind, sizeof c->kind, "%s%s%s %s%s",
+	snprintf(c->kind, sizeof c->kind, "%s%s%s%s %s%s",
+		 g->flags & F_PEND ? "post+" : g->flags & F_COPY ? "copy+" : "",
 		 g->flags & F_NORM ? "norm+" : "", what,
 		 g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");
 	if (vk_fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks, &c->pipe,
 			   err, errsz))
 		return -1;
-	c->layout = ctx->pl[BELT_MAX_BINDINGS];
+	c->layout = ctx->pl[VK_FMV_BINDINGS];
 	return 0;
 }
 
 bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc,
-		      VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		      VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
 		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
 		      bool *failed, char *err, size_t errsz)
@@ -723,7 +840,7 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 
 bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		 const struct vk_cmd *oc,
-		 VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		 VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		 const uint8_t *writes, uint32_t i, struct vk_cmd *c,
 		 VkDescriptorBufferInfo *bi, struct range *r, int *nr, uint32_t *used,
 		 bool *failed, char *err, size_t errsz)
@@ -833,7 +950,7 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
  * pipeline. */
 bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 			const struct vk_cmd *oc,
-			VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+			VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 			uint32_t i, struct vk_cmd *c, VkDescriptorBufferInfo *bi,
 			struct range *r, int *nr, uint32_t *used, bool *failed,
 			char *err, size_t errsz)

@@ -15,12 +15,10 @@ static int layout_for(struct vk_ctx *ctx, int n, char *err, size_t errsz)
 {
 	if (ctx->pl[n])
 		return 0;
-	VkDescriptorSetLayoutBinding lb[BELT_MAX_BINDINGS + 2];
+	VkDescriptorSetLayoutBinding lb[VK_SET_MAX];
 	for (int i = 0; i <= n + 1; i++)
 		lb[i] = (VkDescriptorSetLayoutBinding){
-			.binding = i < n	    ? (uint32_t)i
-				   : i == n ? VK_META_BINDING
-					    : VK_WORK_BINDING,
+			.binding = vk_binding_number((uint32_t)i, (uint32_t)n),
 			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.descriptorCount = 1,
 			.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -146,7 +144,7 @@ int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 	uint32_t data[8] = {flags,	   nseg,	      ctx->mv_nr[t],
 			    ctx->mv_swz,   ctx->mv_wg[t],     ctx->mv_tile[t],
 			    ctx->mv_unr[t], ks};
-	return vk_spec_pipeline(ctx, sh, BELT_MAX_BINDINGS, data, 8, out, err,
+	return vk_spec_pipeline(ctx, sh, VK_FMV_BINDINGS, data, 8, out, err,
 				errsz);
 }
 
@@ -158,7 +156,7 @@ int vk_fused_pipeline_pr(struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
 	uint32_t data[9] = {0,		  1,		 nr,
 			    ctx->mv_swz,  ctx->mv_wg[t], tile,
 			    ctx->mv_unr[t], ks,		 pr};
-	return vk_spec_pipeline(ctx, sh, BELT_MAX_BINDINGS, data, 9, out, err,
+	return vk_spec_pipeline(ctx, sh, VK_FMV_BINDINGS, data, 9, out, err,
 				errsz);
 }
 

@@ -35,6 +35,9 @@ struct vk_cmd {
 	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
 	bool work_b7;	 /* matvec_fused TAIL: binding 7 is the work buffer
 			  * (its counter at word aux[2]) */
+	bool spare_b12;	 /* matvec_fused PEND: binding 12 is the plan's spare
+			  * copy of a residual */
+	bool spare_b13;	 /* matvec_fused COPY: binding 13 is */
 	char kind[40];	 /* for the profile: "norm+matvec3 q4_0" */
 };
 
@@ -52,6 +55,7 @@ struct plan {
 	VkDescriptorPool dpool;
 	struct belt_buffer *meta;
 	struct belt_buffer *work; /* per-command scratch, VK_WORK_BINDING */
+	struct belt_buffer *spare; /* matvec_fused PEND's copy of a residual */
 	VkCommandBuffer start, tail; /* barrier in; barrier out to the host */
 	VkCommandBuffer *full;	     /* [max_run]: token slot t, all commands */
 	VkCommandBuffer *nohead;     /* [max_run]: without head commands */
@@ -98,6 +102,9 @@ int vk_table_run_gated(void *vctx, struct belt_table *t, uint32_t pos, uint32_t 
  * (record.c): the commands since the last barrier. */
 #define GROUP_MAX 64
 
+/* matvec_fused's COPY flag (fusion.c, shaders/matvec_fused.comp) */
+#define VK_FMV_F_COPY 512u
+
 struct range {
 	const struct belt_buffer *buf;
 	uint64_t lo, hi;
@@ -135,6 +142,12 @@ struct fgroup {
 	int tnorm;     /* TAIL: the rmsnorm of the matvec's output whose
 			* result the tail's add puts into the residual, or
 			* -1 */
+	int pend;      /* PEND: the rmsnorm of y (then the add into the
+			* residual, then the norm), or -1 */
+	int pres;      /* PEND: the add's binding that is the residual */
+	int copy_at;   /* PEND: the matvec whose dispatch copies r back */
+	int copy_add, copy_res; /* COPY (set by the caller): the add of the
+				 * PEND group and its residual binding */
 	uint32_t last; /* the last command of the group */
 	bool norm_next; /* the rmsnorm's output is read by the matvec after
 			 * the group too (another weight type): the next
@@ -153,7 +166,7 @@ int vk_moe_group(struct vk_ctx *ctx, const struct belt_table *t, struct vk_cmd *
  * Q8_0/Q4_0/Q6_K weights are in the GPU layout). */
 bool vk_fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
 		       bool rp);
-/* The bindings group g writes, into out (3 at most); their count. */
+/* The bindings group g writes, into out (4 at most); their count. */
 int vk_group_outputs(const struct belt_table *t, const struct fgroup *g,
 		     const struct belt_binding **out);
 /* A group of t's commands from i that one matvec_fused dispatch computes
@@ -176,7 +189,7 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 		     VkDescriptorBufferInfo *fbi, char *err, size_t errsz);
 int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		 const struct vk_cmd *oc,
-		 VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		 VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		 const struct fgroup *g, struct vk_cmd *c,
 		 VkDescriptorBufferInfo *bi, char *err, size_t errsz);
 /* The sampler's commands from i fused into its argmax: c, bi, the ranges
@@ -184,7 +197,7 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
  * (with err) if one does but has no pipeline. */
 bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		    const struct vk_cmd *oc,
-		    VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		    VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		    uint32_t i, struct vk_cmd *c, VkDescriptorBufferInfo *bi,
 		    struct range *r, int *nr, uint32_t *used, bool *failed,
 		    char *err, size_t errsz);
@@ -195,7 +208,7 @@ bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
  * err) if one does but has no pipeline. Takes 2 commands. */
 bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc,
-		      VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		      VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
 		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
 		      bool *failed, char *err, size_t errsz);
@@ -206,7 +219,7 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
  * none starts at i; *failed (with err) if one does but has no pipeline. */
 bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		 const struct vk_cmd *oc,
-		 VkDescriptorBufferInfo (*obi)[BELT_MAX_BINDINGS + 2],
+		 VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		 const uint8_t *writes, uint32_t i, struct vk_cmd *c,
 		 VkDescriptorBufferInfo *bi, struct range *r, int *nr, uint32_t *used,
 		 bool *failed, char *err, size_t errsz);

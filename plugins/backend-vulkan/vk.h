@@ -92,6 +92,20 @@
  * own. */
 #define VK_WORK_BINDING 9
 #define VK_WORK_RESERVED 4
+/* matvec_fused's descriptors: a command's 8 bindings, then the four of
+ * its PEND form (shaders/matvec_fused.comp) at binding numbers 10 .. 13 */
+#define VK_FMV_BINDINGS (BELT_MAX_BINDINGS + 4)
+/* a set's descriptors at most: command bindings, then meta and work */
+#define VK_SET_MAX (VK_FMV_BINDINGS + 2)
+/* The binding number of descriptor i of a set of nb command bindings
+ * (descriptors nb and nb + 1: meta and work). */
+static inline uint32_t vk_binding_number(uint32_t i, uint32_t nb)
+{
+	return i == nb ? VK_META_BINDING
+	       : i > nb ? VK_WORK_BINDING
+	       : i < BELT_MAX_BINDINGS ? i
+				       : i + 2;
+}
 /* Meta buffer (shaders/common.glsl): uint base_pos, stop_on, n_rows
  * (a batched pass's rows), tree (1 under BELT_RUN_TREE), seqs (1 in a
  * table of sequences), 3 spare words; then, in a batched table, (depth,

@@ -15,9 +15,11 @@
 #include <stdbool.h>
 #include <unistd.h>
 
+#include "belt/arch.h"
 #include "belt/belt.h"
 #include "belt/quant.h"
 #include "llref.h"
+#include "plugin/registry.h"
 #include "ref.h"
 #include "synth/synth.h"
 
@@ -312,15 +314,19 @@ static void tmp_gguf(char *out, size_t n, const char *fmt, ...)
 	snprintf(out, n, "%s/belt-%d-%s.gguf", tmp && *tmp ? tmp : "/tmp", (int)getpid(), stem);
 }
 
-/* Logits of a synthetic llama at 12 positions, one token at a time. */
-static void synth_logits(const char *scaling, float factor, float *out, size_t n_vocab)
+/* Logits of a synthetic llama at 12 positions, one token at a time;
+ * arch: general.architecture (NULL: llama; any other name: llama's
+ * tensors and keys under that name). */
+static void synth_logits_of(const char *arch, const char *scaling, float factor, float *out,
+			    size_t n_vocab)
 {
 	struct synth_shape sh;
 	synth_default(&sh);
+	sh.arch = arch;
 	sh.rope_scaling = scaling;
 	sh.rope_factor = factor;
 	char path[512], err[BELT_ERR_SIZE];
-	tmp_gguf(path, sizeof path, "archs-%s", scaling ? scaling : "none");
+	tmp_gguf(path, sizeof path, "archs-%s-%s", arch ? arch : "llama", scaling ? scaling : "none");
 	ck_assert_msg(synth_write(&sh, path, err, sizeof err) == 0, "%s", err);
 	struct belt_model_params mp;
 	belt_model_params_default(&mp);
@@ -345,6 +351,61 @@ static void synth_logits(const char *scaling, float factor, float *out, size_t n
 	belt_model_free(m);
 	unlink(path);
 }
+
+static void synth_logits(const char *scaling, float factor, float *out, size_t n_vocab)
+{
+	synth_logits_of(NULL, scaling, factor, out, n_vocab);
+}
+
+/* An architecture registered by the program itself (no module arch-NAME
+ * on the plugin path, no NAME.yaml on the arch path) is found when a
+ * model names it: llama's description under another name gives llama's
+ * logits bit for bit. */
+START_TEST(registered_arch)
+{
+	static char yaml[16384];
+	FILE *f = fopen(BELT_SRC_ARCH_DIR "/llama.yaml", "rb");
+	ck_assert_msg(f, "%s/llama.yaml", BELT_SRC_ARCH_DIR);
+	size_t n = fread(yaml, 1, sizeof yaml - 1, f);
+	fclose(f);
+	ck_assert(n > 0 && n < sizeof yaml - 1);
+	yaml[n] = 0;
+	char *a = strstr(yaml, "\narch: llama\n");
+	ck_assert_msg(a, "llama.yaml: no line 'arch: llama'");
+	memmove(a + 15, a + 12, strlen(a + 12) + 1); /* "llama" -> "llamareg" */
+	memcpy(a + 7, "llamareg", 8);
+	static struct belt_arch_ops ops = {.abi = BELT_ARCH_ABI, .name = "llamareg",
+					   .source = "registered llamareg.yaml"};
+	ops.yaml = yaml;
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_registry_add_arch(belt_registry_global(), &ops, err, sizeof err) == 0,
+		      "%s", err);
+	size_t nv = 300, sz = 12 * nv;
+	float *plain = malloc(sz * sizeof *plain), *reg = malloc(sz * sizeof *reg);
+	ck_assert(plain && reg);
+	synth_logits(NULL, 0, plain, nv);
+	synth_logits_of("llamareg", NULL, 0, reg, nv);
+	ck_assert_msg(!memcmp(plain, reg, sz * sizeof *plain),
+		      "the registered architecture's logits differ from llama's");
+	free(plain);
+	free(reg);
+	/* and an unknown one's error lists it among those supported */
+	struct synth_shape sh;
+	synth_default(&sh);
+	sh.arch = "nosucharch";
+	char path[512];
+	tmp_gguf(path, sizeof path, "archs-nosucharch");
+	ck_assert_msg(synth_write(&sh, path, err, sizeof err) == 0, "%s", err);
+	struct belt_model_params mp;
+	belt_model_params_default(&mp);
+	mp.path = path;
+	struct belt_model *m = NULL;
+	ck_assert_int_ne(belt_model_load(&mp, &m, err, sizeof err), 0);
+	unlink(path);
+	ck_assert_msg(strstr(err, "unknown architecture 'nosucharch'") && strstr(err, "llamareg"),
+		      "%s", err);
+}
+END_TEST
 
 /* Linear rope scaling (no llama.cpp reference here): factor 1 is the
  * unscaled model bit for bit; factor 2 keeps position 0 (no rotation)
@@ -601,6 +662,7 @@ int main(void)
 	TCase *ts = tcase_create("synthetic");
 	tcase_set_timeout(ts, 0);
 	tcase_add_test(ts, rope_linear);
+	tcase_add_test(ts, registered_arch);
 	tcase_add_test(ts, moe_cost);
 	const char *be = getenv("BELT_TEST_BACKEND");
 	if (be && !strcmp(be, "vulkan")) {

@@ -24,10 +24,15 @@ static void find_module(const char *name, const char *file, void *ud)
 	w->found = w->found || !strcmp(name, w->name);
 }
 
+/* The architecture plugin called arch: registered already (by a module
+ * of any name, or by the program itself), else module arch-<arch> where
+ * the plugin path has one; 0 where neither is. */
 static int find(const char *arch, const struct belt_arch_ops **out, char *err, size_t errsz)
 {
 	char module[80];
-	*out = NULL;
+	*out = belt_registry_find(belt_registry_global(), BELT_KIND_ARCH, arch);
+	if (*out)
+		return 1;
 	if ((size_t)snprintf(module, sizeof module, "arch-%s", arch) >= sizeof module)
 		return 0;
 	struct module_want want = {.name = module};
@@ -57,10 +62,20 @@ static void visit_module(const char *module, const char *file, void *ud)
 	v->n++;
 }
 
+/* A registered architecture as (name, its description's source). */
+static void visit_registered(const char *name, const void *ops, void *ud)
+{
+	struct visit *v = ud;
+	v->fn(name, ((const struct belt_arch_ops *)ops)->source, v->ud);
+}
+
+/* The modules arch-NAME on the plugin path, then the architectures
+ * registered (a name may come twice: the callers keep the first). */
 static void list(void (*fn)(const char *name, const char *file, void *ud), void *ud)
 {
 	struct visit v = {.fn = fn, .ud = ud};
 	belt_plugin_modules("arch-", visit_module, &v);
+	belt_registry_each(belt_registry_global(), BELT_KIND_ARCH, visit_registered, &v);
 }
 
 const struct model_arch_plugins api_arch_plugins = {.find = find, .list = list};

@@ -56,6 +56,14 @@ unsigned belt_registry_count(const struct belt_registry *r)
 	return r->n;
 }
 
+void belt_registry_each(const struct belt_registry *r, enum belt_plugin_kind kind,
+			void (*fn)(const char *name, const void *ops, void *ud), void *ud)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->features[i].kind == kind)
+			fn(r->features[i].name, r->features[i].ops, ud);
+}
+
 void belt_registry_truncate(struct belt_registry *r, unsigned n)
 {
 	if (n < r->n)

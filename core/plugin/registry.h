@@ -14,6 +14,9 @@ const void *belt_registry_find(const struct belt_registry *r,
  * which the loader does when a plugin fails halfway through registering,
  * since its module is then closed and the tables it added are gone. */
 unsigned belt_registry_count(const struct belt_registry *r);
+/* fn(name, ops, ud) for each feature of that kind, in registration order. */
+void belt_registry_each(const struct belt_registry *r, enum belt_plugin_kind kind,
+			void (*fn)(const char *name, const void *ops, void *ud), void *ud);
 void belt_registry_truncate(struct belt_registry *r, unsigned n);
 
 /* Call fn(name, file, ud) for each module file on the plugin path whose

@@ -355,6 +355,42 @@ START_TEST(arch_ops_checked)
 }
 END_TEST
 
+/* The scan's module files by name (after the last '/'). */
+struct seen_files {
+	char name[64][128];
+	int count[64], n;
+};
+
+static int count_file(void *ud, const char *file, const struct belt_plugin *p, const char *error)
+{
+	(void)p;
+	(void)error;
+	struct seen_files *sf = ud;
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	for (int i = 0; i < sf->n; i++)
+		if (!strcmp(sf->name[i], base)) {
+			sf->count[i]++;
+			return 0;
+		}
+	if (sf->n < 64) {
+		snprintf(sf->name[sf->n], sizeof sf->name[0], "%s", base);
+		sf->count[sf->n++] = 1;
+	}
+	return 0;
+}
+
+/* main puts the test plugins' folder on the path twice, spelt two ways:
+ * the scan (belt info's list) visits each module file once. */
+START_TEST(scan_once)
+{
+	struct seen_files sf = {.n = 0};
+	ck_assert_int_eq(belt_plugin_scan(count_file, &sf), 0);
+	ck_assert_int_gt(sf.n, 0);
+	for (int i = 0; i < sf.n; i++)
+		ck_assert_msg(sf.count[i] == 1, "%s visited %d times", sf.name[i], sf.count[i]);
+}
+END_TEST
+
 int main(void)
 {
 	const char *plugins = getenv("BELT_TEST_PLUGINS");
@@ -362,7 +398,9 @@ int main(void)
 		fprintf(stderr, "check_registry: set BELT_TEST_PLUGINS to the test plugins' folder\n");
 		return EXIT_FAILURE;
 	}
-	setenv("BELT_PLUGIN_PATH", plugins, 1);
+	char path[8192];
+	snprintf(path, sizeof path, "%s:%s/.", plugins, plugins); /* one folder twice */
+	setenv("BELT_PLUGIN_PATH", path, 1);
 	Suite *s = suite_create("registry");
 	TCase *tc = tcase_create("registry");
 	tcase_set_timeout(tc, 0); /* no limit: CI bounds the run */
@@ -374,6 +412,7 @@ int main(void)
 	tcase_add_test(tc, kind_and_name);
 	tcase_add_test(tc, tables_checked);
 	tcase_add_test(tc, arch_ops_checked);
+	tcase_add_test(tc, scan_once);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "belt/error.h"
@@ -121,15 +122,34 @@ static bool module_file(const char *dir, const char *name)
 }
 
 /* Call fn(dir, file name, ud) for each module file in the folders of
- * dirs (':'-separated), in order, until fn returns nonzero. */
+ * dirs (':'-separated), in order, until fn returns nonzero; a folder
+ * that is on the path twice (by any spelling) is visited once. */
 static void each_module(const char *dirs, int (*fn)(const char *dir, const char *name, void *ud),
 			void *ud)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s", dirs);
 	int stop = 0;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} seen[64];
+	int n_seen = 0;
 	for (char *save = NULL, *dir = strtok_r(path, ":", &save); dir && !stop;
 	     dir = strtok_r(NULL, ":", &save)) {
+		struct stat st;
+		if (stat(dir, &st) != 0)
+			continue;
+		bool again = false;
+		for (int i = 0; i < n_seen; i++)
+			again = again || (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino);
+		if (again)
+			continue;
+		if (n_seen < 64) {
+			seen[n_seen].dev = st.st_dev;
+			seen[n_seen].ino = st.st_ino;
+			n_seen++;
+		}
 		DIR *d = opendir(dir);
 		if (!d)
 			continue;

@@ -72,7 +72,7 @@
 //                     each workgroup writing its share of what it staged,
 //                     since r itself may not be written while others read
 //                     it; the next matvec_fused dispatch copies it back
-//         512 COPY    first, each workgroup copies its share of p10 values
+//         512 COPY    last, each workgroup copies its share of p10 values
 //                     from binding 13 (offset 0) into binding 12 (offset
 //                     p14): the copy a PEND dispatch before left, back
 //                     into the residual, which nothing reads before (a
@@ -785,12 +785,6 @@ void main()
 #if defined(TYPE_IQ4_XS)
 	iq4_fill(tid); // used after the tile loop's barriers
 #endif
-	if ((FLAGS & F_COPY) != 0) {
-		uint lo, hi;
-		share(pc.p[10], lo, hi);
-		for (uint i = lo + tid; i < hi; i += WG)
-			prs[pc.p[14] + i] = psrc[i];
-	}
 	// PEND: x staged before the loop (k within one tile: the host
 	// checks), while no accumulator is live, so that PEND's registers add
 	// nothing to the loop's (a register more than 64 halves the
@@ -895,6 +889,16 @@ void main()
 			else
 				y2[pc.o[7] + row] = s;
 		}
+	}
+	// COPY: at the end, where its load's wait delays no weight loads
+	// (at the start, H200 8B gemma2's o and down took 864 us a token,
+	// here 825); before TAIL's counter, which orders it before the last
+	// workgroup's reads of the residual
+	if ((FLAGS & F_COPY) != 0) {
+		uint lo, hi;
+		share(pc.p[10], lo, hi);
+		for (uint i = lo + tid; i < hi; i += WG)
+			prs[pc.p[14] + i] = psrc[i];
 	}
 	if ((FLAGS & F_TAIL) != 0 &&
 	    tail_last(pc.aux[2], gl_NumWorkGroups.x * gl_NumWorkGroups.y)) {

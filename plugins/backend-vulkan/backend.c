@@ -587,11 +587,14 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			for (int a = 0; a < nin; a++)
 				if (in[a]->size)
 					rs[np][nr++] = vk_bind_range(in[a], false);
-			if (c->spare_b12 || c->spare_b13) /* the copy: written, read */
-				rs[np][nr++] = (struct range){.buf = (struct belt_buffer *)&pl->spare,
-							      .lo = 0,
-							      .hi = (uint64_t)t->cmds[fg.flags & VK_FMV_F_COPY ? fg.copy_add : copy_add].param[0].i * 4,
-							      .write = c->spare_b12};
+			/* the copy: written (PEND), read (COPY); copy_add
+			 * names the PEND's add for both */
+			if (c->spare_b12 || c->spare_b13)
+				rs[np][nr++] = (struct range){
+					.buf = (struct belt_buffer *)&pl->spare,
+					.lo = 0,
+					.hi = (uint64_t)t->cmds[copy_add].param[0].i * 4,
+					.write = c->spare_b12};
 			const struct belt_binding *out[4];
 			int nout = vk_group_outputs(t, &fg, out);
 			for (int a = 0; a < nout; a++)

@@ -31,7 +31,7 @@
 		     * (a post-norm of the matvec before) applied to x
 		     * as it is loaded, the residual's new value left in the
 		     * plan's spare copy */
-#define F_COPY VK_FMV_F_COPY /* first, the spare copy back into the residual */
+#define F_COPY VK_FMV_F_COPY /* last, the spare copy back into the residual */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)

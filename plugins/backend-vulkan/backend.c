@@ -254,9 +254,13 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 				 name, k->op, c->gx, c->gy, c->gz);
 	c->head = cmd->head;
 	c->n_bind = cmd->n_bind;
-	if (op->wtype != BELT_TYPE_ANY)
-		snprintf(c->kind, sizeof c->kind, "%s %s%s",
-			 rows > 1 && !strcmp(k->op, "matvec") ? "matmul" : k->op,
+	if (op->wtype != BELT_TYPE_ANY && rows > 1 && !strcmp(k->op, "matvec"))
+		/* the profile tells batched products apart by shape, m x k */
+		snprintf(c->kind, sizeof c->kind, "matmul %s %dx%d%s",
+			 belt_type_name(op->wtype), (int)cmd->param[1].i,
+			 (int)cmd->param[0].i, c->head ? " head" : "");
+	else if (op->wtype != BELT_TYPE_ANY)
+		snprintf(c->kind, sizeof c->kind, "%s %s%s", k->op,
 			 belt_type_name(op->wtype), c->head ? " head" : "");
 	else
 		snprintf(c->kind, sizeof c->kind, "%s%s", k->op,

@@ -78,8 +78,10 @@ struct be {
 	void *ctx;
 	bool int8_x; /* cpu: Q4_0/Q8_0 matvecs with x as int8 (avx2, avx512) */
 	bool cm; /* vulkan: batched products on matrix units (vk_coopmat_on) */
+	bool cm8; /* and Q4_0/Q8_0 ones in int8 (vk_coopmat_int8_on) */
 };
 static bool vk_coopmat_on(void);
+static bool vk_coopmat_int8_on(void);
 
 static struct be open_vk(void)
 {
@@ -88,6 +90,7 @@ static struct be open_vk(void)
 	ck_assert_msg(V->create(&opt, &b.ctx, err, sizeof err) == 0,
 		      "vulkan create: %s", err);
 	b.cm = vk_coopmat_on();
+	b.cm8 = vk_coopmat_int8_on();
 	return b;
 }
 
@@ -346,6 +349,15 @@ static bool vk_q8x(void)
 static bool vk_coopmat_on(void)
 {
 	return vk_default_has("BELT_VK_COOPMAT", "cooperative matrices");
+}
+
+/* Whether it runs those of Q4_0 and Q8_0 weights in int8 there
+ * (matmul_q8cm.comp), unless BELT_VK_COOPMAT or BELT_VK_COOPMAT_INT8 is 0. */
+static bool vk_coopmat_int8_on(void)
+{
+	const char *e = getenv("BELT_VK_COOPMAT_INT8");
+	return (!e || strcmp(e, "0")) &&
+	       vk_default_has("BELT_VK_COOPMAT", "cooperative matrices (float16, int8)");
 }
 
 /* x as matvec_fused's int8 variants of the K-quants stage it (Q4_K,
@@ -718,10 +730,30 @@ static void on_both_paths(void (*cases)(struct be *, int, double), int t)
 	static const char *const tiles[] = {"128x128x64x32", "128x64x32x32",
 					    "128x128x32x32", "64x64x32x16",
 					    "256x32x64x32"};
+	bool int8 = vk_coopmat_int8_on();
+	static bool said8;
+	if (!int8 && !said8)
+		printf("batched int8 products on matrix units not tested: the "
+		       "default device has no 16 x 16 x 32 int8 ones, or "
+		       "BELT_VK_COOPMAT_INT8=0\n");
+	said8 = true;
 	for (int i = 0; i < 5; i++) {
+		/* Q4_0 and Q8_0 in float16 too, where int8 is the default */
 		setenv("BELT_VK_MM_TILE", tiles[i], 1);
+		setenv("BELT_VK_COOPMAT_INT8", "0", 1);
 		vk = open_vk();
 		unsetenv("BELT_VK_MM_TILE");
+		unsetenv("BELT_VK_COOPMAT_INT8");
+		cases(&vk, t, 1e-3);
+		be_close(&vk);
+	}
+	/* the int8 products' other tiles (these sizes take the small one) */
+	static const char *const qtiles[] = {"128x128x32x32", "128x128x64x16",
+					     "128x64x32x32", "64x128x32x32"};
+	for (int i = 0; int8 && i < 4; i++) {
+		setenv("BELT_VK_MQ_TILE", qtiles[i], 1);
+		vk = open_vk();
+		unsetenv("BELT_VK_MQ_TILE");
 		cases(&vk, t, 1e-3);
 		be_close(&vk);
 	}
@@ -2632,6 +2664,45 @@ static void matmul_ref(int t, const uint8_t *w, size_t rb, const float *x,
 		}
 }
 
+/* matmul_ref for the int8 products on the matrix units (matmul_q8cm.comp):
+ * x as they stage it, per block of 32 values d = amax / 127 and q =
+ * round(x * (127 / amax)) in float, y the sums of w q d; slack[i] adds
+ * |w d| for each value whose x * 127 / amax lies within 1e-4 of a
+ * rounding tie, where the device's division may round the other way. */
+static void matmul_ref_q8(int t, const uint8_t *w, size_t rb, const float *x,
+			  int k, int m, int rows, double *y, double *slack)
+{
+	float *xq = malloc((size_t)k * sizeof *xq);
+	double *dq = malloc((size_t)k * sizeof *dq); /* d at near-ties, else 0 */
+	ck_assert(xq && dq);
+	for (int r = 0; r < rows; r++) {
+		const float *xr = x + (size_t)r * k;
+		for (int g = 0; g < k; g += 32) {
+			float amax = 0.0f;
+			for (int j = g; j < g + 32; j++)
+				amax = fmaxf(amax, fabsf(xr[j]));
+			float id = amax > 0.0f ? 127.0f / amax : 0.0f, d = amax / 127.0f;
+			for (int j = g; j < g + 32; j++) {
+				float v = xr[j] * id;
+				xq[j] = d * nearbyintf(v);
+				dq[j] = fabs(v - truncf(v) - copysignf(0.5f, v)) < 1e-4 ? d : 0;
+			}
+		}
+		for (int i = 0; i < m; i++) {
+			double s = 0, sl = 0;
+			for (int j = 0; j < k; j++) {
+				double wj = weight_at(t, w + rb * (size_t)i, j);
+				s += wj * xq[j];
+				sl += fabs(wj) * dq[j];
+			}
+			y[(size_t)r * m + i] = s;
+			slack[(size_t)r * m + i] = sl;
+		}
+	}
+	free(xq);
+	free(dq);
+}
+
 /* A batched table's matvec (the tiled product): every row of a pass
  * within rel * sum|w x| + 1e-6 of the double reference (2e-5 for float
  * products, accumulated in another order than the one-row matvec's; on
@@ -2677,6 +2748,17 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 	double *mag = malloc((size_t)rows * m * sizeof *mag);
 	fill(x, (size_t)rows * k);
 	matmul_ref(t, w, rb, x, k, m, (int)rows, ref, mag);
+	/* Q4_0 and Q8_0 on the int8 matrix units: against x as they round
+	 * it, within 2e-5 of sum |w x| (float sums of exact int32 ones) and
+	 * the slack of near-ties */
+	bool q8 = vk->cm8 && k % 32 == 0 && (t == BELT_TYPE_Q4_0 || t == BELT_TYPE_Q8_0);
+	double *slack = calloc((size_t)rows * m, sizeof *slack);
+	ck_assert(slack);
+	double *fref = malloc((size_t)rows * m * sizeof *fref); /* x in float */
+	ck_assert(fref);
+	memcpy(fref, ref, (size_t)rows * m * sizeof *fref);
+	if (q8)
+		matmul_ref_q8(t, w, rb, x, k, m, (int)rows, ref, slack);
 	uint64_t wbytes = rb * (size_t)m;
 	struct belt_buffer *bw = buf_new(vk, woff + wbytes);
 	buf_put(vk, bw, woff, w, wbytes);
@@ -2739,13 +2821,19 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 				/* the few-row pass: bit for bit the one-row table's
 				 * where it runs matvec_fused */
 				bool few = rows > 16 && n <= 16;
-				double tol = few && fused ? 0.0 : rel * mag[at] + 1e-6;
-				double want = few ? one[at] : ref[at];
+				double tol = few && fused ? 0.0
+						: q8 ? 2e-5 * mag[at] + slack[at] + 1e-6
+						     : rel * mag[at] + 1e-6;
+				/* (a few-row pass that matvec_fused cannot take
+				 * runs the batched kernel) */
+				double want = few && (fused || !q8) ? one[at] : ref[at];
 				ck_assert_msg(fabs(y[at] - want) <= tol,
 					      "matmul %s k=%d m=%d off %d rows %u n %u: "
-					      "row %u y[%d] %.9g vs %s %.9g (tol %.3g)",
+					      "row %u y[%d] %.9g vs %s %.9g (tol %.3g; x in "
+					      "float %.9g, sum |w x| %.4g)",
 					      belt_type_name(t), k, m, (int)woff, rows,
-					      n, r, i, y[at], few ? "one-row" : "ref", want, tol);
+					      n, r, i, y[at], want == one[at] ? "one-row" : "ref", want, tol,
+					      fref[at], mag[at]);
 			}
 	}
 	/* SKIP_HEAD: nothing */
@@ -2764,6 +2852,8 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 	free(y);
 	free(ref);
 	free(mag);
+	free(slack);
+	free(fref);
 }
 
 /* F32 has no matrix-unit variant: float products on every device */
@@ -2797,31 +2887,37 @@ START_TEST(test_batched_matvec)
 	if (_i || !vk_coopmat_on())
 		return;
 	/* a tile that needs more shared memory than the device has: an
-	 * error at prepare naming the setting */
-	setenv("BELT_VK_MM_TILE", "256x128x64x64", 1);
-	struct be vk = open_vk();
-	unsetenv("BELT_VK_MM_TILE");
-	size_t rb;
-	uint8_t *w = weights_new(BELT_TYPE_Q4_0, 64, 256, &rb);
-	struct belt_buffer *bw = buf_from(&vk, w, rb * 256);
-	struct belt_buffer *bx = buf_new(&vk, 64 * 4 * 8), *by = buf_new(&vk, 256 * 4 * 8);
-	struct belt_cmd c = cmd_new(&vk, "matvec", BELT_TYPE_Q4_0, "blk.0.ffn_up");
-	bind(&c, bw, 0, rb * 256, BELT_TYPE_Q4_0);
-	c.bind[0].ne[0] = 64;
-	c.bind[0].ne[1] = 256;
-	bind_rows(&c, bx, 0, 64, 8);
-	bind_rows(&c, by, 0, 256, 8);
-	pi(&c, 64);
-	pi(&c, 256);
-	struct belt_table tab;
-	table_rows(&tab, &c, 1, 256, NULL, 8, NULL);
-	ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "shared memory") && strstr(err, "mm_tile"), "%s", err);
-	buf_free(&vk, bw);
-	buf_free(&vk, bx);
-	buf_free(&vk, by);
-	free(w);
-	be_close(&vk);
+	 * error at prepare naming the setting (F16: mm_tile; Q4_0 on the
+	 * int8 products: mq_tile) */
+	for (int q = 0; q < (vk_coopmat_int8_on() ? 2 : 1); q++) {
+		int wt = q ? BELT_TYPE_Q4_0 : BELT_TYPE_F16;
+		const char *key = q ? "mq_tile" : "mm_tile";
+		const char *env = q ? "BELT_VK_MQ_TILE" : "BELT_VK_MM_TILE";
+		setenv(env, "256x128x64x64", 1);
+		struct be vk = open_vk();
+		unsetenv(env);
+		size_t rb;
+		uint8_t *w = weights_new(wt, 64, 256, &rb);
+		struct belt_buffer *bw = buf_from(&vk, w, rb * 256);
+		struct belt_buffer *bx = buf_new(&vk, 64 * 4 * 8), *by = buf_new(&vk, 256 * 4 * 8);
+		struct belt_cmd c = cmd_new(&vk, "matvec", wt, "blk.0.ffn_up");
+		bind(&c, bw, 0, rb * 256, wt);
+		c.bind[0].ne[0] = 64;
+		c.bind[0].ne[1] = 256;
+		bind_rows(&c, bx, 0, 64, 8);
+		bind_rows(&c, by, 0, 256, 8);
+		pi(&c, 64);
+		pi(&c, 256);
+		struct belt_table tab;
+		table_rows(&tab, &c, 1, 256, NULL, 8, NULL);
+		ck_assert_int_eq(vk.B->table_prepare(vk.ctx, &tab, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, "shared memory") && strstr(err, key), "%s", err);
+		buf_free(&vk, bw);
+		buf_free(&vk, bx);
+		buf_free(&vk, by);
+		free(w);
+		be_close(&vk);
+	}
 }
 END_TEST
 
@@ -3204,9 +3300,14 @@ static void batched_cases(struct be *vk, int t, double rel)
  * shaders, with float x in the one-row table's matvecs */
 START_TEST(test_batched)
 {
+	/* x in float on both paths: the chain amplifies its rounding
+	 * (the int8 products are held to their own reference by
+	 * test_batched_matvec) */
 	setenv("BELT_VK_Q8X", "0", 1);
+	setenv("BELT_VK_COOPMAT_INT8", "0", 1);
 	on_both_paths(batched_cases, wtypes[_i]);
 	unsetenv("BELT_VK_Q8X");
+	unsetenv("BELT_VK_COOPMAT_INT8");
 }
 END_TEST
 
@@ -3274,9 +3375,14 @@ static void tree_cases(struct be *vk, int t, double rel)
 
 START_TEST(test_tree)
 {
+	/* x in float on both paths: the chain amplifies its rounding
+	 * (the int8 products are held to their own reference by
+	 * test_batched_matvec) */
 	setenv("BELT_VK_Q8X", "0", 1);
+	setenv("BELT_VK_COOPMAT_INT8", "0", 1);
 	on_both_paths(tree_cases, wtypes[_i]);
 	unsetenv("BELT_VK_Q8X");
+	unsetenv("BELT_VK_COOPMAT_INT8");
 }
 END_TEST
 
@@ -3405,6 +3511,9 @@ START_TEST(test_batched_split)
 		for (int j = 0; j < K; j++)
 			wd[(size_t)i * K + j] =
 				(float)weight_at(BELT_TYPE_Q4_0, w + rb * (size_t)i, j);
+	double wmax = 0; /* the largest |w| */
+	for (size_t i = 0; i < (size_t)M * K; i++)
+		wmax = fmax(wmax, fabs(wd[i]));
 	/* the reference's argmax per row (double sums) */
 	int32_t want[BC_ROWS];
 	double gap[BC_ROWS], magmax[BC_ROWS];
@@ -3470,18 +3579,25 @@ START_TEST(test_batched_split)
 			buf_get(&vk, by, (uint64_t)r * M * 4, y, (uint64_t)M * 4);
 			/* the argmax where no row's error can reorder the best two */
 			double rel = vk.cm ? 1e-3 : 2e-5;
-			if (gap[r] > 2 * (rel * magmax[r] + 1e-6))
+			/* the int8 products: x rounded to int8 per block of
+			 * 32 (here the row), half a step of amax / 127 each */
+			double xstep = 0;
+			if (vk.cm8)
+				for (int j = 0; j < K; j++)
+					xstep = fmax(xstep, fabs(x[(size_t)r * K + j]) / 127);
+			if (gap[r] > 2 * (rel * magmax[r] + 0.5 * xstep * K * wmax + 1e-6))
 				ck_assert_msg(got[r] == want[r], "split: row %u argmax %d, want %d",
 					      r, got[r], want[r]);
 			for (int i = r % 997; i < M; i += 997) {
-				double s = 0, mag = 0;
+				double s = 0, mag = 0, wsum = 0;
 				for (int j = 0; j < K; j++) {
 					double t = (double)wd[(size_t)i * K + j] *
 						   x[(size_t)r * K + j];
 					s += t;
 					mag += fabs(t);
+					wsum += fabs(wd[(size_t)i * K + j]);
 				}
-				ck_assert_msg(fabs(y[i] - s) <= rel * mag + 1e-6,
+				ck_assert_msg(fabs(y[i] - s) <= rel * mag + 0.5 * xstep * wsum + 1e-6,
 					      "split: row %u y[%d] %.9g vs %.9g", r, i, y[i], s);
 			}
 		}

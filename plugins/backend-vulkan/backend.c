@@ -77,6 +77,7 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	vk_buffer_destroy(ctx, pl->meta);
 	vk_buffer_destroy(ctx, pl->work);
 	vk_buffer_destroy(ctx, pl->spare);
+	vk_buffer_destroy(ctx, pl->xq);
 	free(pl->full);
 	free(pl->nohead);
 	free(pl->full_long);
@@ -110,6 +111,8 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 	pr->coopmat = ctx->coopmat;
 	pr->att_coopmat = ctx->coopmat && ctx->tune.att_coopmat;
 	memcpy(pr->cm_tile, ctx->tune.mm_tile, sizeof pr->cm_tile);
+	pr->coopmat_int8 = ctx->coopmat_int8;
+	memcpy(pr->mq_tile, ctx->tune.mq_tile, sizeof pr->mq_tile);
 	pr->max_shared = ctx->props.limits.maxComputeSharedMemorySize;
 	pr->att_chunk = ctx->tune.att_chunk;
 	pr->att_splits = ctx->tune.att_splits;
@@ -188,6 +191,16 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	pr->chunk_rows = rows;
 	if (rows > 1 && vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
 		return -1;
+	if (pr->chunk_rows < rows && vk_matmul_is_q8(pr->shader)) {
+		/* the int8 products read x from the plan's xq whole: a
+		 * command split over ranges of rows takes the float16 ones */
+		prep_init(ctx, rows, op, pr);
+		pr->coopmat_int8 = false;
+		pr->seqs = seqs && rows > 1;
+		if (op->prepare(cmd, pr, err, errsz) ||
+		    vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
+			return -1;
+	}
 
 	/* Bind at the offset rounded down to the device's alignment; the
 	 * shader adds the rest, in elements. */
@@ -389,6 +402,79 @@ static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 	return 0;
 }
 
+/* The descriptor set of c's quantize_rows: x (as the core's command
+ * binds it), the plan's xq, meta and work. */
+static int write_pre_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
+			 VkDescriptorBufferInfo x, char *err, size_t errsz)
+{
+	VkDescriptorSetAllocateInfo dai = {
+		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+		.descriptorPool = pl->dpool,
+		.descriptorSetCount = 1,
+		.pSetLayouts = &ctx->dsl[2],
+	};
+	VKCHECK(vkAllocateDescriptorSets(ctx->dev, &dai, &c->pre_set), "vkAllocateDescriptorSets");
+	VkDescriptorBufferInfo bi[4] = {
+		x,
+		{.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE},
+		{.buffer = pl->meta->buf, .offset = 0, .range = VK_WHOLE_SIZE},
+		{.buffer = pl->work->buf, .offset = 0, .range = VK_WHOLE_SIZE},
+	};
+	VkWriteDescriptorSet w[4];
+	for (uint32_t b = 0; b < 4; b++)
+		w[b] = (VkWriteDescriptorSet){
+			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+			.dstSet = c->pre_set,
+			.dstBinding = vk_binding_number(b, 2),
+			.descriptorCount = 1,
+			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+			.pBufferInfo = &bi[b],
+		};
+	vkUpdateDescriptorSets(ctx->dev, 4, w, 0, NULL);
+	return 0;
+}
+
+/* Core command i of batched table t runs matmul_q8cm as dispatch c: its
+ * quantize_rows (pipeline, constants, grid), shared with core command
+ * prev (-1: none) where that was one too with the same x; x's scales at
+ * word rows k / 4 of the plan's xq, which must hold *xq_bytes. */
+static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_table *t,
+		  uint32_t i, int prev, struct vk_cmd *c, uint64_t *xq_bytes, char *err,
+		  size_t errsz)
+{
+	const struct belt_cmd *cmd = &t->cmds[i];
+	uint32_t k = (uint32_t)cmd->param[0].i;
+	const struct belt_binding *x = &cmd->bind[1];
+	if (prev >= 0) {
+		const struct belt_cmd *p = &t->cmds[prev];
+		const struct belt_binding *px = &p->bind[1];
+		const struct belt_binding *py = &p->bind[2];
+		bool wrote_x = py->buf == x->buf && py->offset < x->offset + x->size &&
+			       x->offset < py->offset + py->size;
+		c->pre_shared = px->buf == x->buf && px->offset == x->offset &&
+				px->size == x->size && p->param[0].i == cmd->param[0].i &&
+				p->head == cmd->head && !wrote_x;
+	}
+	uint64_t bytes = (uint64_t)pl->rows * k + (uint64_t)pl->rows * (k / 32) * 4;
+	if (bytes > *xq_bytes)
+		*xq_bytes = bytes;
+	struct vk_prep pr;
+	memset(&pr, 0, sizeof pr);
+	if (pipe_for(ctx, VK_SH_QUANTIZE_ROWS, 2, &pr, &c->pre_pipe, err, errsz))
+		return -1;
+	c->has_pre = true;
+	c->pre_layout = ctx->pl[2];
+	c->pre_pc = c->pc;
+	c->pre_pc.o[0] = c->pc.o[1];
+	c->pre_pc.p[0] = k;
+	c->pre_pc.p[1] = pl->rows * k / 4;
+	c->pc.o[1] = 0;
+	c->pc.p[2] = pl->rows * k / 4;
+	c->pre_gx = (k + 2047) / 2048;
+	c->pre_gz = pl->rows;
+	return 0;
+}
+
 /* Room for n dispatches in pl->cmds and the arrays beside it. */
 static int grow_dispatches(struct plan *pl,
 			   VkDescriptorBufferInfo (**bis)[VK_SET_MAX],
@@ -514,6 +600,11 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	uint64_t spare_bytes = 0;
 	uint32_t np = 0, n_few = 0;
 	int norm_next = -1; /* an rmsnorm the last group left to the next */
+	/* int8 products: their x's buffer, and the core command of the
+	 * dispatch before if it was one */
+	uint64_t xq_bytes = 0;
+	uint32_t n_pre = 0;
+	int last_q8 = -1;
 	for (uint32_t i = 0; i < n;) {
 		struct fgroup fg;
 		struct vk_cmd *c = &pl->cmds[np];
@@ -625,6 +716,15 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			*c = oc[i];
 			memcpy(bis[np], obi[i], sizeof bis[np]);
 			nrs[np] = vk_ranges_of(&t->cmds[i], writes[i], rs[np]);
+			if (batched && vk_matmul_is_q8(preps[i].shader)) {
+				if (q8_pre(ctx, pl, t, i, np ? last_q8 : -1, c, &xq_bytes,
+					   err, errsz))
+					goto out;
+				last_q8 = (int)i;
+				n_pre++;
+			} else {
+				last_q8 = -1;
+			}
 			if (batched && ctx->tune.few_rows && pl->rows > VK_FEW_ROWS &&
 			    vk_is_op(&t->cmds[i], "matvec") &&
 			    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
@@ -658,7 +758,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	pl->gate_ev[1] = ctx->gate_ev[1];
 
 	/* barriers, as the CPU backend places them */
-	uint32_t n_desc = n_few * VK_SET_MAX;
+	uint32_t n_desc = n_few * VK_SET_MAX + n_pre * 4;
 	for (uint32_t i = 0; i < np; i++) {
 		n_desc += pl->cmds[i].n_bind + 2u;
 		if (i > 0 && (g->n + nrs[i] > GROUP_MAX ||
@@ -691,6 +791,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	if (spare_bytes && vk_buffer_create(ctx, BELT_BUFFER_SCRATCH, spare_bytes, &pl->spare,
 					    err, errsz))
 		goto out;
+	if (xq_bytes && vk_buffer_create(ctx, BELT_BUFFER_SCRATCH, xq_bytes, &pl->xq,
+					 err, errsz))
+		goto out;
 	float *freq = (float *)((char *)pl->meta->map + VK_META_HEADER);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vk_op *op = t->cmds[i].kernel->impl;
@@ -705,7 +808,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			.descriptorCount = n_desc};
 		VkDescriptorPoolCreateInfo dpi = {
 			.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-			.maxSets = np + n_few,
+			.maxSets = np + n_few + n_pre,
 			.poolSizeCount = 1,
 			.pPoolSizes = &ps,
 		};
@@ -750,6 +853,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			bis[i][BELT_MAX_BINDINGS + 2] = spare;
 		if (pl->cmds[i].spare_b13)
 			bis[i][BELT_MAX_BINDINGS + 3] = spare;
+		VkDescriptorBufferInfo x_f32 = bis[i][1];
+		if (pl->cmds[i].has_pre) /* x as int8 */
+			bis[i][1] = (VkDescriptorBufferInfo){
+				.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE};
 		VkWriteDescriptorSet w[VK_SET_MAX];
 		for (uint32_t b = 0; b <= nb + 1; b++)
 			w[b] = (VkWriteDescriptorSet){
@@ -762,6 +869,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				.pBufferInfo = &bis[i][b],
 			};
 		vkUpdateDescriptorSets(ctx->dev, nb + 2u, w, 0, NULL);
+		if (pl->cmds[i].has_pre &&
+		    write_pre_set(ctx, pl, &pl->cmds[i], x_f32, err, errsz))
+			goto out;
 	}
 	for (uint32_t f = 0; f < n_few; f++)
 		if (write_few_set(ctx, pl, &pl->cmds[few_of[f]], fbis[f], err, errsz))

@@ -32,11 +32,14 @@ struct vk_tuning {
 	int64_t mv_ksplit_k;
 	bool mv_swizzle;
 	bool coopmat;	  /* coopmat: matrix units where the device has them */
+	bool coopmat_int8; /* coopmat_int8: Q4_0/Q8_0 there in int8
+			    * (matmul_q8cm.comp) where the device can */
 	bool att_coopmat; /* att_coopmat: batched attention on them too */
 	bool moe_grouped; /* moe_grouped: batched expert products by expert */
 	uint32_t moe_rows; /* moe_rows: their rows of W a workgroup */
 	uint32_t moe_tile[4]; /* moe_tile: their tile on the matrix units */
 	uint32_t mm_tile[4]; /* mm_tile: their tile, BM BN WM WN (0s: by size) */
+	uint32_t mq_tile[4]; /* mq_tile: the int8 products' tile (0s: default) */
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */
 	uint32_t att_gqa_from; /* split_kv: the grouped kernel from this
@@ -108,6 +111,8 @@ struct vk_ctx {
 		       * VK_SH_FMV_Q8_0_XQ): VK_Q8X_* bits */
 	bool coopmat; /* batched products on the matrix units (vk_coopmat
 		       * and the coopmat setting) */
+	bool coopmat_int8; /* and Q4_0/Q8_0 ones in int8 there
+			    * (vk_coopmat_int8, coopmat_int8) */
 	bool no_map; /* the staging setting */
 	bool stats;  /* the stats setting, where the device can (stats.c) */
 	bool profile; /* BELT_BACKEND_PROFILE (the profile setting: tune) */

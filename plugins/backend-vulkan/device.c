@@ -301,6 +301,9 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		.shaderFloat16 = VK_TRUE,
 	};
 	ctx->coopmat = ctx->tune.coopmat && vk_coopmat(ctx->inst, ctx->phys);
+	ctx->coopmat_int8 = ctx->coopmat && ctx->tune.coopmat_int8 &&
+			    vk_coopmat_int8(ctx->inst, ctx->phys);
+	en_f16.shaderInt8 = ctx->coopmat_int8;
 	if (ctx->coopmat) {
 		chain = &en_f16;
 		exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;

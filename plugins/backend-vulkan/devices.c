@@ -118,7 +118,11 @@ bool vk_int8_dot(VkPhysicalDevice d)
 	       (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
-bool vk_coopmat(VkInstance inst, VkPhysicalDevice d)
+/* Whether d offers NV cooperative matrices of M x N x K with component
+ * types a (A and B) and c (C and D) on a subgroup of 32 in compute
+ * shaders, and shaderFloat16 (int8: shaderInt8 too). */
+static bool coopmat_has(VkInstance inst, VkPhysicalDevice d, uint32_t k,
+			VkComponentTypeNV a, VkComponentTypeNV c)
 {
 	if (!vk_device_ext(d, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
 		return false;
@@ -140,7 +144,9 @@ bool vk_coopmat(VkInstance inst, VkPhysicalDevice d)
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
 		.pNext = &sg};
 	vkGetPhysicalDeviceProperties2(d, &p2);
-	if (!cm.cooperativeMatrix || !f16.shaderFloat16 || sg.subgroupSize != 32 ||
+	bool int8 = a == VK_COMPONENT_TYPE_SINT8_NV;
+	if (!cm.cooperativeMatrix || !f16.shaderFloat16 || (int8 && !f16.shaderInt8) ||
+	    sg.subgroupSize != 32 ||
 	    !(cp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT))
 		return false;
 	PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
@@ -157,15 +163,25 @@ bool vk_coopmat(VkInstance inst, VkPhysicalDevice d)
 		if (get(d, &n, p) == VK_SUCCESS)
 			for (uint32_t i = 0; i < n && !found; i++)
 				found = p[i].MSize == 16 && p[i].NSize == 16 &&
-					p[i].KSize == 16 &&
-					p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-					p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-					p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-					p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+					p[i].KSize == k && p[i].AType == a &&
+					p[i].BType == a && p[i].CType == c &&
+					p[i].DType == c &&
 					p[i].scope == VK_SCOPE_SUBGROUP_NV;
 	}
 	free(p);
 	return found;
+}
+
+bool vk_coopmat(VkInstance inst, VkPhysicalDevice d)
+{
+	return coopmat_has(inst, d, 16, VK_COMPONENT_TYPE_FLOAT16_NV,
+			   VK_COMPONENT_TYPE_FLOAT32_NV);
+}
+
+bool vk_coopmat_int8(VkInstance inst, VkPhysicalDevice d)
+{
+	return coopmat_has(inst, d, 32, VK_COMPONENT_TYPE_SINT8_NV,
+			   VK_COMPONENT_TYPE_SINT32_NV);
 }
 
 static void describe(VkInstance inst, VkPhysicalDevice d, uint32_t i, bool dflt, bool has_p2,
@@ -201,7 +217,8 @@ static void describe(VkInstance inst, VkPhysicalDevice d, uint32_t i, bool dflt,
 	else if (has_p2 && vk_int8_dot(d))
 		put(buf, bufsz, len, ", int8 dot products");
 	if (p->apiVersion >= VK_API_VERSION_1_2 && has_p2 && vk_coopmat(inst, d))
-		put(buf, bufsz, len, ", cooperative matrices");
+		put(buf, bufsz, len, ", cooperative matrices%s",
+		    vk_coopmat_int8(inst, d) ? " (float16, int8)" : "");
 	put(buf, bufsz, len, "%s\n", dflt ? " (default)" : "");
 }
 

@@ -46,6 +46,7 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/rope_kv.spv.h \
 	plugins/backend-vulkan/spv/attention.spv.h \
 	plugins/backend-vulkan/spv/silu_mul.spv.h \
+	plugins/backend-vulkan/spv/quantize_rows.spv.h \
 	plugins/backend-vulkan/spv/add.spv.h \
 	plugins/backend-vulkan/spv/argmax.spv.h \
 	plugins/backend-vulkan/spv/matvec_fused_f32.spv.h \
@@ -180,6 +181,9 @@ plugins/backend-vulkan/spv/attention.spv.h: $(srcdir)/shaders/attention.comp $(s
 
 plugins/backend-vulkan/spv/silu_mul.spv.h: $(srcdir)/shaders/silu_mul.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/silu_mul.comp
+
+plugins/backend-vulkan/spv/quantize_rows.spv.h: $(srcdir)/shaders/quantize_rows.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/quantize_rows.comp
 
 plugins/backend-vulkan/spv/add.spv.h: $(srcdir)/shaders/add.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/add.comp
@@ -503,6 +507,12 @@ VK_CM_GLSLC = $(MKDIR_P) plugins/backend-vulkan/spv && \
 plugins/backend-vulkan/spv/matmul_cm_%.spv.h: $(VK_CM_DEPS)
 	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matmul_cm.comp
 EXTRA_DIST += shaders/matmul_cm.comp shaders/matmul_load.glsl
+# matmul_q8cm.comp: Q4_0/Q8_0 products on the matrix units in int8
+VK_Q8CM_TYPES = q8_0 q8_0r q4_0 q4_0r
+VK_SPV += $(VK_Q8CM_TYPES:%=plugins/backend-vulkan/spv/matmul_q8cm_%.spv.h)
+plugins/backend-vulkan/spv/matmul_q8cm_%.spv.h: $(VK_CM_DEPS) $(srcdir)/shaders/matmul_q8cm.comp
+	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matmul_q8cm.comp
+EXTRA_DIST += shaders/matmul_q8cm.comp
 # and GROUPED: a batched pass's expert products grouped by expert (moe.c)
 VK_CMG_TYPES = f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl \
 	q2_k q3_k q4_k q5_k q6_k iq4_xs
@@ -547,4 +557,5 @@ EXTRA_DIST += \
 	shaders/fused_kquants.glsl \
 	shaders/rmsnorm.comp \
 	shaders/rope_kv.comp \
+	shaders/quantize_rows.comp \
 	shaders/silu_mul.comp

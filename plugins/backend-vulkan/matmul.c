@@ -3,8 +3,11 @@
  * (x) by BM weight rows (y), so that each weight is read from memory once
  * per BN rows. On a device with cooperative matrices (ctx->coopmat,
  * device.c) every weight type but F32 runs shaders/matmul_cm.comp on the
- * matrix units (tiles of mm_tile, 128 x 128 by default); otherwise, and
- * for F32, shaders/matmul.comp (64 x 64 tiles of float FMAs). Q8_0/Q4_0/Q6_K
+ * matrix units (tiles of mm_tile, 128 x 128 by default), but Q4_0 and
+ * Q8_0 run shaders/matmul_q8cm.comp there in int8 where the device has
+ * int8 products too (ctx->coopmat_int8; x as int8 from
+ * shaders/quantize_rows.comp, which backend.c's q8_pre adds); otherwise,
+ * and for F32, shaders/matmul.comp (64 x 64 tiles of float FMAs). Q8_0/Q4_0/Q6_K
  * weights are read in whichever layout their range is in: the GPU layout
  * where table_prepare converted it (repack.c; backend.c's convert_weights
  * then swaps in the R variant), else GGUF's. */
@@ -77,8 +80,16 @@ enum vk_shader vk_matmul_repacked(enum vk_shader sh)
 	case VK_SH_MATMUL_CM_Q8_0: return VK_SH_MATMUL_CM_Q8_0R;
 	case VK_SH_MATMUL_CM_Q4_0: return VK_SH_MATMUL_CM_Q4_0R;
 	case VK_SH_MATMUL_CM_Q6_K: return VK_SH_MATMUL_CM_Q6_KR;
+	case VK_SH_MATMUL_Q8CM_Q8_0: return VK_SH_MATMUL_Q8CM_Q8_0R;
+	case VK_SH_MATMUL_Q8CM_Q4_0: return VK_SH_MATMUL_Q8CM_Q4_0R;
 	default: return sh;
 	}
+}
+
+bool vk_matmul_is_q8(int sh)
+{
+	return sh == VK_SH_MATMUL_Q8CM_Q8_0 || sh == VK_SH_MATMUL_Q8CM_Q8_0R ||
+	       sh == VK_SH_MATMUL_Q8CM_Q4_0 || sh == VK_SH_MATMUL_Q8CM_Q4_0R;
 }
 
 bool vk_matmul_tile_ok(uint32_t bm, uint32_t bn, uint32_t wm, uint32_t wn)
@@ -114,13 +125,61 @@ uint64_t vk_matmul_cm_spec(const uint32_t t[4], uint32_t spec[6])
 	return 2 * (uint64_t)(t[0] + t[1]) * (MATMUL_CM_SK + 8) * 2 + 64;
 }
 
+/* matmul_q8cm's tiles where mq_tile does not set one: BM, BN, WM, WN;
+ * the small one where the large one would give fewer than
+ * Q8_SMALL_BELOW workgroups. The H200's profiles of pp512 (doc/vulkan.md)
+ * had the large one faster where it gives 128 workgroups or more (132
+ * SMs, one workgroup each), the small one below that (a 1024 x 4096
+ * product 14.1 -> 8.4 us a token). */
+static const uint32_t q8_tile_large[4] = {128, 128, 32, 32};
+static const uint32_t q8_tile_small[4] = {64, 64, 16, 32};
+#define Q8_SMALL_BELOW 128
+
+/* Q4_0 and Q8_0 in int8 on the matrix units (matmul_q8cm.comp): its
+ * shader, constants and grid; k is whole blocks. */
+static int q8_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
+		   size_t errsz)
+{
+	const struct vk_op *op = cmd->kernel->impl;
+	uint32_t m = (uint32_t)cmd->param[1].i;
+	const uint32_t *t = pr->mq_tile;
+	if (!t[0]) {
+		uint64_t wgs = (uint64_t)((m + 127) / 128) * ((pr->rows + 127) / 128);
+		t = wgs < Q8_SMALL_BELOW ? q8_tile_small : q8_tile_large;
+	}
+	/* two buffers of BM + BN rows of two blocks' int8s, 16 bytes of
+	 * padding and the blocks' scales */
+	uint64_t shared = 2 * (uint64_t)(t[0] + t[1]) * (64 + 16 + 8);
+	if (shared > pr->max_shared)
+		return belt_errf(err, errsz,
+				 "%s: int8 matmul tile %ux%ux%ux%u needs %" PRIu64
+				 " bytes of shared memory, this device has %u "
+				 "(mq_tile)",
+				 cmd->label ? cmd->label : "?", t[0], t[1], t[2],
+				 t[3], shared, pr->max_shared);
+	pr->spec[0] = t[0] / t[2] * (t[1] / t[3]) * 32;
+	pr->spec[1] = t[0];
+	pr->spec[2] = t[1];
+	pr->spec[3] = t[2] / 16;
+	pr->spec[4] = t[3] / 16;
+	pr->n_spec = 5;
+	pr->shader = op->wtype == BELT_TYPE_Q8_0 ? VK_SH_MATMUL_Q8CM_Q8_0
+						 : VK_SH_MATMUL_Q8CM_Q4_0;
+	pr->groups = (m + t[0] - 1) / t[0];
+	pr->rows_tile = t[1];
+	return 0;
+}
+
 int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		   size_t errsz)
 {
 	const struct vk_op *op = cmd->kernel->impl;
 	uint32_t m = (uint32_t)cmd->param[1].i;
-	enum vk_shader cm = pr->coopmat ? cm_shader(op->wtype, false) : VK_SH_COUNT;
 	pr->rows_dim = VK_ROWS_X;
+	if (pr->coopmat && pr->coopmat_int8 && cmd->param[0].i % 32 == 0 &&
+	    (op->wtype == BELT_TYPE_Q4_0 || op->wtype == BELT_TYPE_Q8_0))
+		return q8_prep(cmd, pr, err, errsz);
+	enum vk_shader cm = pr->coopmat ? cm_shader(op->wtype, false) : VK_SH_COUNT;
 	if (cm == VK_SH_COUNT) {
 		pr->shader = (int)plain_shader(op->wtype, false);
 		pr->groups = (m + MATMUL_BM - 1) / MATMUL_BM;

@@ -32,6 +32,16 @@ struct vk_cmd {
 	VkDescriptorSet few_set;
 	struct vk_pc few_pc;
 	uint32_t few_gx, few_gy;
+	/* a batched table's matvec on the int8 matrix units (matmul_q8cm):
+	 * its x as int8 in the plan's xq buffer, by quantize_rows first
+	 * (its pipeline, set, constants and grid), which the pass records
+	 * unless the command before left the same x there (pre_shared) */
+	bool has_pre, pre_shared;
+	VkPipeline pre_pipe;
+	VkPipelineLayout pre_layout;
+	VkDescriptorSet pre_set;
+	struct vk_pc pre_pc;
+	uint32_t pre_gx, pre_gz;
 	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
 	bool work_b7;	 /* matvec_fused TAIL: binding 7 is the work buffer
 			  * (its counter at word aux[2]) */
@@ -56,6 +66,7 @@ struct plan {
 	struct belt_buffer *meta;
 	struct belt_buffer *work; /* per-command scratch, VK_WORK_BINDING */
 	struct belt_buffer *spare; /* matvec_fused PEND's copy of a residual */
+	struct belt_buffer *xq;	   /* batched: x as int8 for matmul_q8cm */
 	VkCommandBuffer start, tail; /* barrier in; barrier out to the host */
 	VkCommandBuffer *full;	     /* [max_run]: token slot t, all commands */
 	VkCommandBuffer *nohead;     /* [max_run]: without head commands */

@@ -80,6 +80,32 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 				vkCmdDispatch(cb, c->few_gx, c->few_gy, 1);
 				goto done;
 			}
+			/* x as int8 first, unless the dispatch before left it
+			 * (where its own quantize_rows ran: the few-row pass
+			 * may have run another kernel for it) */
+			if (c->has_pre && (!c->pre_shared || few)) {
+				vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+						     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+						     &mb, 0, NULL, 0, NULL);
+				vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+						  c->pre_pipe);
+				bound = c->pre_pipe;
+				vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+							c->pre_layout, 0, 1, &c->pre_set, 0, NULL);
+				struct vk_pc ppc = c->pre_pc;
+				uint32_t pgz = few && c->pre_gz > VK_FEW_ROWS ? VK_FEW_ROWS
+									      : c->pre_gz;
+				if (v == VK_VAR_LAST && c->head) {
+					ppc.mode |= VK_MODE_LAST;
+					pgz = 1;
+				}
+				vkCmdPushConstants(cb, c->pre_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+						   sizeof ppc, &ppc);
+				vkCmdDispatch(cb, c->pre_gx, 1, pgz);
+				vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+						     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+						     &mb, 0, NULL, 0, NULL);
+			}
 			VkPipeline pipe = alt ? c->long_pipe : c->pipe;
 			if (pipe != bound) {
 				vkCmdBindPipeline(cb,

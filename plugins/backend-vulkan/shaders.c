@@ -44,6 +44,9 @@ static const uint32_t spv_attention[] =
 static const uint32_t spv_silu_mul[] =
 #include "spv/silu_mul.spv.h"
 	;
+static const uint32_t spv_quantize_rows[] =
+#include "spv/quantize_rows.spv.h"
+	;
 static const uint32_t spv_add[] =
 #include "spv/add.spv.h"
 	;
@@ -399,6 +402,18 @@ static const uint32_t spv_matmul_cm_q6_kr[] =
 static const uint32_t spv_matmul_cm_iq4_xs[] =
 #include "spv/matmul_cm_iq4_xs.spv.h"
 	;
+static const uint32_t spv_matmul_q8cm_q8_0[] =
+#include "spv/matmul_q8cm_q8_0.spv.h"
+	;
+static const uint32_t spv_matmul_q8cm_q8_0r[] =
+#include "spv/matmul_q8cm_q8_0r.spv.h"
+	;
+static const uint32_t spv_matmul_q8cm_q4_0[] =
+#include "spv/matmul_q8cm_q4_0.spv.h"
+	;
+static const uint32_t spv_matmul_q8cm_q4_0r[] =
+#include "spv/matmul_q8cm_q4_0r.spv.h"
+	;
 
 
 static const uint32_t spv_matvec_moeg_f32[] =
@@ -523,6 +538,10 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATMUL_CM_Q6_K, spv_matmul_cm_q6_k),
 	ENTRY(VK_SH_MATMUL_CM_Q6_KR, spv_matmul_cm_q6_kr),
 	ENTRY(VK_SH_MATMUL_CM_IQ4_XS, spv_matmul_cm_iq4_xs),
+	ENTRY(VK_SH_MATMUL_Q8CM_Q8_0, spv_matmul_q8cm_q8_0),
+	ENTRY(VK_SH_MATMUL_Q8CM_Q8_0R, spv_matmul_q8cm_q8_0r),
+	ENTRY(VK_SH_MATMUL_Q8CM_Q4_0, spv_matmul_q8cm_q4_0),
+	ENTRY(VK_SH_MATMUL_Q8CM_Q4_0R, spv_matmul_q8cm_q4_0r),
 	ENTRY(VK_SH_MOECM_F16, spv_matmul_cmg_f16),
 	ENTRY(VK_SH_MOECM_BF16, spv_matmul_cmg_bf16),
 	ENTRY(VK_SH_MOECM_Q8_0, spv_matmul_cmg_q8_0),
@@ -540,6 +559,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_ROPE_KV, spv_rope_kv),
 	ENTRY(VK_SH_ATTENTION, spv_attention),
 	ENTRY(VK_SH_SILU_MUL, spv_silu_mul),
+	ENTRY(VK_SH_QUANTIZE_ROWS, spv_quantize_rows),
 	ENTRY(VK_SH_ADD, spv_add),
 	ENTRY(VK_SH_ARGMAX, spv_argmax),
 	ENTRY(VK_SH_FMV_F32, spv_matvec_fused_f32),

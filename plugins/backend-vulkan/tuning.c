@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "coopmat_int8", "mq_tile", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -118,6 +118,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.mv_ksplit_k = -1,
 				.mv_swizzle = true,
 				.coopmat = true,
+				.coopmat_int8 = true,
 				.att_coopmat = true,
 				.few_rows = true,
 				.few_shared = true,
@@ -141,6 +142,8 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		     &t->mv_swizzle, err, errsz) ||
 	    get_bool("coopmat", value_of(opt, "coopmat"), &t->coopmat, err,
 		     errsz) ||
+	    get_bool("coopmat_int8", value_of(opt, "coopmat_int8"),
+		     &t->coopmat_int8, err, errsz) ||
 	    get_bool("att_coopmat", value_of(opt, "att_coopmat"), &t->att_coopmat,
 		     err, errsz) ||
 	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz) ||
@@ -220,6 +223,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	t->att_vloads = (uint32_t)avl;
 	t->att_gqa_from = (uint32_t)gqa_from;
 	if (get_tile("mm_tile", value_of(opt, "mm_tile"), t->mm_tile, err, errsz) ||
+	    get_tile("mq_tile", value_of(opt, "mq_tile"), t->mq_tile, err, errsz) ||
 	    get_tile("moe_tile", value_of(opt, "moe_tile"), t->moe_tile, err, errsz))
 		return -1;
 	if (wg & (wg - 1))

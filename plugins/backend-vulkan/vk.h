@@ -159,6 +159,7 @@ enum vk_shader {
 	VK_SH_ROPE_KV,
 	VK_SH_ATTENTION,
 	VK_SH_SILU_MUL,
+	VK_SH_QUANTIZE_ROWS,
 	VK_SH_ADD,
 	VK_SH_ARGMAX,
 	/* internal: fused matvecs (fusion.c), by weight type */
@@ -300,6 +301,10 @@ enum vk_shader {
 	VK_SH_MATMUL_CM_Q6_K,
 	VK_SH_MATMUL_CM_Q6_KR,
 	VK_SH_MATMUL_CM_IQ4_XS,
+	VK_SH_MATMUL_Q8CM_Q8_0,
+	VK_SH_MATMUL_Q8CM_Q8_0R,
+	VK_SH_MATMUL_Q8CM_Q4_0,
+	VK_SH_MATMUL_Q8CM_Q4_0R,
 	VK_SH_MOECM_F16,
 	VK_SH_MOECM_BF16,
 	VK_SH_MOECM_Q8_0,
@@ -338,6 +343,8 @@ struct vk_prep {
 	bool coopmat;	   /* in: batched products on matrix units
 			    * (matmul_cm.comp) where the type has one */
 	uint32_t cm_tile[4]; /* in: their tile (BM, BN, WM, WN; 0s: by size) */
+	bool coopmat_int8; /* in: Q4_0/Q8_0 ones in int8 (matmul_q8cm.comp) */
+	uint32_t mq_tile[4]; /* in: their tile (0s: the default) */
 	bool att_coopmat;  /* in: batched attention on the matrix units too */
 	uint32_t max_shared; /* in: the device's shared memory per workgroup */
 	uint32_t att_chunk, att_splits; /* in: split_kv's chunks (0: defaults) */
@@ -393,6 +400,9 @@ bool vk_device_ext(VkPhysicalDevice d, const char *name);
  * 16 x 16 x 16 float16 products into float32 on a subgroup of 32 in
  * compute shaders, and shaderFloat16; devices.c. Instance of 1.1 or later. */
 bool vk_coopmat(VkInstance inst, VkPhysicalDevice d);
+/* Whether device d can also run matmul_q8cm.comp: 16 x 16 x 32 int8
+ * products into int32 on a subgroup of 32, and shaderInt8; devices.c. */
+bool vk_coopmat_int8(VkInstance inst, VkPhysicalDevice d);
 
 /* A batched table's matvec (matmul.c): pr's shader, specialization, grid
  * and rows for the tiled product of cmd (checked by prep_matvec), on the
@@ -406,6 +416,9 @@ bool vk_coopmat(VkInstance inst, VkPhysicalDevice d);
 int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		   size_t errsz);
 enum vk_shader vk_matmul_repacked(enum vk_shader sh);
+/* Whether shader sh is one of matmul_q8cm.comp's (x as int8, from
+ * quantize_rows.comp: backend.c, record.c). */
+bool vk_matmul_is_q8(int sh);
 bool vk_matmul_tile_ok(uint32_t bm, uint32_t bn, uint32_t wm, uint32_t wn);
 /* matmul_cm.comp's specialization constants for tile t (BM, BN, WM, WN)
  * into spec (local size, BM, BN, FM, FN, SK); the shared memory it takes,

@@ -1,0 +1,53 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "common.glsl"
+// quantize_rows: a batched pass's rows of x as int8 for matmul_q8cm.comp
+// (plugins/backend-vulkan/backend.c runs it before the products that read
+// them): per block of 32 values d = max |x| / 127 and q = round(x / d)
+// (x * (127 / max |x|), in float), the four lanes of a block sharing its
+// maximum. Row r's int8s are bytes r k .. r k + k - 1 of q, its blocks'
+// d the floats at word p[1] + r k / 32 ... (rows a z layer each; k a
+// multiple of 32).
+//
+// bindings: 0 x (float rows), 1 q; params: k, the scales' word
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer X { float x[]; };
+layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
+layout(binding = 1) writeonly buffer Q { uvec2 q2[]; };
+layout(binding = 1) writeonly buffer QS { float qs[]; };
+
+uint pack8(vec4 v, float inv)
+{
+	ivec4 q = ivec4(round(clamp(v * inv, -127.0, 127.0)));
+	return uint(q.x & 255) | uint(q.y & 255) << 8 | uint(q.z & 255) << 16 |
+	       uint(q.w & 255) << 24;
+}
+
+void main()
+{
+	STOP_CHECK();
+	uint k = pc.p[0], r = row_z();
+	uint c = 8u * (wg_id() * 256u + gl_LocalInvocationID.x); // first column
+	bool in_row = c < k && r < row_end();
+	uint row = row_in(r);
+	vec4 a = vec4(0.0), b = vec4(0.0);
+	uint i = pc.o[0] + row * k + c;
+	if (in_row && i % 4u == 0u) {
+		a = x4[i / 4u];
+		b = x4[i / 4u + 1u];
+	} else if (in_row) {
+		a = vec4(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
+		b = vec4(x[i + 4u], x[i + 5u], x[i + 6u], x[i + 7u]);
+	}
+	vec4 m4 = max(abs(a), abs(b));
+	float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+	amax = max(amax, subgroupShuffleXor(amax, 1u));
+	amax = max(amax, subgroupShuffleXor(amax, 2u));
+	if (!in_row)
+		return;
+	float inv = amax > 0.0 ? 127.0 / amax : 0.0;
+	q2[(row * k + c) / 8u] = uvec2(pack8(a, inv), pack8(b, inv));
+	if (c % 32u == 0u)
+		qs[pc.p[1] + (row * k + c) / 32u] = amax / 127.0;
+}

@@ -107,24 +107,39 @@ static int kv_layer_size(struct belt_session *s, const struct arch_named_expr *e
 	return 0;
 }
 
-/* The bytes of KV cache e (full values a layer at the whole context, of
- * type) in all layers; with sb, its layers' slots, values and bytes. */
-static int kv_bytes(struct belt_session *s, const struct arch_named_expr *e, uint64_t full,
-		    int type, struct dispatch_buffer *sb, uint64_t *total, char *err, size_t errsz)
+/* KV cache e's layout in sb, before anything is allocated: its values a
+ * layer at the whole context, its type and a layer's bytes there and, in
+ * a session of its own, each layer's slots, values and bytes (a group's
+ * sessions take theirs from the group's cache: make_buffer). Computed
+ * once, for the memory check and the buffers alike. */
+static int plan_kv(struct belt_session *s, const struct arch_named_expr *e,
+		   struct dispatch_buffer *sb, char *err, size_t errsz)
 {
-	*total = 0;
-	for (int l = 0; l < (int)s->m->n_layer; l++) {
+	sb->name = e->name;
+	sb->kv = true;
+	if (buffer_elems(s, e, &sb->elems, err, errsz) ||
+	    cache_layout(s, e, sb->elems, &sb->type, &sb->layer_bytes, err, errsz))
+		return -1;
+	if (!(sb->layers = calloc(s->m->n_layer, sizeof *sb->layers)))
+		return belt_errf(err, errsz, "session: out of memory");
+	for (int l = 0; !s->group && l < (int)s->m->n_layer; l++) {
 		uint32_t slots;
 		uint64_t elems;
-		if (kv_layer_size(s, e, full, l, &slots, &elems, err, errsz))
+		if (kv_layer_size(s, e, sb->elems, l, &slots, &elems, err, errsz))
 			return -1;
-		uint64_t bytes = belt_type_row_bytes(type, elems);
-		if (sb)
-			sb->layers[l] = (struct dispatch_kv_layer){.bytes = bytes, .elems = elems,
-								   .slots = slots};
-		*total += bytes;
+		sb->layers[l] = (struct dispatch_kv_layer){
+			.bytes = belt_type_row_bytes(sb->type, elems), .elems = elems, .slots = slots};
 	}
 	return 0;
+}
+
+/* The bytes of planned KV cache sb's layers. */
+static uint64_t kv_total(const struct belt_session *s, const struct dispatch_buffer *sb)
+{
+	uint64_t total = 0;
+	for (uint32_t l = 0; l < s->m->n_layer; l++)
+		total += sb->layers[l].bytes;
+	return total;
 }
 
 /* sb's layers (their bytes set) in one buffer or in pieces of whole
@@ -152,30 +167,27 @@ static int make_kv(struct belt_session *s, struct dispatch_buffer *sb, char *err
 	return 0;
 }
 
+/* The next of s->bufs: scratch buffer e, or KV cache e as plan_kv laid
+ * it out there. */
 static int make_buffer(struct belt_session *s, const struct arch_named_expr *e,
 		       bool kv, char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	struct dispatch_buffer *sb = &s->bufs[s->n_bufs];
-	if (buffer_elems(s, e, &sb->elems, err, errsz))
-		return -1;
-	sb->name = e->name;
-	sb->kv = kv;
-	sb->type = BELT_TYPE_F32;
-	sb->per_row = !kv && belt_dispatch_buffer_per_row(m->arch, e->name);
+	if (!kv) {
+		if (buffer_elems(s, e, &sb->elems, err, errsz))
+			return -1;
+		sb->name = e->name;
+		sb->type = BELT_TYPE_F32;
+		sb->per_row = belt_dispatch_buffer_per_row(m->arch, e->name);
+	}
 	bool is_logits = !kv && !strcmp(e->name, m->arch->logits);
-	if (kv && cache_layout(s, e, sb->elems, &sb->type, &sb->layer_bytes, err, errsz))
-		return -1;
-	if (kv && !(sb->layers = calloc(m->n_layer, sizeof *sb->layers)))
-		return belt_errf(err, errsz, "session: out of memory");
 	if (kv && s->group) {
 		/* a group's session: its sequence of the group's cache */
 		s->n_bufs++;
 		return belt_group_kv(s->group, s->seq, sb, err, errsz);
 	}
-	uint64_t bytes = sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
-	if (kv && kv_bytes(s, e, sb->elems, sb->type, sb, &bytes, err, errsz))
-		return -1;
+	uint64_t bytes = kv ? kv_total(s, sb) : sb->elems * 4 * (sb->per_row ? s->n_ubatch : 1);
 	enum belt_buffer_usage usage = kv ? BELT_BUFFER_KV : is_logits ? BELT_BUFFER_IO : BELT_BUFFER_SCRATCH;
 	s->n_bufs++; /* freed with the session, what was made of it too */
 	if (!kv && s->group) {
@@ -208,27 +220,19 @@ static int check_memory(struct belt_session *s, char *err, size_t errsz)
 	struct belt_model *m = s->m;
 	const struct belt_arch *a = m->arch;
 	uint64_t kv = 0, scratch = (uint64_t)(s->n_ctx + 1) * 4 + (uint64_t)s->n_ubatch * 4;
-	for (unsigned i = 0; i < a->n_buffers + a->n_kv; i++) {
-		bool is_kv = i >= a->n_buffers;
-		const struct arch_named_expr *e = is_kv ? &a->kv[i - a->n_buffers] : &a->buffers[i];
+	/* the KV caches as plan_kv laid them out (a group's session: the
+	 * group's) */
+	for (unsigned i = 0; i < a->n_kv && !s->group; i++)
+		kv += kv_total(s, &s->bufs[a->n_buffers + i]);
+	for (unsigned i = 0; i < a->n_buffers; i++) {
+		const struct arch_named_expr *e = &a->buffers[i];
 		uint64_t elems;
 		if (buffer_elems(s, e, &elems, err, errsz))
 			return -1;
-		int type;
-		uint64_t layer_bytes;
-		if (is_kv && cache_layout(s, e, elems, &type, &layer_bytes, err, errsz))
-			return -1;
 		/* a group's session after its first: the group's scratch */
-		if (!is_kv && s->group && belt_group_scratch_made(s->group))
+		if (s->group && belt_group_scratch_made(s->group))
 			continue;
-		uint64_t bytes;
-		if (is_kv && !s->group) { /* a group's session: the group's */
-			if (kv_bytes(s, e, elems, type, NULL, &bytes, err, errsz))
-				return -1;
-			kv += bytes;
-		} else
-			scratch += elems * 4 *
-				   (belt_dispatch_buffer_per_row(a, e->name) ? s->n_ubatch : 1);
+		scratch += elems * 4 * (belt_dispatch_buffer_per_row(a, e->name) ? s->n_ubatch : 1);
 	}
 	uint64_t avail;
 	if (m->be->abi < 3 || !m->be->memory_available ||
@@ -249,13 +253,20 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 	s->vars = m->vars;
 	if (belt_vars_set(&s->vars, "n_ctx", s->n_ctx) || belt_vars_set(&s->vars, "l", 0))
 		return belt_errf(err, errsz, "%s: too many names", a->path);
+	/* the KV caches laid out first: the memory check and their
+	 * buffers take the same sizes */
+	s->bufs = calloc(a->n_buffers + a->n_kv, sizeof *s->bufs);
+	if (!s->bufs)
+		return belt_errf(err, errsz, "session: out of memory");
+	for (unsigned i = 0; i < a->n_kv; i++)
+		if (plan_kv(s, &a->kv[i], &s->bufs[a->n_buffers + i], err, errsz))
+			return -1;
 	if (check_memory(s, err, errsz))
 		return -1;
-	s->bufs = calloc(a->n_buffers + a->n_kv, sizeof *s->bufs);
 	s->ids = calloc(s->n_ctx + 1, sizeof *s->ids);
 	s->text_cap = belt_tok_max_piece(m->tok) + 64;
 	s->text = malloc(s->text_cap);
-	if (!s->bufs || !s->ids || !s->text)
+	if (!s->ids || !s->text)
 		return belt_errf(err, errsz, "session: out of memory");
 	for (unsigned i = 0; i < a->n_buffers; i++)
 		if (make_buffer(s, &a->buffers[i], false, err, errsz))
@@ -389,7 +400,9 @@ void belt_session_free(struct belt_session *s)
 	free(s->batch.cmds);
 	free(s->batch_labels);
 	free(s->batch_ids);
-	for (unsigned i = 0; i < s->n_bufs; i++) {
+	/* every entry: the KV caches' were laid out before any was made */
+	unsigned n_entries = s->bufs ? m->arch->n_buffers + m->arch->n_kv : 0;
+	for (unsigned i = 0; i < n_entries; i++) {
 		struct dispatch_buffer *sb = &s->bufs[i];
 		for (uint32_t p = 0; !sb->shared && p < sb->n_pieces; p++)
 			m->be->buffer_destroy(m->be_ctx, sb->pieces[p]);

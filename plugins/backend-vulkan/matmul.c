@@ -125,6 +125,20 @@ uint64_t vk_matmul_cm_spec(const uint32_t t[4], uint32_t spec[6])
 	return 2 * (uint64_t)(t[0] + t[1]) * (MATMUL_CM_SK + 8) * 2 + 64;
 }
 
+/* An error naming setting key where tile t of a matrix product needs
+ * more than the device's shared memory. */
+static int tile_fits(const struct belt_cmd *cmd, const struct vk_prep *pr, const uint32_t t[4],
+		     uint64_t shared, const char *key, char *err, size_t errsz)
+{
+	if (shared <= pr->max_shared)
+		return 0;
+	return belt_errf(err, errsz,
+			 "%s: matmul tile %ux%ux%ux%u needs %" PRIu64
+			 " bytes of shared memory, this device has %u (%s)",
+			 cmd->label ? cmd->label : "?", t[0], t[1], t[2], t[3], shared,
+			 pr->max_shared, key);
+}
+
 /* matmul_q8cm's tiles where mq_tile does not set one: BM, BN, WM, WN;
  * the small one where the large one would give fewer than
  * Q8_SMALL_BELOW workgroups. The H200's profiles of pp512 (doc/vulkan.md)
@@ -149,14 +163,9 @@ static int q8_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 	}
 	/* two buffers of BM + BN rows of two blocks' int8s, 16 bytes of
 	 * padding and the blocks' scales */
-	uint64_t shared = 2 * (uint64_t)(t[0] + t[1]) * (64 + 16 + 8);
-	if (shared > pr->max_shared)
-		return belt_errf(err, errsz,
-				 "%s: int8 matmul tile %ux%ux%ux%u needs %" PRIu64
-				 " bytes of shared memory, this device has %u "
-				 "(mq_tile)",
-				 cmd->label ? cmd->label : "?", t[0], t[1], t[2],
-				 t[3], shared, pr->max_shared);
+	if (tile_fits(cmd, pr, t, 2 * (uint64_t)(t[0] + t[1]) * (64 + 16 + 8), "mq_tile",
+		      err, errsz))
+		return -1;
 	pr->spec[0] = t[0] / t[2] * (t[1] / t[3]) * 32;
 	pr->spec[1] = t[0];
 	pr->spec[2] = t[1];
@@ -187,14 +196,8 @@ int vk_matmul_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 		return 0;
 	}
 	const uint32_t *t = pr->cm_tile[0] ? pr->cm_tile : cm_tile_default;
-	uint64_t shared = vk_matmul_cm_spec(t, pr->spec);
-	if (shared > pr->max_shared)
-		return belt_errf(err, errsz,
-				 "%s: matmul tile %ux%ux%ux%u needs %" PRIu64
-				 " bytes of shared memory, this device has %u "
-				 "(mm_tile)",
-				 cmd->label ? cmd->label : "?", t[0], t[1], t[2],
-				 t[3], shared, pr->max_shared);
+	if (tile_fits(cmd, pr, t, vk_matmul_cm_spec(t, pr->spec), "mm_tile", err, errsz))
+		return -1;
 	pr->shader = (int)cm;
 	pr->n_spec = 6;
 	pr->groups = (m + t[0] - 1) / t[0];

@@ -191,9 +191,13 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	pr->chunk_rows = rows;
 	if (rows > 1 && vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
 		return -1;
-	if (pr->chunk_rows < rows && vk_matmul_is_q8(pr->shader)) {
-		/* the int8 products read x from the plan's xq whole: a
-		 * command split over ranges of rows takes the float16 ones */
+	uint64_t xq_bytes = (uint64_t)rows * (uint64_t)cmd->param[0].i * 9 / 8;
+	if (vk_matmul_is_q8(pr->shader) &&
+	    (pr->chunk_rows < rows || xq_bytes > ctx->props.limits.maxStorageBufferRange)) {
+		/* the int8 products read x from the plan's xq whole (int8s
+		 * and a float a block: 9/8 bytes a value): a command split
+		 * over ranges of rows, or whose x would not fit one range,
+		 * takes the float16 ones */
 		prep_init(ctx, rows, op, pr);
 		pr->coopmat_int8 = false;
 		pr->seqs = seqs && rows > 1;

@@ -145,10 +145,8 @@ void main()
 	ws_.m = m;
 	ws_.al = false;
 	XS xs_;
-	xs_.xo = pc.o[1];
 	xs_.k = k;
 	xs_.rend = rend;
-	xs_.al = ((pc.o[1] | k) & 3u) == 0u;
 
 	// a thread's units per step: weights u = tid + WGT i (u < NU), x's
 	// v = tid + WGT i (v < NXU); two sets in registers (p, q): a step's

@@ -2826,13 +2826,14 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 						     : rel * mag[at] + 1e-6;
 				/* (a few-row pass that matvec_fused cannot take
 				 * runs the batched kernel) */
-				double want = few && (fused || !q8) ? one[at] : ref[at];
+				bool vs_one = few && (fused || !q8);
+				double want = vs_one ? one[at] : ref[at];
 				ck_assert_msg(fabs(y[at] - want) <= tol,
 					      "matmul %s k=%d m=%d off %d rows %u n %u: "
 					      "row %u y[%d] %.9g vs %s %.9g (tol %.3g; x in "
 					      "float %.9g, sum |w x| %.4g)",
 					      belt_type_name(t), k, m, (int)woff, rows,
-					      n, r, i, y[at], want == one[at] ? "one-row" : "ref", want, tol,
+					      n, r, i, y[at], vs_one ? "one-row" : "ref", want, tol,
 					      fref[at], mag[at]);
 			}
 	}

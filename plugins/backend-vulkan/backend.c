@@ -126,6 +126,13 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 		pr->esize[i] = 4;
 }
 
+/* The bytes of x as int8 for matmul_q8cm (quantize_rows.comp): rows of k
+ * int8s, then a float scale per block of 32 of each row. */
+static uint64_t xq_size(uint32_t rows, uint32_t k)
+{
+	return (uint64_t)rows * k + (uint64_t)rows * (k / 32) * 4;
+}
+
 /* Check one command, resolve its bindings to descriptor ranges, and fill
  * its push constants. */
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
@@ -191,13 +198,12 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	pr->chunk_rows = rows;
 	if (rows > 1 && vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
 		return -1;
-	uint64_t xq_bytes = (uint64_t)rows * (uint64_t)cmd->param[0].i * 9 / 8;
 	if (vk_matmul_is_q8(pr->shader) &&
-	    (pr->chunk_rows < rows || xq_bytes > ctx->props.limits.maxStorageBufferRange)) {
-		/* the int8 products read x from the plan's xq whole (int8s
-		 * and a float a block: 9/8 bytes a value): a command split
-		 * over ranges of rows, or whose x would not fit one range,
-		 * takes the float16 ones */
+	    (pr->chunk_rows < rows || xq_size(rows, (uint32_t)cmd->param[0].i) >
+					      ctx->props.limits.maxStorageBufferRange)) {
+		/* the int8 products read x from the plan's xq whole: a
+		 * command split over ranges of rows, or whose x would not
+		 * fit one range, takes the float16 ones */
 		prep_init(ctx, rows, op, pr);
 		pr->coopmat_int8 = false;
 		pr->seqs = seqs && rows > 1;
@@ -376,34 +382,43 @@ static void stop_word_range(const struct belt_table *t, uint32_t i0, uint32_t i1
 		r[(*nr)++] = (struct range){.buf = work, .lo = 0, .hi = 4, .write = writes};
 }
 
-/* The descriptor set of c's few-row kernel (matvec_fused's bindings,
- * then meta and work), from pl's pool. */
-static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
-			 VkDescriptorBufferInfo *bi, char *err, size_t errsz)
+/* A descriptor set from pl's pool for a layout of nb command bindings:
+ * bi[0..nb) as given, then meta and work (which this fills in bi[nb],
+ * bi[nb + 1]); n_write descriptors written in all. */
+static int write_set(struct vk_ctx *ctx, struct plan *pl, uint32_t nb, uint32_t n_write,
+		     VkDescriptorBufferInfo *bi, VkDescriptorSet *set, char *err, size_t errsz)
 {
 	VkDescriptorSetAllocateInfo dai = {
 		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
 		.descriptorPool = pl->dpool,
 		.descriptorSetCount = 1,
-		.pSetLayouts = &ctx->dsl[VK_FMV_BINDINGS],
+		.pSetLayouts = &ctx->dsl[nb],
 	};
-	VKCHECK(vkAllocateDescriptorSets(ctx->dev, &dai, &c->few_set), "vkAllocateDescriptorSets");
-	bi[VK_FMV_BINDINGS] = (VkDescriptorBufferInfo){
-		.buffer = pl->meta->buf, .offset = 0, .range = VK_WHOLE_SIZE};
-	bi[VK_FMV_BINDINGS + 1] = (VkDescriptorBufferInfo){
-		.buffer = pl->work->buf, .offset = 0, .range = VK_WHOLE_SIZE};
+	VKCHECK(vkAllocateDescriptorSets(ctx->dev, &dai, set), "vkAllocateDescriptorSets");
+	bi[nb] = (VkDescriptorBufferInfo){.buffer = pl->meta->buf, .offset = 0,
+					  .range = VK_WHOLE_SIZE};
+	bi[nb + 1] = (VkDescriptorBufferInfo){.buffer = pl->work->buf, .offset = 0,
+					      .range = VK_WHOLE_SIZE};
 	VkWriteDescriptorSet w[VK_SET_MAX];
-	for (uint32_t b = 0; b < VK_SET_MAX; b++)
+	for (uint32_t b = 0; b < n_write; b++)
 		w[b] = (VkWriteDescriptorSet){
 			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-			.dstSet = c->few_set,
-			.dstBinding = vk_binding_number(b, VK_FMV_BINDINGS),
+			.dstSet = *set,
+			.dstBinding = vk_binding_number(b, nb),
 			.descriptorCount = 1,
 			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
 			.pBufferInfo = &bi[b],
 		};
-	vkUpdateDescriptorSets(ctx->dev, VK_SET_MAX, w, 0, NULL);
+	vkUpdateDescriptorSets(ctx->dev, n_write, w, 0, NULL);
 	return 0;
+}
+
+/* The descriptor set of c's few-row kernel: matvec_fused's bindings
+ * (all VK_SET_MAX, its extras included), then meta and work. */
+static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
+			 VkDescriptorBufferInfo *bi, char *err, size_t errsz)
+{
+	return write_set(ctx, pl, VK_FMV_BINDINGS, VK_SET_MAX, bi, &c->few_set, err, errsz);
 }
 
 /* The descriptor set of c's quantize_rows: x (as the core's command
@@ -411,31 +426,9 @@ static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 static int write_pre_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 			 VkDescriptorBufferInfo x, char *err, size_t errsz)
 {
-	VkDescriptorSetAllocateInfo dai = {
-		.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-		.descriptorPool = pl->dpool,
-		.descriptorSetCount = 1,
-		.pSetLayouts = &ctx->dsl[2],
-	};
-	VKCHECK(vkAllocateDescriptorSets(ctx->dev, &dai, &c->pre_set), "vkAllocateDescriptorSets");
 	VkDescriptorBufferInfo bi[4] = {
-		x,
-		{.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE},
-		{.buffer = pl->meta->buf, .offset = 0, .range = VK_WHOLE_SIZE},
-		{.buffer = pl->work->buf, .offset = 0, .range = VK_WHOLE_SIZE},
-	};
-	VkWriteDescriptorSet w[4];
-	for (uint32_t b = 0; b < 4; b++)
-		w[b] = (VkWriteDescriptorSet){
-			.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-			.dstSet = c->pre_set,
-			.dstBinding = vk_binding_number(b, 2),
-			.descriptorCount = 1,
-			.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-			.pBufferInfo = &bi[b],
-		};
-	vkUpdateDescriptorSets(ctx->dev, 4, w, 0, NULL);
-	return 0;
+		x, {.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE}};
+	return write_set(ctx, pl, 2, 4, bi, &c->pre_set, err, errsz);
 }
 
 /* Core command i of batched table t runs matmul_q8cm as dispatch c: its
@@ -459,7 +452,7 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 				px->size == x->size && p->param[0].i == cmd->param[0].i &&
 				p->head == cmd->head && !wrote_x;
 	}
-	uint64_t bytes = (uint64_t)pl->rows * k + (uint64_t)pl->rows * (k / 32) * 4;
+	uint64_t bytes = xq_size(pl->rows, k);
 	if (bytes > *xq_bytes)
 		*xq_bytes = bytes;
 	struct vk_prep pr;
@@ -471,9 +464,8 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 	c->pre_pc = c->pc;
 	c->pre_pc.o[0] = c->pc.o[1];
 	c->pre_pc.p[0] = k;
-	c->pre_pc.p[1] = pl->rows * k / 4;
+	c->pre_pc.p[1] = c->pc.p[2] = pl->rows * k / 4; /* the scales' word */
 	c->pc.o[1] = 0;
-	c->pc.p[2] = pl->rows * k / 4;
 	c->pre_gx = (k + 2047) / 2048;
 	c->pre_gz = pl->rows;
 	return 0;

@@ -617,6 +617,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 							     rs[np]);
 			}
 			i++;
+			last_q8 = -1;
 			continue;
 		}
 		bool found = fuse && vk_fuse_find(ctx, t, oc, rp, writes, i, norm_next, &fg);

@@ -9,11 +9,19 @@
 // maximum. Row r's int8s are bytes r k .. r k + k - 1 of q, its blocks'
 // d the floats at word p[1] + r k / 32 ... (rows a z layer each; k a
 // multiple of 32).
+// GLU 1: x is silu_mul's out = g sigmoid(g) u, computed here as
+// silu_mul.comp computes it, from g (binding 0) and u (binding 2, at
+// o[2]); the table then leaves that silu_mul out of the passes that run
+// this (backend.c, glu_source).
 //
-// bindings: 0 x (float rows), 1 q; params: k, the scales' word
+// bindings: 0 x (or g), 1 q, 2 u (GLU; else x again); params: k, the
+// scales' word
 layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint GLU = 0u;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
+layout(binding = 2) readonly buffer U { float u[]; };
+layout(binding = 2) readonly buffer U4 { vec4 u4[]; };
 layout(binding = 1) writeonly buffer Q { uvec2 q2[]; };
 layout(binding = 1) writeonly buffer QS { float qs[]; };
 
@@ -39,6 +47,19 @@ void main()
 	} else if (in_row) {
 		a = vec4(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
 		b = vec4(x[i + 4u], x[i + 5u], x[i + 6u], x[i + 7u]);
+	}
+	if (GLU != 0u && in_row) {
+		uint j = pc.o[2] + row * k + c;
+		vec4 ua, ub;
+		if (j % 4u == 0u) {
+			ua = u4[j / 4u];
+			ub = u4[j / 4u + 1u];
+		} else {
+			ua = vec4(u[j], u[j + 1u], u[j + 2u], u[j + 3u]);
+			ub = vec4(u[j + 4u], u[j + 5u], u[j + 6u], u[j + 7u]);
+		}
+		a = a / (1.0 + exp(-a)) * ua;
+		b = b / (1.0 + exp(-b)) * ub;
 	}
 	vec4 m4 = max(abs(a), abs(b));
 	float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));

@@ -3498,6 +3498,97 @@ END_TEST
  * over 65 rows of 540,000 logits (140 MB) run as dispatches over ranges of
  * rows. Every row's argmax, and a sample of its logits, against the
  * double reference; a partial pass and the last row's head alone. */
+/* gate, up, silu_mul, down of one x in a batched pass, y = the down
+ * product's rows (n rows run): on the int8 matrix units the down
+ * product's quantize_rows computes silu_mul's out itself and the pass
+ * leaves silu_mul out (the mq_glu setting, backend.c glu_source), but
+ * for a few-row pass, whose down product reads out. */
+static void glu_chain(struct be *vk, int t, const uint8_t *const w[3], size_t rb_k,
+		      size_t rb_f, const float *x, int k, int f, uint32_t rows, uint32_t n,
+		      float *y)
+{
+	struct belt_buffer *bw[3], *bx = buf_from(vk, x, (uint64_t)rows * k * 4);
+	struct belt_buffer *bg = buf_new(vk, (uint64_t)rows * f * 4);
+	struct belt_buffer *bu = buf_new(vk, (uint64_t)rows * f * 4);
+	struct belt_buffer *by = buf_new(vk, (uint64_t)rows * k * 4);
+	struct belt_cmd c[4];
+	for (int h = 0; h < 3; h++) {
+		uint64_t bytes = h < 2 ? rb_k * (size_t)f : rb_f * (size_t)k;
+		bw[h] = buf_from(vk, w[h], bytes);
+		int kk = h < 2 ? k : f, m = h < 2 ? f : k;
+		int ci = h < 2 ? h : 3;
+		c[ci] = cmd_new(vk, "matvec", t, h == 0 ? "gate" : h == 1 ? "up" : "down");
+		bind(&c[ci], bw[h], 0, bytes, t);
+		c[ci].bind[0].ne[0] = kk;
+		c[ci].bind[0].ne[1] = m;
+		bind_rows(&c[ci], h < 2 ? bx : bg, 0, kk, rows);
+		bind_rows(&c[ci], h == 0 ? bg : h == 1 ? bu : by, 0, m, rows);
+		pi(&c[ci], kk);
+		pi(&c[ci], m);
+	}
+	c[2] = cmd_new(vk, "silu_mul", BELT_TYPE_ANY, "silu");
+	bind_rows(&c[2], bg, 0, f, rows);
+	bind_rows(&c[2], bu, 0, f, rows);
+	bind_rows(&c[2], bg, 0, f, rows);
+	pi(&c[2], f);
+	struct belt_table tab;
+	table_rows(&tab, c, 4, 256, NULL, rows, NULL);
+	prepare(vk, &tab);
+	run(vk, &tab, 3, n, 0);
+	buf_get(vk, by, 0, y, (uint64_t)n * k * 4);
+	vk->B->table_release(vk->ctx, &tab);
+	for (int h = 0; h < 3; h++)
+		buf_free(vk, bw[h]);
+	buf_free(vk, bx);
+	buf_free(vk, bg);
+	buf_free(vk, bu);
+	buf_free(vk, by);
+}
+
+/* The down product's x computed by its quantize_rows equals silu_mul's:
+ * the same y, bit for bit, with mq_glu on and off, in whole passes,
+ * passes of some rows and few-row passes (Q4_0, Q8_0). */
+START_TEST(test_glu_pre)
+{
+	static const int types[2] = {BELT_TYPE_Q4_0, BELT_TYPE_Q8_0};
+	int t = types[_i];
+	rng_seed(90 + _i);
+	const int k = 128, f = 352;
+	const uint32_t rows = 40;
+	size_t rb_k, rb_f;
+	uint8_t *w[3];
+	w[0] = weights_new(t, k, f, &rb_k);
+	w[1] = weights_new(t, k, f, &rb_k);
+	w[2] = weights_new(t, f, k, &rb_f);
+	float *x = malloc((size_t)rows * k * 4);
+	float *y[2] = {malloc((size_t)rows * k * 4), malloc((size_t)rows * k * 4)};
+	ck_assert(x && y[0] && y[1]);
+	fill(x, (size_t)rows * k);
+	const uint32_t ns[3] = {rows, 21, 5};
+	for (int p = 0; p < 3; p++) {
+		for (int g = 0; g < 2; g++) {
+			if (!g)
+				setenv("BELT_VK_MQ_GLU", "0", 1);
+			struct be vk = open_vk();
+			unsetenv("BELT_VK_MQ_GLU");
+			glu_chain(&vk, t, (const uint8_t *const *)w, rb_k, rb_f, x, k, f, rows,
+				  ns[p], y[g]);
+			be_close(&vk);
+		}
+		for (size_t i = 0; i < (size_t)ns[p] * k; i++)
+			ck_assert_msg(y[0][i] == y[1][i],
+				      "%s silu_mul in quantize_rows, pass of %u rows: y[%zu] %.9g, "
+				      "%.9g with silu_mul run",
+				      belt_type_name(t), ns[p], i, y[1][i], y[0][i]);
+	}
+	for (int h = 0; h < 3; h++)
+		free(w[h]);
+	free(x);
+	free(y[0]);
+	free(y[1]);
+}
+END_TEST
+
 START_TEST(test_batched_split)
 {
 	struct be vk = open_vk();
@@ -4379,6 +4470,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tb, test_tree, 0, N_WTYPES);
 	tcase_add_test(tb, test_patch_none);
 	tcase_add_test(tb, test_batched_split);
+	tcase_add_loop_test(tb, test_glu_pre, 0, 2);
 	suite_add_tcase(s, tb);
 	TCase *tk = tcase_create("kv");
 	tcase_set_timeout(tk, 0); /* no limit: CI bounds the run */

@@ -422,13 +422,32 @@ static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 }
 
 /* The descriptor set of c's quantize_rows: x (as the core's command
- * binds it), the plan's xq, meta and work. */
+ * binds it) or the silu_mul's g, the plan's xq, the silu_mul's u (or x
+ * again), meta and work. */
 static int write_pre_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
-			 VkDescriptorBufferInfo x, char *err, size_t errsz)
+			 VkDescriptorBufferInfo x, const VkDescriptorBufferInfo *glu,
+			 char *err, size_t errsz)
 {
-	VkDescriptorBufferInfo bi[4] = {
-		x, {.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE}};
-	return write_set(ctx, pl, 2, 4, bi, &c->pre_set, err, errsz);
+	VkDescriptorBufferInfo bi[5] = {
+		glu ? glu[0] : x, {.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE},
+		glu ? glu[1] : x};
+	return write_set(ctx, pl, 3, 5, bi, &c->pre_set, err, errsz);
+}
+
+/* The silu_mul that core command i's quantize_rows can compute (i's x is
+ * its out, which nothing reads after i before a write of it), or -1. */
+static int glu_source(const struct vk_ctx *ctx, const struct belt_table *t,
+		      const struct vk_prep *preps, const uint8_t *writes, uint32_t i)
+{
+	if (!ctx->tune.mq_glu || i == 0)
+		return -1;
+	const struct belt_cmd *s = &t->cmds[i - 1], *m = &t->cmds[i];
+	const struct belt_binding *o = &s->bind[2], *x = &m->bind[1];
+	if (!vk_is_op(s, "silu_mul") || s->head || m->head ||
+	    preps[i - 1].chunk_rows < t->rows || o->buf != x->buf || o->offset != x->offset ||
+	    o->size != x->size || s->param[0].i != m->param[0].i)
+		return -1;
+	return vk_dead_after(t, writes, i - 1, i, o, o->size) ? (int)(i - 1) : -1;
 }
 
 /* Core command i of batched table t runs matmul_q8cm as dispatch c: its
@@ -436,8 +455,8 @@ static int write_pre_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
  * prev (-1: none) where that was one too with the same x; x's scales at
  * word rows k / 4 of the plan's xq, which must hold *xq_bytes. */
 static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_table *t,
-		  uint32_t i, int prev, struct vk_cmd *c, uint64_t *xq_bytes, char *err,
-		  size_t errsz)
+		  uint32_t i, int prev, int glu, const struct vk_cmd *oc, struct vk_cmd *c,
+		  uint64_t *xq_bytes, char *err, size_t errsz)
 {
 	const struct belt_cmd *cmd = &t->cmds[i];
 	uint32_t k = (uint32_t)cmd->param[0].i;
@@ -457,12 +476,23 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 		*xq_bytes = bytes;
 	struct vk_prep pr;
 	memset(&pr, 0, sizeof pr);
-	if (pipe_for(ctx, VK_SH_QUANTIZE_ROWS, 2, &pr, &c->pre_pipe, err, errsz))
+	pr.spec[0] = glu >= 0;
+	pr.n_spec = 1;
+	if (pipe_for(ctx, VK_SH_QUANTIZE_ROWS, 3, &pr, &c->pre_pipe, err, errsz))
 		return -1;
 	c->has_pre = true;
-	c->pre_layout = ctx->pl[2];
+	c->pre_layout = ctx->pl[3];
 	c->pre_pc = c->pc;
 	c->pre_pc.o[0] = c->pc.o[1];
+	c->pre_pc.o[2] = c->pc.o[1];
+	if (glu >= 0) {
+		/* silu_mul's g and u where its out was */
+		c->has_glu = true;
+		c->glu_cmd = (uint32_t)glu;
+		c->pre_shared = false;
+		c->pre_pc.o[0] = oc[glu].pc.o[0];
+		c->pre_pc.o[2] = oc[glu].pc.o[1];
+	}
 	c->pre_pc.p[0] = k;
 	c->pre_pc.p[1] = c->pc.p[2] = pl->rows * k / 4; /* the scales' word */
 	c->pc.o[1] = 0;
@@ -714,8 +744,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			memcpy(bis[np], obi[i], sizeof bis[np]);
 			nrs[np] = vk_ranges_of(&t->cmds[i], writes[i], rs[np]);
 			if (batched && vk_matmul_is_q8(preps[i].shader)) {
-				if (q8_pre(ctx, pl, t, i, np ? last_q8 : -1, c, &xq_bytes,
-					   err, errsz))
+				int glu = np ? glu_source(ctx, t, preps, writes, i) : -1;
+				if (q8_pre(ctx, pl, t, i, np ? last_q8 : -1, glu, oc, c,
+					   &xq_bytes, err, errsz))
 					goto out;
 				last_q8 = (int)i;
 				n_pre++;
@@ -729,6 +760,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 						     fbis[n_few], err, errsz))
 					goto out;
 				few_of[n_few++] = np;
+			}
+			if (c->has_glu) {
+				/* the silu_mul, dispatch np - 1: left out of the
+				 * passes that run this product's quantize_rows */
+				pl->cmds[np - 1].skip_full = true;
+				pl->cmds[np - 1].skip_few = !c->has_few;
 			}
 			i++;
 		}
@@ -755,7 +792,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	pl->gate_ev[1] = ctx->gate_ev[1];
 
 	/* barriers, as the CPU backend places them */
-	uint32_t n_desc = n_few * VK_SET_MAX + n_pre * 4;
+	uint32_t n_desc = n_few * VK_SET_MAX + n_pre * 5;
 	for (uint32_t i = 0; i < np; i++) {
 		n_desc += pl->cmds[i].n_bind + 2u;
 		if (i > 0 && (g->n + nrs[i] > GROUP_MAX ||
@@ -866,8 +903,14 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				.pBufferInfo = &bis[i][b],
 			};
 		vkUpdateDescriptorSets(ctx->dev, nb + 2u, w, 0, NULL);
-		if (pl->cmds[i].has_pre &&
-		    write_pre_set(ctx, pl, &pl->cmds[i], x_f32, err, errsz))
+		struct vk_cmd *ci = &pl->cmds[i];
+		VkDescriptorBufferInfo glu[2];
+		if (ci->has_glu) {
+			glu[0] = obi[ci->glu_cmd][0];
+			glu[1] = obi[ci->glu_cmd][1];
+		}
+		if (ci->has_pre &&
+		    write_pre_set(ctx, pl, ci, x_f32, ci->has_glu ? glu : NULL, err, errsz))
 			goto out;
 	}
 	for (uint32_t f = 0; f < n_few; f++)

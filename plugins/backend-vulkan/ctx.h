@@ -34,6 +34,8 @@ struct vk_tuning {
 	bool coopmat;	  /* coopmat: matrix units where the device has them */
 	bool coopmat_int8; /* coopmat_int8: Q4_0/Q8_0 there in int8
 			    * (matmul_q8cm.comp) where the device can */
+	bool mq_glu;	  /* mq_glu: such a product's quantize_rows computes
+			   * the silu_mul before it (backend.c glu_source) */
 	bool att_coopmat; /* att_coopmat: batched attention on them too */
 	bool moe_grouped; /* moe_grouped: batched expert products by expert */
 	uint32_t moe_rows; /* moe_rows: their rows of W a workgroup */

@@ -117,6 +117,9 @@ static bool dead_scan(const struct belt_table *t, const uint8_t *writes,
 			if (writes[j] & (1u << b))
 				touch_w = true;
 		}
+		/* a batched table's op writes all its rows */
+		if (t->rows > 1 && fw >= 0)
+			fwb = c->bind[fw].size;
 		if (fw >= 0 && c->bind[fw].buf == buf &&
 		    c->bind[fw].offset <= lo && c->bind[fw].offset + fwb >= hi)
 			return true;
@@ -126,9 +129,8 @@ static bool dead_scan(const struct belt_table *t, const uint8_t *writes,
 	return false;
 }
 
-static bool dead_after(const struct belt_table *t, const uint8_t *writes,
-		       uint32_t first, uint32_t last,
-		       const struct belt_binding *b, uint64_t bytes)
+bool vk_dead_after(const struct belt_table *t, const uint8_t *writes, uint32_t first,
+		   uint32_t last, const struct belt_binding *b, uint64_t bytes)
 {
 	if (!b->buf || b->buf->io)
 		return false;
@@ -265,8 +267,8 @@ static bool rope_fusable(const struct belt_table *t, const uint8_t *writes,
 	       same_bind(&rc->bind[2], &v->bind[2]) &&
 	       q->param[1].i == nh * hd && k->param[1].i == nkv * hd &&
 	       v->param[1].i == nkv * hd &&
-	       dead_after(t, writes, first, r, &rc->bind[1], kv_bytes) &&
-	       dead_after(t, writes, first, r, &rc->bind[2], kv_bytes);
+	       vk_dead_after(t, writes, first, r, &rc->bind[1], kv_bytes) &&
+	       vk_dead_after(t, writes, first, r, &rc->bind[2], kv_bytes);
 }
 
 /* Whether r, r + 1 and r + 2 are rope of q, rope of k and kv_store of
@@ -293,8 +295,8 @@ static bool rope_pieces(const struct belt_table *t, const uint8_t *writes, uint3
 	       rq->patch == kv->patch && *hd % 2 == 0 && kv->param[0].i == *nkv * *hd &&
 	       cache_flag(&kv->bind[2], &kv->bind[3]) >= 0 &&
 	       same_bind(&rk->bind[0], &kv->bind[0]) &&
-	       dead_after(t, writes, first, r + 2, &kv->bind[0], kv_bytes) &&
-	       dead_after(t, writes, first, r + 2, &kv->bind[1], kv_bytes);
+	       vk_dead_after(t, writes, first, r + 2, &kv->bind[0], kv_bytes) &&
+	       vk_dead_after(t, writes, first, r + 2, &kv->bind[1], kv_bytes);
 }
 
 /* Whether the rope pieces at r (rope_pieces) do what rope_kv does to the
@@ -337,7 +339,7 @@ static bool pend_at(const struct belt_table *t, const uint8_t *writes, uint32_t 
 	const struct belt_binding *rb = &a->bind[r];
 	if (bind_overlap(rb, y) || bind_overlap(rb, y2) || bind_overlap(rb, &pn->bind[1]) ||
 	    bind_overlap(rb, &nm->bind[1]) || bind_overlap(rb, &nm->bind[2]) ||
-	    !dead_after(t, writes, i, i + 1, y2, (uint64_t)n * 4))
+	    !vk_dead_after(t, writes, i, i + 1, y2, (uint64_t)n * 4))
 		return false;
 	*res = r;
 	return true;
@@ -447,9 +449,9 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		    same_bind(&sm->bind[1], &m1->bind[2]) &&
 		    sm->param[0].i == m0->param[1].i &&
 		    sm->param[0].i == m1->param[1].i &&
-		    dead_after(t, writes, g0, j, &sm->bind[1], bytes) &&
+		    vk_dead_after(t, writes, g0, j, &sm->bind[1], bytes) &&
 		    (same_bind(&sm->bind[2], &sm->bind[0]) ||
-		     dead_after(t, writes, g0, j, &sm->bind[0], bytes))) {
+		     vk_dead_after(t, writes, g0, j, &sm->bind[0], bytes))) {
 			g->tail = (int)j;
 			g->flags |= F_SWIGLU | (gelu ? F_GELU : 0);
 			g->last = j;
@@ -473,7 +475,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		if (r >= 0 && same_bind(&a->bind[2], &a->bind[r]) &&
 		    !bind_overlap(&a->bind[r], y) &&
 		    a->param[0].i == m0->param[1].i &&
-		    dead_after(t, writes, g0, j, y,
+		    vk_dead_after(t, writes, g0, j, y,
 			       (uint64_t)a->param[0].i * 4)) {
 			g->tail = (int)j;
 			g->flags |= F_ADD;
@@ -499,8 +501,8 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		    !bind_overlap(&a->bind[r], y) && !bind_overlap(&a->bind[r], y2) &&
 		    !bind_overlap(&a->bind[r], &nm->bind[1]) &&
 		    !bind_overlap(y, &nm->bind[1]) &&
-		    dead_after(t, writes, g0, j + 1, y2, bytes) &&
-		    (same_bind(y, y2) || dead_after(t, writes, g0, j + 1, y, bytes))) {
+		    vk_dead_after(t, writes, g0, j + 1, y2, bytes) &&
+		    (same_bind(y, y2) || vk_dead_after(t, writes, g0, j + 1, y, bytes))) {
 			g->tail = (int)j + 1;
 			g->tnorm = (int)j;
 			g->flags |= F_TAIL;
@@ -542,7 +544,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		 * the next group's matvecs (another weight type: q and k in
 		 * one, v in another), which fuses it too; else the caller
 		 * keeps the rmsnorm and tries again from the matvecs */
-		if (!dead_after(t, writes, g0, g->last, &nc->bind[2],
+		if (!vk_dead_after(t, writes, g0, g->last, &nc->bind[2],
 				(uint64_t)nc->param[0].i * 4)) {
 			struct fgroup ng;
 			if (g->pend >= 0) /* the next would apply it again */
@@ -811,7 +813,7 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	    !same_bind(&a->bind[2], &a->bind[res]) ||
 	    bind_overlap(&a->bind[res], &nm->bind[0]) ||
 	    bind_overlap(&a->bind[res], &nm->bind[1]) || bind_overlap(&a->bind[res], y) ||
-	    !dead_after(t, writes, i, i + 1, y, bytes))
+	    !vk_dead_after(t, writes, i, i + 1, y, bytes))
 		return false;
 	if (vk_pipeline_for(ctx, VK_SH_RMSNORM_ADD, 3, err, errsz)) {
 		*failed = true;

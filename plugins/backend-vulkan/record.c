@@ -80,6 +80,10 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 				vkCmdDispatch(cb, c->few_gx, c->few_gy, 1);
 				goto done;
 			}
+			/* a silu_mul that the next product's quantize_rows
+			 * computes in this pass */
+			if (few ? c->skip_few : c->skip_full)
+				goto done;
 			/* x as int8 first, unless the dispatch before left it
 			 * (where its own quantize_rows ran: the few-row pass
 			 * may have run another kernel for it) */

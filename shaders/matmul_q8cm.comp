@@ -29,13 +29,19 @@
 // + 1, + 8 and + 9 (check_backend_vulkan compares every product with
 // the reference, so another layout fails there loudly).
 //
-// bindings: 0 W, 1 x as quantize_rows.comp left it, 2 y; params: k, m,
-// the word of x's scales (k a multiple of 32)
+// ADD 1: the add just after the product (r += y, llama's residual) is
+// done here: each sum goes to r at binding 3 (offset o[3]), plus what r
+// held, y is not written (nothing reads it), and the pass leaves the add
+// out (plugins/backend-vulkan/backend.c, add_sink).
+//
+// bindings: 0 W, 1 x as quantize_rows.comp left it, 2 y, 3 r (ADD; else
+// y again); params: k, m, the word of x's scales (k a multiple of 32)
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;
 layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint FM = 4;
 layout(constant_id = 4) const uint FN = 1;
+layout(constant_id = 5) const uint ADD = 0u;
 const uint NB = 2u; // blocks of 32 columns a step
 const uint SK = 32u * NB;
 #define BK 16 // matmul_load.glsl's step (a half block)
@@ -59,6 +65,7 @@ layout(binding = 1) readonly buffer X { float x[]; };
 layout(binding = 1) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 1) readonly buffer XQ { uvec4 xq[]; };
 layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(binding = 3) buffer R { float rr[]; };
 
 shared uvec4 aq[2u * BM * LD]; // two buffers of int8 weights: row i at i * LD
 shared uvec4 bq[2u * BN * LD]; // and of x: pass row j at j * LD
@@ -247,7 +254,12 @@ void main()
 			[[unroll]] for (uint e = 0; e < 8u; e++) {
 				uint wr = mb + sm + 16u * i + g + 8u * (e / 4u);
 				uint r = tb + sn + 16u * j + c2 + (e % 2u) + 8u * ((e / 2u) % 2u);
-				if (r < rend && wr < m)
-					y[yo + row_in(r) * m + wr] = acc[i][j][e];
+				if (r >= rend || wr >= m)
+					continue;
+				uint at = row_in(r) * m + wr;
+				if (ADD != 0u)
+					rr[pc.o[3] + at] = rr[pc.o[3] + at] + acc[i][j][e];
+				else
+					y[yo + at] = acc[i][j][e];
 			}
 }

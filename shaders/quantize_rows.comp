@@ -11,8 +11,9 @@
 // multiple of 32).
 // GLU 1: x is silu_mul's out = g sigmoid(g) u, computed here as
 // silu_mul.comp computes it, from g (binding 0) and u (binding 2, at
-// o[2]); the table then leaves that silu_mul out of the passes that run
-// this (backend.c, glu_source).
+// o[2]); GLU 2: gelu_mul's, as gelu_mul.comp computes it. The table then
+// leaves that op out of the passes that run this (backend.c,
+// glu_source).
 //
 // bindings: 0 x (or g), 1 q, 2 u (GLU; else x again); params: k, the
 // scales' word
@@ -22,6 +23,22 @@ layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 2) readonly buffer U { float u[]; };
 layout(binding = 2) readonly buffer U4 { vec4 u4[]; };
+
+#include "tanh.glsl"
+
+// g's activation times u, as silu_mul.comp (GLU 1) or gelu_mul.comp (2)
+vec4 glu4(vec4 g, vec4 u)
+{
+	if (GLU == 1u)
+		return g / (1.0 + exp(-g)) * u;
+	vec4 r;
+	[[unroll]] for (uint e = 0; e < 4u; e++) {
+		float x = g[e];
+		float t = tanh_f(0.79788456080286535588 * x * (1.0 + 0.044715 * x * x));
+		r[e] = 0.5 * x * (1.0 + t) * u[e];
+	}
+	return r;
+}
 layout(binding = 1) writeonly buffer Q { uvec2 q2[]; };
 layout(binding = 1) writeonly buffer QS { float qs[]; };
 
@@ -58,8 +75,8 @@ void main()
 			ua = vec4(u[j], u[j + 1u], u[j + 2u], u[j + 3u]);
 			ub = vec4(u[j + 4u], u[j + 5u], u[j + 6u], u[j + 7u]);
 		}
-		a = a / (1.0 + exp(-a)) * ua;
-		b = b / (1.0 + exp(-b)) * ub;
+		a = glu4(a, ua);
+		b = glu4(b, ub);
 	}
 	vec4 m4 = max(abs(a), abs(b));
 	float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));

@@ -3498,14 +3498,14 @@ END_TEST
  * over 65 rows of 540,000 logits (140 MB) run as dispatches over ranges of
  * rows. Every row's argmax, and a sample of its logits, against the
  * double reference; a partial pass and the last row's head alone. */
-/* gate, up, silu_mul, down of one x in a batched pass, y = the down
+/* gate, up, silu_mul (or gelu_mul), down of one x in a batched pass, y = the down
  * product's rows (n rows run): on the int8 matrix units the down
  * product's quantize_rows computes silu_mul's out itself and the pass
  * leaves silu_mul out (the mq_glu setting, backend.c glu_source), but
  * for a few-row pass, whose down product reads out. */
-static void glu_chain(struct be *vk, int t, const uint8_t *const w[3], size_t rb_k,
-		      size_t rb_f, const float *x, int k, int f, uint32_t rows, uint32_t n,
-		      float *y)
+static void glu_chain(struct be *vk, int t, const char *glu, const uint8_t *const w[3],
+		      size_t rb_k, size_t rb_f, const float *x, int k, int f, uint32_t rows,
+		      uint32_t n, float *y)
 {
 	struct belt_buffer *bw[3], *bx = buf_from(vk, x, (uint64_t)rows * k * 4);
 	struct belt_buffer *bg = buf_new(vk, (uint64_t)rows * f * 4);
@@ -3526,7 +3526,7 @@ static void glu_chain(struct be *vk, int t, const uint8_t *const w[3], size_t rb
 		pi(&c[ci], kk);
 		pi(&c[ci], m);
 	}
-	c[2] = cmd_new(vk, "silu_mul", BELT_TYPE_ANY, "silu");
+	c[2] = cmd_new(vk, glu, BELT_TYPE_ANY, "glu");
 	bind_rows(&c[2], bg, 0, f, rows);
 	bind_rows(&c[2], bu, 0, f, rows);
 	bind_rows(&c[2], bg, 0, f, rows);
@@ -3545,13 +3545,14 @@ static void glu_chain(struct be *vk, int t, const uint8_t *const w[3], size_t rb
 	buf_free(vk, by);
 }
 
-/* The down product's x computed by its quantize_rows equals silu_mul's:
- * the same y, bit for bit, with mq_glu on and off, in whole passes,
- * passes of some rows and few-row passes (Q4_0, Q8_0). */
+/* The down product's x computed by its quantize_rows equals silu_mul's
+ * and gelu_mul's: the same y, bit for bit, with mq_glu on and off, in
+ * whole passes, passes of some rows and few-row passes (Q4_0, Q8_0). */
 START_TEST(test_glu_pre)
 {
 	static const int types[2] = {BELT_TYPE_Q4_0, BELT_TYPE_Q8_0};
-	int t = types[_i];
+	int t = types[_i % 2];
+	const char *glu = _i < 2 ? "silu_mul" : "gelu_mul";
 	rng_seed(90 + _i);
 	const int k = 128, f = 352;
 	const uint32_t rows = 40;
@@ -3571,21 +3572,103 @@ START_TEST(test_glu_pre)
 				setenv("BELT_VK_MQ_GLU", "0", 1);
 			struct be vk = open_vk();
 			unsetenv("BELT_VK_MQ_GLU");
-			glu_chain(&vk, t, (const uint8_t *const *)w, rb_k, rb_f, x, k, f, rows,
-				  ns[p], y[g]);
+			glu_chain(&vk, t, glu, (const uint8_t *const *)w, rb_k, rb_f, x, k, f,
+				  rows, ns[p], y[g]);
 			be_close(&vk);
 		}
 		for (size_t i = 0; i < (size_t)ns[p] * k; i++)
 			ck_assert_msg(y[0][i] == y[1][i],
-				      "%s silu_mul in quantize_rows, pass of %u rows: y[%zu] %.9g, "
-				      "%.9g with silu_mul run",
-				      belt_type_name(t), ns[p], i, y[1][i], y[0][i]);
+				      "%s %s in quantize_rows, pass of %u rows: y[%zu] %.9g, "
+				      "%.9g with it run",
+				      belt_type_name(t), glu, ns[p], i, y[1][i], y[0][i]);
 	}
 	for (int h = 0; h < 3; h++)
 		free(w[h]);
 	free(x);
 	free(y[0]);
 	free(y[1]);
+}
+END_TEST
+
+/* r += W x for n rows of a batched pass (llama's residual adds): on the
+ * int8 matrix units the product adds into r itself and the pass leaves
+ * the add out (the mq_add setting, backend.c add_sink), but for a
+ * few-row pass that runs the product's few-row kernel. r after the
+ * pass into out. */
+static void add_chain(struct be *vk, int t, const uint8_t *w, size_t rb, const float *x,
+		      const float *r, int k, int m, uint32_t rows, uint32_t n, float *out)
+{
+	struct belt_buffer *bw = buf_from(vk, w, rb * (size_t)m);
+	struct belt_buffer *bx = buf_from(vk, x, (uint64_t)rows * k * 4);
+	struct belt_buffer *by = buf_new(vk, (uint64_t)rows * m * 4);
+	struct belt_buffer *br = buf_from(vk, r, (uint64_t)rows * m * 4);
+	struct belt_cmd c[2];
+	c[0] = cmd_new(vk, "matvec", t, "wo");
+	bind(&c[0], bw, 0, rb * (size_t)m, t);
+	c[0].bind[0].ne[0] = k;
+	c[0].bind[0].ne[1] = m;
+	bind_rows(&c[0], bx, 0, k, rows);
+	bind_rows(&c[0], by, 0, m, rows);
+	pi(&c[0], k);
+	pi(&c[0], m);
+	c[1] = cmd_new(vk, "add", BELT_TYPE_ANY, "res");
+	bind_rows(&c[1], br, 0, m, rows);
+	bind_rows(&c[1], by, 0, m, rows);
+	bind_rows(&c[1], br, 0, m, rows);
+	pi(&c[1], m);
+	struct belt_table tab;
+	table_rows(&tab, c, 2, 256, NULL, rows, NULL);
+	prepare(vk, &tab);
+	run(vk, &tab, 3, n, 0);
+	buf_get(vk, br, 0, out, (uint64_t)rows * m * 4);
+	vk->B->table_release(vk->ctx, &tab);
+	buf_free(vk, bw);
+	buf_free(vk, bx);
+	buf_free(vk, by);
+	buf_free(vk, br);
+}
+
+/* The add done by the product equals the add run: r bit for bit with
+ * mq_add on and off, in whole passes, passes of some rows (the rows past
+ * them as they were) and few-row passes (Q4_0, Q8_0). */
+START_TEST(test_add_sink)
+{
+	static const int types[2] = {BELT_TYPE_Q4_0, BELT_TYPE_Q8_0};
+	int t = types[_i];
+	rng_seed(95 + _i);
+	const int k = 160, m = 200;
+	const uint32_t rows = 40;
+	size_t rb;
+	uint8_t *w = weights_new(t, k, m, &rb);
+	float *x = malloc((size_t)rows * k * 4), *r = malloc((size_t)rows * m * 4);
+	float *out[2] = {malloc((size_t)rows * m * 4), malloc((size_t)rows * m * 4)};
+	ck_assert(x && r && out[0] && out[1]);
+	fill(x, (size_t)rows * k);
+	fill(r, (size_t)rows * m);
+	const uint32_t ns[3] = {rows, 21, 5};
+	for (int p = 0; p < 3; p++) {
+		for (int g = 0; g < 2; g++) {
+			if (!g)
+				setenv("BELT_VK_MQ_ADD", "0", 1);
+			struct be vk = open_vk();
+			unsetenv("BELT_VK_MQ_ADD");
+			add_chain(&vk, t, w, rb, x, r, k, m, rows, ns[p], out[g]);
+			be_close(&vk);
+		}
+		for (size_t i = 0; i < (size_t)rows * m; i++) {
+			ck_assert_msg(out[0][i] == out[1][i],
+				      "%s add in the product, pass of %u rows: r[%zu] %.9g, "
+				      "%.9g with the add run",
+				      belt_type_name(t), ns[p], i, out[1][i], out[0][i]);
+			if (i >= (size_t)ns[p] * m)
+				ck_assert(out[1][i] == r[i]);
+		}
+	}
+	free(w);
+	free(x);
+	free(r);
+	free(out[0]);
+	free(out[1]);
 }
 END_TEST
 
@@ -4470,7 +4553,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tb, test_tree, 0, N_WTYPES);
 	tcase_add_test(tb, test_patch_none);
 	tcase_add_test(tb, test_batched_split);
-	tcase_add_loop_test(tb, test_glu_pre, 0, 2);
+	tcase_add_loop_test(tb, test_glu_pre, 0, 4);
+	tcase_add_loop_test(tb, test_add_sink, 0, 2);
 	suite_add_tcase(s, tb);
 	TCase *tk = tcase_create("kv");
 	tcase_set_timeout(tk, 0); /* no limit: CI bounds the run */

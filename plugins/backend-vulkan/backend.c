@@ -248,6 +248,13 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 			.buffer = b->buf->buf, .offset = at, .range = range};
 		c->pc.o[i] = (uint32_t)(delta / pr->esize[i]);
 	}
+	uint32_t nb = (uint32_t)cmd->n_bind;
+	if (vk_matmul_is_q8(pr->shader)) {
+		/* binding 3: the r of an add it does (add_sink), else y */
+		bi[3] = bi[2];
+		c->pc.o[3] = c->pc.o[2];
+		nb = 4;
+	}
 	for (int i = 0; i < BELT_MAX_PARAMS; i++)
 		memcpy(&c->pc.p[i], &cmd->param[i], 4);
 	memcpy(c->pc.aux, pr->aux, sizeof c->pc.aux);
@@ -276,7 +283,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 				 "than this device dispatches",
 				 name, k->op, c->gx, c->gy, c->gz);
 	c->head = cmd->head;
-	c->n_bind = cmd->n_bind;
+	c->n_bind = (uint8_t)nb;
 	if (op->wtype != BELT_TYPE_ANY && rows > 1 && !strcmp(k->op, "matvec"))
 		/* the profile tells batched products apart by shape, m x k */
 		snprintf(c->kind, sizeof c->kind, "matmul %s %dx%d%s",
@@ -288,10 +295,9 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	else
 		snprintf(c->kind, sizeof c->kind, "%s%s", k->op,
 			 c->head ? " head" : "");
-	if (pipe_for(ctx, (enum vk_shader)pr->shader, cmd->n_bind, pr, &c->pipe,
-		     err, errsz))
+	if (pipe_for(ctx, (enum vk_shader)pr->shader, (int)nb, pr, &c->pipe, err, errsz))
 		return -1;
-	c->layout = ctx->pl[cmd->n_bind];
+	c->layout = ctx->pl[nb];
 	c->has_long = has_long > 0;
 	if (c->has_long) {
 		uint32_t gl = prl.groups ? prl.groups : 1;
@@ -350,7 +356,7 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	if (!embed && (c->pc.mode & VK_MODE_BATCHED)) {
 		/* the tiled product, on the converted layout */
 		enum vk_shader sh = vk_matmul_repacked((enum vk_shader)pr->shader);
-		if (pipe_for(ctx, sh, cmd->n_bind, pr, &c->pipe, err, errsz))
+		if (pipe_for(ctx, sh, c->n_bind, pr, &c->pipe, err, errsz))
 			return -1;
 		c->pc.aux[1] = vk_repacked_scales(op->wtype, w->size);
 	} else if (embed) {
@@ -434,8 +440,9 @@ static int write_pre_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 	return write_set(ctx, pl, 3, 5, bi, &c->pre_set, err, errsz);
 }
 
-/* The silu_mul that core command i's quantize_rows can compute (i's x is
- * its out, which nothing reads after i before a write of it), or -1. */
+/* The silu_mul or gelu_mul that core command i's quantize_rows can
+ * compute (i's x is its out, which nothing reads after i before a write
+ * of it), or -1. */
 static int glu_source(const struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_prep *preps, const uint8_t *writes, uint32_t i)
 {
@@ -443,11 +450,45 @@ static int glu_source(const struct vk_ctx *ctx, const struct belt_table *t,
 		return -1;
 	const struct belt_cmd *s = &t->cmds[i - 1], *m = &t->cmds[i];
 	const struct belt_binding *o = &s->bind[2], *x = &m->bind[1];
-	if (!vk_is_op(s, "silu_mul") || s->head || m->head ||
+	if ((!vk_is_op(s, "silu_mul") && !vk_is_op(s, "gelu_mul")) || s->head || m->head ||
 	    preps[i - 1].chunk_rows < t->rows || o->buf != x->buf || o->offset != x->offset ||
 	    o->size != x->size || s->param[0].i != m->param[0].i)
 		return -1;
 	return vk_dead_after(t, writes, i - 1, i, o, o->size) ? (int)(i - 1) : -1;
+}
+
+static bool same_range(const struct belt_binding *a, const struct belt_binding *b)
+{
+	return a->buf == b->buf && a->offset == b->offset && a->size == b->size;
+}
+
+static bool overlap(const struct belt_binding *a, const struct belt_binding *b)
+{
+	return a->buf == b->buf && a->offset < b->offset + b->size &&
+	       b->offset < a->offset + a->size;
+}
+
+/* The add that core command i's int8 product can do (r += y, in place:
+ * the add's out is its other input r, which i does not read, and i's y
+ * is dead after the add), or -1. */
+static int add_sink(const struct vk_ctx *ctx, const struct belt_table *t,
+		    const struct vk_prep *preps, const uint8_t *writes, uint32_t i)
+{
+	if (!ctx->tune.mq_add || i + 1 >= t->n_cmds)
+		return -1;
+	const struct belt_cmd *m = &t->cmds[i], *a = &t->cmds[i + 1];
+	const struct belt_binding *y = &m->bind[2];
+	if (!vk_is_op(a, "add") || a->head || m->head || preps[i + 1].chunk_rows < t->rows ||
+	    a->param[0].i != m->param[1].i)
+		return -1;
+	int yb = same_range(&a->bind[0], y) ? 0 : same_range(&a->bind[1], y) ? 1 : -1;
+	if (yb < 0)
+		return -1;
+	const struct belt_binding *r = &a->bind[1 - yb];
+	if (!same_range(r, &a->bind[2]) || overlap(r, y) || overlap(r, &m->bind[0]) ||
+	    overlap(r, &m->bind[1]))
+		return -1;
+	return vk_dead_after(t, writes, i, i + 1, y, y->size) ? (int)(i + 1) : -1;
 }
 
 /* Core command i of batched table t runs matmul_q8cm as dispatch c: its
@@ -476,7 +517,7 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 		*xq_bytes = bytes;
 	struct vk_prep pr;
 	memset(&pr, 0, sizeof pr);
-	pr.spec[0] = glu >= 0;
+	pr.spec[0] = glu < 0 ? 0 : vk_is_op(&t->cmds[glu], "silu_mul") ? 1 : 2;
 	pr.n_spec = 1;
 	if (pipe_for(ctx, VK_SH_QUANTIZE_ROWS, 3, &pr, &c->pre_pipe, err, errsz))
 		return -1;
@@ -743,6 +784,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			*c = oc[i];
 			memcpy(bis[np], obi[i], sizeof bis[np]);
 			nrs[np] = vk_ranges_of(&t->cmds[i], writes[i], rs[np]);
+			if (np && pl->cmds[np - 1].has_add && pl->cmds[np - 1].add_cmd == i) {
+				/* the product before does this add, but in a
+				 * few-row pass that runs its few-row kernel */
+				c->skip_full = true;
+				c->skip_few = !pl->cmds[np - 1].has_few;
+			}
 			if (batched && vk_matmul_is_q8(preps[i].shader)) {
 				int glu = np ? glu_source(ctx, t, preps, writes, i) : -1;
 				if (q8_pre(ctx, pl, t, i, np ? last_q8 : -1, glu, oc, c,
@@ -766,6 +813,27 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				 * passes that run this product's quantize_rows */
 				pl->cmds[np - 1].skip_full = true;
 				pl->cmds[np - 1].skip_few = !c->has_few;
+			}
+			int sink = c->has_pre ? add_sink(ctx, t, preps, writes, i) : -1;
+			struct range ar[GROUP_MAX];
+			int nar = sink >= 0 ? vk_ranges_of(&t->cmds[sink], writes[sink], ar) : 0;
+			if (sink >= 0 && nrs[np] + nar + 4 <= GROUP_MAX) {
+				/* the add's r at binding 3, ADD on; the barriers
+				 * see the add's ranges here too (it keeps its own
+				 * for the few-row passes that run it) */
+				struct vk_prep apr = preps[i];
+				apr.spec[5] = 1;
+				enum vk_shader sh = (enum vk_shader)preps[i].shader;
+				if (rp[i])
+					sh = vk_matmul_repacked(sh);
+				if (pipe_for(ctx, sh, c->n_bind, &apr, &c->pipe, err, errsz))
+					goto out;
+				c->has_add = true;
+				c->add_cmd = (uint32_t)sink;
+				bis[np][3] = obi[sink][2];
+				c->pc.o[3] = oc[sink].pc.o[2];
+				memcpy(rs[np] + nrs[np], ar, (size_t)nar * sizeof *ar);
+				nrs[np] += nar;
 			}
 			i++;
 		}

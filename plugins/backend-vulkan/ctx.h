@@ -36,6 +36,8 @@ struct vk_tuning {
 			    * (matmul_q8cm.comp) where the device can */
 	bool mq_glu;	  /* mq_glu: such a product's quantize_rows computes
 			   * the silu_mul before it (backend.c glu_source) */
+	bool mq_add;	  /* mq_add: such a product does the add after it
+			   * (backend.c add_sink) */
 	bool att_coopmat; /* att_coopmat: batched attention on them too */
 	bool moe_grouped; /* moe_grouped: batched expert products by expert */
 	uint32_t moe_rows; /* moe_rows: their rows of W a workgroup */

@@ -171,7 +171,8 @@ static int q8_prep(const struct belt_cmd *cmd, struct vk_prep *pr, char *err,
 	pr->spec[2] = t[1];
 	pr->spec[3] = t[2] / 16;
 	pr->spec[4] = t[3] / 16;
-	pr->n_spec = 5;
+	pr->spec[5] = 0; /* ADD: backend.c's add_sink sets it */
+	pr->n_spec = 6;
 	pr->shader = op->wtype == BELT_TYPE_Q8_0 ? VK_SH_MATMUL_Q8CM_Q8_0
 						 : VK_SH_MATMUL_Q8CM_Q4_0;
 	pr->groups = (m + t[0] - 1) / t[0];

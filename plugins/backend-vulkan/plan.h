@@ -47,6 +47,10 @@ struct vk_cmd {
 	 * leave out: skip_full, skip_few say which (record.c) */
 	bool has_glu, skip_full, skip_few;
 	uint32_t glu_cmd;
+	/* has_add: the product does the add after it (core command
+	 * add_cmd; binding 3 its r), which the passes that run it skip */
+	bool has_add;
+	uint32_t add_cmd;
 	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
 	bool work_b7;	 /* matvec_fused TAIL: binding 7 is the work buffer
 			  * (its counter at word aux[2]) */

@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "coopmat_int8", "mq_tile", "mq_glu", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_pr", "few_nr", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "coopmat_int8", "mq_tile", "mq_glu", "mq_add", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -120,6 +120,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.coopmat = true,
 				.coopmat_int8 = true,
 				.mq_glu = true,
+				.mq_add = true,
 				.att_coopmat = true,
 				.few_rows = true,
 				.few_shared = true,
@@ -146,6 +147,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_bool("coopmat_int8", value_of(opt, "coopmat_int8"),
 		     &t->coopmat_int8, err, errsz) ||
 	    get_bool("mq_glu", value_of(opt, "mq_glu"), &t->mq_glu, err, errsz) ||
+	    get_bool("mq_add", value_of(opt, "mq_add"), &t->mq_add, err, errsz) ||
 	    get_bool("att_coopmat", value_of(opt, "att_coopmat"), &t->att_coopmat,
 		     err, errsz) ||
 	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz) ||

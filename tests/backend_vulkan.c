@@ -94,6 +94,16 @@ static struct be open_vk(void)
 	return b;
 }
 
+/* The Vulkan backend with environment variable var set to value while it
+ * reads its settings. */
+static struct be open_vk_set(const char *var, const char *value)
+{
+	setenv(var, value, 1);
+	struct be b = open_vk();
+	unsetenv(var);
+	return b;
+}
+
 static struct be open_cpu(void)
 {
 	setenv("BELT_CPU_ISA", "generic", 1);
@@ -2636,6 +2646,37 @@ static void bind_rows(struct belt_cmd *c, struct belt_buffer *buf, uint64_t off,
 	c->bind[c->n_bind - 1].ne[1] = rows;
 }
 
+/* A batched table's matvec: W (wbytes at offset woff of bw, k x m of
+ * type t) times rows rows of x in bx, into by. */
+static struct belt_cmd matvec_rows_cmd(struct be *vk, int t, const char *label,
+				       struct belt_buffer *bw, uint64_t woff, uint64_t wbytes,
+				       int k, int m, struct belt_buffer *bx,
+				       struct belt_buffer *by, uint32_t rows)
+{
+	struct belt_cmd c = cmd_new(vk, "matvec", t, label);
+	bind(&c, bw, woff, wbytes, t);
+	c.bind[0].ne[0] = k;
+	c.bind[0].ne[1] = m;
+	bind_rows(&c, bx, 0, k, rows);
+	bind_rows(&c, by, 0, m, rows);
+	pi(&c, k);
+	pi(&c, m);
+	return c;
+}
+
+/* A batched table's op of rows of n values: out = op(a, b). */
+static struct belt_cmd rows_op_cmd(struct be *vk, const char *op, struct belt_buffer *a,
+				   struct belt_buffer *b, struct belt_buffer *out, int n,
+				   uint32_t rows)
+{
+	struct belt_cmd c = cmd_new(vk, op, BELT_TYPE_ANY, op);
+	bind_rows(&c, a, 0, n, rows);
+	bind_rows(&c, b, 0, n, rows);
+	bind_rows(&c, out, 0, n, rows);
+	pi(&c, n);
+	return c;
+}
+
 /* A batched table over cmds: rows rows, row outputs row_ids. */
 static void table_rows(struct belt_table *t, struct belt_cmd *cmds, uint32_t n,
 		       uint32_t n_ctx, struct belt_buffer *ids, uint32_t rows,
@@ -2764,14 +2805,8 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 	buf_put(vk, bw, woff, w, wbytes);
 	struct belt_buffer *bx = buf_from(vk, x, (uint64_t)rows * k * 4);
 	struct belt_buffer *by = buf_new(vk, (uint64_t)rows * m * 4);
-	struct belt_cmd c = cmd_new(vk, "matvec", t, "blk.0.ffn_up");
-	bind(&c, bw, woff, wbytes, t);
-	c.bind[0].ne[0] = k;
-	c.bind[0].ne[1] = m;
-	bind_rows(&c, bx, 0, k, rows);
-	bind_rows(&c, by, 0, m, rows);
-	pi(&c, k);
-	pi(&c, m);
+	struct belt_cmd c = matvec_rows_cmd(vk, t, "blk.0.ffn_up", bw, woff, wbytes, k, m, bx, by,
+					    rows);
 	struct belt_table tab;
 	table_rows(&tab, &c, 1, 256, NULL, rows, NULL);
 	prepare(vk, &tab);
@@ -3498,6 +3533,19 @@ END_TEST
  * over 65 rows of 540,000 logits (140 MB) run as dispatches over ranges of
  * rows. Every row's argmax, and a sample of its logits, against the
  * double reference; a partial pass and the last row's head alone. */
+/* A batched table of cmds[0..nc) over rows rows, one pass of its first
+ * n rows at position 3, then bytes of buffer from into out. */
+static void pass_get(struct be *vk, struct belt_cmd *cmds, uint32_t nc, uint32_t rows,
+		     uint32_t n, struct belt_buffer *from, float *out, uint64_t bytes)
+{
+	struct belt_table tab;
+	table_rows(&tab, cmds, nc, 256, NULL, rows, NULL);
+	prepare(vk, &tab);
+	run(vk, &tab, 3, n, 0);
+	buf_get(vk, from, 0, out, bytes);
+	vk->B->table_release(vk->ctx, &tab);
+}
+
 /* gate, up, silu_mul (or gelu_mul), down of one x in a batched pass, y = the down
  * product's rows (n rows run): on the int8 matrix units the down
  * product's quantize_rows computes silu_mul's out itself and the pass
@@ -3515,28 +3563,12 @@ static void glu_chain(struct be *vk, int t, const char *glu, const uint8_t *cons
 	for (int h = 0; h < 3; h++) {
 		uint64_t bytes = h < 2 ? rb_k * (size_t)f : rb_f * (size_t)k;
 		bw[h] = buf_from(vk, w[h], bytes);
-		int kk = h < 2 ? k : f, m = h < 2 ? f : k;
-		int ci = h < 2 ? h : 3;
-		c[ci] = cmd_new(vk, "matvec", t, h == 0 ? "gate" : h == 1 ? "up" : "down");
-		bind(&c[ci], bw[h], 0, bytes, t);
-		c[ci].bind[0].ne[0] = kk;
-		c[ci].bind[0].ne[1] = m;
-		bind_rows(&c[ci], h < 2 ? bx : bg, 0, kk, rows);
-		bind_rows(&c[ci], h == 0 ? bg : h == 1 ? bu : by, 0, m, rows);
-		pi(&c[ci], kk);
-		pi(&c[ci], m);
+		c[h < 2 ? h : 3] = matvec_rows_cmd(vk, t, h == 0 ? "gate" : h == 1 ? "up" : "down",
+						   bw[h], 0, bytes, h < 2 ? k : f, h < 2 ? f : k,
+						   h < 2 ? bx : bg, h == 0 ? bg : h == 1 ? bu : by, rows);
 	}
-	c[2] = cmd_new(vk, glu, BELT_TYPE_ANY, "glu");
-	bind_rows(&c[2], bg, 0, f, rows);
-	bind_rows(&c[2], bu, 0, f, rows);
-	bind_rows(&c[2], bg, 0, f, rows);
-	pi(&c[2], f);
-	struct belt_table tab;
-	table_rows(&tab, c, 4, 256, NULL, rows, NULL);
-	prepare(vk, &tab);
-	run(vk, &tab, 3, n, 0);
-	buf_get(vk, by, 0, y, (uint64_t)n * k * 4);
-	vk->B->table_release(vk->ctx, &tab);
+	c[2] = rows_op_cmd(vk, glu, bg, bu, bg, f, rows);
+	pass_get(vk, c, 4, rows, n, by, y, (uint64_t)n * k * 4);
 	for (int h = 0; h < 3; h++)
 		buf_free(vk, bw[h]);
 	buf_free(vk, bx);
@@ -3568,10 +3600,7 @@ START_TEST(test_glu_pre)
 	const uint32_t ns[3] = {rows, 21, 5};
 	for (int p = 0; p < 3; p++) {
 		for (int g = 0; g < 2; g++) {
-			if (!g)
-				setenv("BELT_VK_MQ_GLU", "0", 1);
-			struct be vk = open_vk();
-			unsetenv("BELT_VK_MQ_GLU");
+			struct be vk = g ? open_vk() : open_vk_set("BELT_VK_MQ_GLU", "0");
 			glu_chain(&vk, t, glu, (const uint8_t *const *)w, rb_k, rb_f, x, k, f,
 				  rows, ns[p], y[g]);
 			be_close(&vk);
@@ -3603,25 +3632,9 @@ static void add_chain(struct be *vk, int t, const uint8_t *w, size_t rb, const f
 	struct belt_buffer *by = buf_new(vk, (uint64_t)rows * m * 4);
 	struct belt_buffer *br = buf_from(vk, r, (uint64_t)rows * m * 4);
 	struct belt_cmd c[2];
-	c[0] = cmd_new(vk, "matvec", t, "wo");
-	bind(&c[0], bw, 0, rb * (size_t)m, t);
-	c[0].bind[0].ne[0] = k;
-	c[0].bind[0].ne[1] = m;
-	bind_rows(&c[0], bx, 0, k, rows);
-	bind_rows(&c[0], by, 0, m, rows);
-	pi(&c[0], k);
-	pi(&c[0], m);
-	c[1] = cmd_new(vk, "add", BELT_TYPE_ANY, "res");
-	bind_rows(&c[1], br, 0, m, rows);
-	bind_rows(&c[1], by, 0, m, rows);
-	bind_rows(&c[1], br, 0, m, rows);
-	pi(&c[1], m);
-	struct belt_table tab;
-	table_rows(&tab, c, 2, 256, NULL, rows, NULL);
-	prepare(vk, &tab);
-	run(vk, &tab, 3, n, 0);
-	buf_get(vk, br, 0, out, (uint64_t)rows * m * 4);
-	vk->B->table_release(vk->ctx, &tab);
+	c[0] = matvec_rows_cmd(vk, t, "wo", bw, 0, rb * (size_t)m, k, m, bx, by, rows);
+	c[1] = rows_op_cmd(vk, "add", br, by, br, m, rows);
+	pass_get(vk, c, 2, rows, n, br, out, (uint64_t)rows * m * 4);
 	buf_free(vk, bw);
 	buf_free(vk, bx);
 	buf_free(vk, by);
@@ -3648,10 +3661,7 @@ START_TEST(test_add_sink)
 	const uint32_t ns[3] = {rows, 21, 5};
 	for (int p = 0; p < 3; p++) {
 		for (int g = 0; g < 2; g++) {
-			if (!g)
-				setenv("BELT_VK_MQ_ADD", "0", 1);
-			struct be vk = open_vk();
-			unsetenv("BELT_VK_MQ_ADD");
+			struct be vk = g ? open_vk() : open_vk_set("BELT_VK_MQ_ADD", "0");
 			add_chain(&vk, t, w, rb, x, r, k, m, rows, ns[p], out[g]);
 			be_close(&vk);
 		}

@@ -925,53 +925,27 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		}
 	}
 	for (uint32_t i = 0; i < np; i++) {
-		uint32_t nb = pl->cmds[i].n_bind;
-		VkDescriptorSetAllocateInfo dai = {
-			.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-			.descriptorPool = pl->dpool,
-			.descriptorSetCount = 1,
-			.pSetLayouts = &ctx->dsl[nb],
-		};
-		VkResult r = vkAllocateDescriptorSets(ctx->dev, &dai,
-						      &pl->cmds[i].set);
-		if (r != VK_SUCCESS) {
-			belt_errf(err, errsz,
-				  "vulkan: vkAllocateDescriptorSets: %s",
-				  vk_result(r));
-			goto out;
+		struct vk_cmd *ci = &pl->cmds[i];
+		/* the work buffer at binding 7 (a TAIL's counter), the spare
+		 * copy at 12 or 13 (descriptors 10, 11), x as int8 */
+		VkDescriptorBufferInfo whole = {.offset = 0, .range = VK_WHOLE_SIZE};
+		if (ci->work_b7) {
+			bis[i][7] = whole;
+			bis[i][7].buffer = pl->work->buf;
 		}
-		bis[i][nb] = (VkDescriptorBufferInfo){
-			.buffer = pl->meta->buf, .offset = 0,
-			.range = VK_WHOLE_SIZE};
-		bis[i][nb + 1] = (VkDescriptorBufferInfo){
-			.buffer = pl->work->buf, .offset = 0,
-			.range = VK_WHOLE_SIZE};
-		if (pl->cmds[i].work_b7)
-			bis[i][7] = bis[i][nb + 1];
-		VkDescriptorBufferInfo spare = {
-			.buffer = pl->spare ? pl->spare->buf : VK_NULL_HANDLE, .offset = 0,
-			.range = VK_WHOLE_SIZE};
-		if (pl->cmds[i].spare_b12) /* binding 12: descriptor 10 */
+		VkDescriptorBufferInfo spare = whole;
+		spare.buffer = pl->spare ? pl->spare->buf : VK_NULL_HANDLE;
+		if (ci->spare_b12)
 			bis[i][BELT_MAX_BINDINGS + 2] = spare;
-		if (pl->cmds[i].spare_b13)
+		if (ci->spare_b13)
 			bis[i][BELT_MAX_BINDINGS + 3] = spare;
 		VkDescriptorBufferInfo x_f32 = bis[i][1];
-		if (pl->cmds[i].has_pre) /* x as int8 */
-			bis[i][1] = (VkDescriptorBufferInfo){
-				.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE};
-		VkWriteDescriptorSet w[VK_SET_MAX];
-		for (uint32_t b = 0; b <= nb + 1; b++)
-			w[b] = (VkWriteDescriptorSet){
-				.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-				.dstSet = pl->cmds[i].set,
-				.dstBinding = vk_binding_number(b, nb),
-				.descriptorCount = 1,
-				.descriptorType =
-					VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-				.pBufferInfo = &bis[i][b],
-			};
-		vkUpdateDescriptorSets(ctx->dev, nb + 2u, w, 0, NULL);
-		struct vk_cmd *ci = &pl->cmds[i];
+		if (ci->has_pre) {
+			bis[i][1] = whole;
+			bis[i][1].buffer = pl->xq->buf;
+		}
+		if (write_set(ctx, pl, ci->n_bind, ci->n_bind + 2u, bis[i], &ci->set, err, errsz))
+			goto out;
 		VkDescriptorBufferInfo glu[2];
 		if (ci->has_glu) {
 			glu[0] = obi[ci->glu_cmd][0];

@@ -343,6 +343,17 @@ START_TEST(arch_ops_checked)
 	ck_assert_ptr_eq(belt_arch_op_find("negate_test"), &negate);
 	ck_assert_ptr_eq(belt_op_contract("negate_test"), &negate.contract);
 	ck_assert_int_eq(belt_op_param_index(&negate.contract, "n"), 0);
+	/* backends' kernel slots for it: a new one at n, the same one
+	 * after; none for another variant, a core op, without SPIR-V where
+	 * a backend needs it, or past max */
+	const struct belt_arch_op *have[2] = {NULL, NULL};
+	ck_assert_int_eq(belt_arch_op_slot(have, 1, 2, "negate_test", NULL, false), 1);
+	ck_assert_ptr_eq(have[1], &negate);
+	ck_assert_int_eq(belt_arch_op_slot(have, 2, 2, "negate_test", "default", false), 1);
+	ck_assert_int_eq(belt_arch_op_slot(have, 2, 2, "negate_test", "fast", false), -1);
+	ck_assert_int_eq(belt_arch_op_slot(have, 2, 2, "matvec", NULL, false), -1);
+	ck_assert_int_eq(belt_arch_op_slot(have, 0, 2, "negate_test", "", true), -1);
+	ck_assert_int_eq(belt_arch_op_slot(have, 1, 1, "negate_test", "", false), -1);
 	/* a second architecture may not take its op */
 	static struct belt_arch_ops again;
 	again = good;

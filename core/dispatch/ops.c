@@ -439,6 +439,21 @@ struct belt_kernel belt_arch_op_kernel(const struct belt_arch_op *op, const void
 				    .impl = impl};
 }
 
+int belt_arch_op_slot(const struct belt_arch_op **have, unsigned n, unsigned max,
+		      const char *op, const char *variant, bool need_spirv)
+{
+	const struct belt_arch_op *ao = belt_arch_op_find(op);
+	if (!ao || (need_spirv && !ao->spirv) || (variant && *variant && strcmp(variant, "default")))
+		return -1;
+	for (unsigned i = 0; i < n; i++)
+		if (have[i] == ao)
+			return (int)i;
+	if (n >= max)
+		return -1;
+	have[n] = ao;
+	return (int)n;
+}
+
 const struct belt_arch_op *belt_arch_op_prepare(const struct belt_cmd *cmd, int64_t *items,
 						char *err, size_t errsz)
 {

@@ -283,6 +283,7 @@ struct cpu_ctx {
 	const struct cpu_isa *isa; /* &isa_merged */
 	struct cpu_isa isa_merged;
 	struct cpu_pool *pool; /* NULL with one thread */
+	const struct belt_arch_op *ext[CPU_EXT_MAX];
 	struct belt_kernel ext_kernel[CPU_EXT_MAX];
 	struct cpu_op ext_op[CPU_EXT_MAX];
 	unsigned n_ext;

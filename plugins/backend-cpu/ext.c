@@ -39,17 +39,14 @@ static int prep_ext(const struct cpu_ctx *ctx, const struct belt_cmd *cmd, struc
 
 const struct belt_kernel *cpu_ext_kernel(struct cpu_ctx *ctx, const char *op, const char *variant)
 {
-	const struct belt_arch_op *ao = belt_arch_op_find(op);
-	if (!ao || (variant && *variant && strcmp(variant, "default")))
+	int i = belt_arch_op_slot(ctx->ext, ctx->n_ext, CPU_EXT_MAX, op, variant, false);
+	if (i < 0)
 		return NULL;
-	for (unsigned i = 0; i < ctx->n_ext; i++)
-		if (!strcmp(ctx->ext_kernel[i].op, op))
-			return &ctx->ext_kernel[i];
-	if (ctx->n_ext == CPU_EXT_MAX)
-		return NULL;
-	unsigned i = ctx->n_ext++;
-	ctx->ext_op[i] = (struct cpu_op){.w = CPU_W_F32, .run = run_ext, .prepare = prep_ext};
-	ctx->ext_kernel[i] = belt_arch_op_kernel(ao, &ctx->ext_op[i]);
+	if ((unsigned)i == ctx->n_ext) {
+		ctx->n_ext++;
+		ctx->ext_op[i] = (struct cpu_op){.w = CPU_W_F32, .run = run_ext, .prepare = prep_ext};
+		ctx->ext_kernel[i] = belt_arch_op_kernel(ctx->ext[i], &ctx->ext_op[i]);
+	}
 	return &ctx->ext_kernel[i];
 }
 

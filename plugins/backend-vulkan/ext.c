@@ -29,20 +29,16 @@ static int prep_ext(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, s
 
 const struct belt_kernel *vk_ext_kernel(struct vk_ctx *ctx, const char *op, const char *variant)
 {
-	const struct belt_arch_op *ao = belt_arch_op_find(op);
-	if (!ao || !ao->spirv || (variant && *variant && strcmp(variant, "default")))
+	int i = belt_arch_op_slot(ctx->ext, ctx->n_ext, VK_EXT_MAX, op, variant, true);
+	if (i < 0)
 		return NULL;
-	for (unsigned i = 0; i < ctx->n_ext; i++)
-		if (ctx->ext[i] == ao)
-			return &ctx->ext_kernel[i];
-	if (ctx->n_ext == VK_EXT_MAX)
-		return NULL;
-	unsigned i = ctx->n_ext++;
-	ctx->ext[i] = ao;
-	ctx->ext_op[i] = (struct vk_op){.shader = (enum vk_shader)(VK_SH_COUNT + i),
-					.wtype = BELT_TYPE_ANY,
-					.prepare = prep_ext};
-	ctx->ext_kernel[i] = belt_arch_op_kernel(ao, &ctx->ext_op[i]);
+	if ((unsigned)i == ctx->n_ext) {
+		ctx->n_ext++;
+		ctx->ext_op[i] = (struct vk_op){.shader = (enum vk_shader)(VK_SH_COUNT + i),
+						.wtype = BELT_TYPE_ANY,
+						.prepare = prep_ext};
+		ctx->ext_kernel[i] = belt_arch_op_kernel(ctx->ext[i], &ctx->ext_op[i]);
+	}
 	return &ctx->ext_kernel[i];
 }
 

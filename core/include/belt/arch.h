@@ -91,6 +91,13 @@ const struct belt_arch_op *belt_arch_op_find(const char *op);
 /* For backends. A kernel of op: variant "default", any weight type, the
  * contract's bindings and params, impl the backend's own. */
 struct belt_kernel belt_arch_op_kernel(const struct belt_arch_op *op, const void *impl);
+/* For backends' kernel_find: the index of op among the n plugin ops a
+ * backend keeps kernels for (have[0..n)), or n for a new one, have[n]
+ * set (the backend then makes its kernel and counts it); -1 when no
+ * plugin has op for variant ("default" or empty), with need_spirv none
+ * that brings SPIR-V, or n reached max. */
+int belt_arch_op_slot(const struct belt_arch_op **have, unsigned n, unsigned max,
+		      const char *op, const char *variant, bool need_spirv);
 /* At table_prepare, cmd's op (NULL when no plugin has it any more, with
  * err): its items param checked to be at least 1 (*items) and the op's
  * own check run. */

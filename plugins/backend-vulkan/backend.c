@@ -428,8 +428,8 @@ static int write_few_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 }
 
 /* The descriptor set of c's quantize_rows: x (as the core's command
- * binds it) or the silu_mul's g, the plan's xq, the silu_mul's u (or x
- * again), meta and work. */
+ * binds it) or the g of the silu_mul or gelu_mul it computes (glu), the
+ * plan's xq, that op's u (or x again), meta and work. */
 static int write_pre_set(struct vk_ctx *ctx, struct plan *pl, struct vk_cmd *c,
 			 VkDescriptorBufferInfo x, const VkDescriptorBufferInfo *glu,
 			 char *err, size_t errsz)
@@ -527,7 +527,7 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 	c->pre_pc.o[0] = c->pc.o[1];
 	c->pre_pc.o[2] = c->pc.o[1];
 	if (glu >= 0) {
-		/* silu_mul's g and u where its out was */
+		/* the op's g and u where its out was */
 		c->has_glu = true;
 		c->glu_cmd = (uint32_t)glu;
 		c->pre_shared = false;
@@ -809,8 +809,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				few_of[n_few++] = np;
 			}
 			if (c->has_glu) {
-				/* the silu_mul, dispatch np - 1: left out of the
-				 * passes that run this product's quantize_rows */
+				/* the silu_mul or gelu_mul, dispatch np - 1: left
+				 * out of the passes that run this product's
+				 * quantize_rows */
 				pl->cmds[np - 1].skip_full = true;
 				pl->cmds[np - 1].skip_few = !c->has_few;
 			}

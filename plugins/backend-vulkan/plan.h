@@ -43,14 +43,13 @@ struct vk_cmd {
 	struct vk_pc pre_pc;
 	uint32_t pre_gx, pre_gz;
 	/* has_glu: the quantize_rows computes x from the g and u of a
-	 * silu_mul (core command glu_cmd), which the passes that run it
-	 * leave out: skip_full, skip_few say which (record.c) */
-	bool has_glu, skip_full, skip_few;
-	uint32_t glu_cmd;
-	/* has_add: the product does the add after it (core command
-	 * add_cmd; binding 3 its r), which the passes that run it skip */
-	bool has_add;
-	uint32_t add_cmd;
+	 * silu_mul or gelu_mul (core command glu_cmd); has_add: the product
+	 * does the add after it (core command add_cmd; binding 3 its r).
+	 * The passes that run the product leave that op out: its
+	 * skip_full, skip_few say whether the full and the few-row passes
+	 * do (record.c) */
+	bool has_glu, has_add, skip_full, skip_few;
+	uint32_t glu_cmd, add_cmd;
 	uint8_t n_bind;	 /* descriptor bindings (8 for fused commands) */
 	bool work_b7;	 /* matvec_fused TAIL: binding 7 is the work buffer
 			  * (its counter at word aux[2]) */
@@ -182,13 +181,13 @@ bool vk_is_op(const struct belt_cmd *c, const char *op);
  * and the route's and their aux words changed in oc (moe.c). */
 int vk_moe_group(struct vk_ctx *ctx, const struct belt_table *t, struct vk_cmd *oc,
 		 const struct vk_prep *preps, uint32_t rows, char *err, size_t errsz);
-/* Whether matvec_fused can compute matvec m (prepared as oc; rp: its
- * Q8_0/Q4_0/Q6_K weights are in the GPU layout). */
 /* Whether the first bytes of binding b are dead after command last of t
  * (written whole before any command reads them, going round the table to
  * first): what last's group may leave unwritten. */
 bool vk_dead_after(const struct belt_table *t, const uint8_t *writes, uint32_t first,
 		   uint32_t last, const struct belt_binding *b, uint64_t bytes);
+/* Whether matvec_fused can compute matvec m (prepared as oc; rp: its
+ * Q8_0/Q4_0/Q6_K weights are in the GPU layout). */
 bool vk_fusable_matvec(const struct belt_cmd *m, const struct vk_cmd *oc,
 		       bool rp);
 /* The bindings group g writes, into out (4 at most); their count. */

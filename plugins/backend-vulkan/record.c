@@ -80,8 +80,8 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 				vkCmdDispatch(cb, c->few_gx, c->few_gy, 1);
 				goto done;
 			}
-			/* a silu_mul that the next product's quantize_rows
-			 * computes in this pass */
+			/* an op that a product does in this pass: a silu_mul
+			 * or gelu_mul its quantize_rows computes, an add */
 			if (few ? c->skip_few : c->skip_full)
 				goto done;
 			/* x as int8 first, unless the dispatch before left it

@@ -451,21 +451,10 @@ static int glu_source(const struct vk_ctx *ctx, const struct belt_table *t,
 	const struct belt_cmd *s = &t->cmds[i - 1], *m = &t->cmds[i];
 	const struct belt_binding *o = &s->bind[2], *x = &m->bind[1];
 	if ((!vk_is_op(s, "silu_mul") && !vk_is_op(s, "gelu_mul")) || s->head || m->head ||
-	    preps[i - 1].chunk_rows < t->rows || o->buf != x->buf || o->offset != x->offset ||
-	    o->size != x->size || s->param[0].i != m->param[0].i)
+	    preps[i - 1].chunk_rows < t->rows || !vk_same_bind(o, x) ||
+	    s->param[0].i != m->param[0].i)
 		return -1;
 	return vk_dead_after(t, writes, i - 1, i, o, o->size) ? (int)(i - 1) : -1;
-}
-
-static bool same_range(const struct belt_binding *a, const struct belt_binding *b)
-{
-	return a->buf == b->buf && a->offset == b->offset && a->size == b->size;
-}
-
-static bool overlap(const struct belt_binding *a, const struct belt_binding *b)
-{
-	return a->buf == b->buf && a->offset < b->offset + b->size &&
-	       b->offset < a->offset + a->size;
 }
 
 /* The add that core command i's int8 product can do (r += y, in place:
@@ -481,12 +470,12 @@ static int add_sink(const struct vk_ctx *ctx, const struct belt_table *t,
 	if (!vk_is_op(a, "add") || a->head || m->head || preps[i + 1].chunk_rows < t->rows ||
 	    a->param[0].i != m->param[1].i)
 		return -1;
-	int yb = same_range(&a->bind[0], y) ? 0 : same_range(&a->bind[1], y) ? 1 : -1;
-	if (yb < 0)
+	int ri = vk_residual_of(a, y);
+	if (ri < 0)
 		return -1;
-	const struct belt_binding *r = &a->bind[1 - yb];
-	if (!same_range(r, &a->bind[2]) || overlap(r, y) || overlap(r, &m->bind[0]) ||
-	    overlap(r, &m->bind[1]))
+	const struct belt_binding *r = &a->bind[ri];
+	if (!vk_same_bind(r, &a->bind[2]) || vk_bind_overlap(r, y) ||
+	    vk_bind_overlap(r, &m->bind[0]) || vk_bind_overlap(r, &m->bind[1]))
 		return -1;
 	return vk_dead_after(t, writes, i, i + 1, y, y->size) ? (int)(i + 1) : -1;
 }
@@ -506,10 +495,8 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 		const struct belt_cmd *p = &t->cmds[prev];
 		const struct belt_binding *px = &p->bind[1];
 		const struct belt_binding *py = &p->bind[2];
-		bool wrote_x = py->buf == x->buf && py->offset < x->offset + x->size &&
-			       x->offset < py->offset + py->size;
-		c->pre_shared = px->buf == x->buf && px->offset == x->offset &&
-				px->size == x->size && p->param[0].i == cmd->param[0].i &&
+		bool wrote_x = vk_bind_overlap(py, x);
+		c->pre_shared = vk_same_bind(px, x) && p->param[0].i == cmd->param[0].i &&
 				p->head == cmd->head && !wrote_x;
 	}
 	uint64_t bytes = xq_size(pl->rows, k);
@@ -947,13 +934,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		}
 		if (write_set(ctx, pl, ci->n_bind, ci->n_bind + 2u, bis[i], &ci->set, err, errsz))
 			goto out;
-		VkDescriptorBufferInfo glu[2];
-		if (ci->has_glu) {
-			glu[0] = obi[ci->glu_cmd][0];
-			glu[1] = obi[ci->glu_cmd][1];
-		}
-		if (ci->has_pre &&
-		    write_pre_set(ctx, pl, ci, x_f32, ci->has_glu ? glu : NULL, err, errsz))
+		/* the op's g and u: its bindings 0 and 1 */
+		if (ci->has_pre && write_pre_set(ctx, pl, ci, x_f32,
+						 ci->has_glu ? obi[ci->glu_cmd] : NULL, err, errsz))
 			goto out;
 	}
 	for (uint32_t f = 0; f < n_few; f++)

@@ -39,20 +39,17 @@ bool vk_is_op(const struct belt_cmd *c, const char *op)
 	return !strcmp(c->kernel->op, op);
 }
 
-static bool same_bind(const struct belt_binding *a, const struct belt_binding *b)
+bool vk_same_bind(const struct belt_binding *a, const struct belt_binding *b)
 {
 	return a->buf == b->buf && a->offset == b->offset && a->size == b->size;
 }
 
-/* Which input of add a is the residual it adds y into: 0 or 1, -1 if y
- * is neither of its inputs. */
-static int residual_of(const struct belt_cmd *a, const struct belt_binding *y)
+int vk_residual_of(const struct belt_cmd *a, const struct belt_binding *y)
 {
-	return same_bind(&a->bind[1], y) ? 0 : same_bind(&a->bind[0], y) ? 1 : -1;
+	return vk_same_bind(&a->bind[1], y) ? 0 : vk_same_bind(&a->bind[0], y) ? 1 : -1;
 }
 
-static bool bind_overlap(const struct belt_binding *a,
-			 const struct belt_binding *b)
+bool vk_bind_overlap(const struct belt_binding *a, const struct belt_binding *b)
 {
 	return a->size && b->size && a->buf == b->buf &&
 	       a->offset < b->offset + b->size && b->offset < a->offset + a->size;
@@ -262,9 +259,9 @@ static bool rope_fusable(const struct belt_table *t, const uint8_t *writes,
 	uint64_t kv_bytes = (uint64_t)nkv * hd * 4;
 	return rpw % 2 == 0 && rpw <= ROPE_YS_MAX && hd % 2 == 0 &&
 	       cache_flag(&rc->bind[3], &rc->bind[4]) >= 0 &&
-	       same_bind(&rc->bind[0], &q->bind[2]) &&
-	       same_bind(&rc->bind[1], &k->bind[2]) &&
-	       same_bind(&rc->bind[2], &v->bind[2]) &&
+	       vk_same_bind(&rc->bind[0], &q->bind[2]) &&
+	       vk_same_bind(&rc->bind[1], &k->bind[2]) &&
+	       vk_same_bind(&rc->bind[2], &v->bind[2]) &&
 	       q->param[1].i == nh * hd && k->param[1].i == nkv * hd &&
 	       v->param[1].i == nkv * hd &&
 	       vk_dead_after(t, writes, first, r, &rc->bind[1], kv_bytes) &&
@@ -294,7 +291,7 @@ static bool rope_pieces(const struct belt_table *t, const uint8_t *writes, uint3
 	return rk->head == rq->head && kv->head == rq->head && rq->patch == rk->patch &&
 	       rq->patch == kv->patch && *hd % 2 == 0 && kv->param[0].i == *nkv * *hd &&
 	       cache_flag(&kv->bind[2], &kv->bind[3]) >= 0 &&
-	       same_bind(&rk->bind[0], &kv->bind[0]) &&
+	       vk_same_bind(&rk->bind[0], &kv->bind[0]) &&
 	       vk_dead_after(t, writes, first, r + 2, &kv->bind[0], kv_bytes) &&
 	       vk_dead_after(t, writes, first, r + 2, &kv->bind[1], kv_bytes);
 }
@@ -312,8 +309,8 @@ static bool rope_pieces_fusable(const struct belt_table *t, const uint8_t *write
 	const struct belt_cmd *rq = &C[r], *kv = &C[r + 2];
 	const struct belt_cmd *q = &C[g->mv[0]], *k = &C[g->mv[1]], *v = &C[g->mv[2]];
 	return rq->head == q->head && rpw % 2 == 0 && rpw <= ROPE_YS_MAX &&
-	       same_bind(&rq->bind[0], &q->bind[2]) && same_bind(&kv->bind[0], &k->bind[2]) &&
-	       same_bind(&kv->bind[1], &v->bind[2]) && q->param[1].i == nh * hd &&
+	       vk_same_bind(&rq->bind[0], &q->bind[2]) && vk_same_bind(&kv->bind[0], &k->bind[2]) &&
+	       vk_same_bind(&kv->bind[1], &v->bind[2]) && q->param[1].i == nh * hd &&
 	       k->param[1].i == nkv * hd && v->param[1].i == nkv * hd;
 }
 
@@ -330,15 +327,15 @@ static bool pend_at(const struct belt_table *t, const uint8_t *writes, uint32_t 
 		return false;
 	const struct belt_cmd *pn = &C[i], *a = &C[i + 1], *nm = &C[i + 2];
 	const struct belt_binding *y = &pn->bind[0], *y2 = &pn->bind[2];
-	int r = residual_of(a, y2);
+	int r = vk_residual_of(a, y2);
 	int n = pn->param[0].i;
 	if (r < 0 || a->param[0].i != n || nm->param[0].i != n ||
 	    memcmp(&pn->param[1], &nm->param[1], sizeof pn->param[1]) ||
-	    !same_bind(&a->bind[2], &a->bind[r]) || !same_bind(&nm->bind[0], &a->bind[r]))
+	    !vk_same_bind(&a->bind[2], &a->bind[r]) || !vk_same_bind(&nm->bind[0], &a->bind[r]))
 		return false;
 	const struct belt_binding *rb = &a->bind[r];
-	if (bind_overlap(rb, y) || bind_overlap(rb, y2) || bind_overlap(rb, &pn->bind[1]) ||
-	    bind_overlap(rb, &nm->bind[1]) || bind_overlap(rb, &nm->bind[2]) ||
+	if (vk_bind_overlap(rb, y) || vk_bind_overlap(rb, y2) || vk_bind_overlap(rb, &pn->bind[1]) ||
+	    vk_bind_overlap(rb, &nm->bind[1]) || vk_bind_overlap(rb, &nm->bind[2]) ||
 	    !vk_dead_after(t, writes, i, i + 1, y2, (uint64_t)n * 4))
 		return false;
 	*res = r;
@@ -370,11 +367,11 @@ static int pend_copier(const struct belt_table *t, const struct vk_cmd *oc, cons
 		const struct belt_cmd *c = &C[j];
 		bool touches = false;
 		for (int b = 0; b < c->n_bind; b++)
-			touches = touches || bind_overlap(&c->bind[b], r);
+			touches = touches || vk_bind_overlap(&c->bind[b], r);
 		if (vk_is_op(c, "matvec") && !c->head && vk_fusable_matvec(c, &oc[j], rp[j])) {
 			if (touches || (j + 1 < t->n_cmds && vk_is_op(&C[j + 1], "add") &&
-					(bind_overlap(&C[j + 1].bind[0], r) ||
-					 bind_overlap(&C[j + 1].bind[1], r))))
+					(vk_bind_overlap(&C[j + 1].bind[0], r) ||
+					 vk_bind_overlap(&C[j + 1].bind[1], r))))
 				return -1;
 			return (int)j;
 		}
@@ -422,11 +419,11 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		if (m->head != head || !vk_fusable_matvec(m, &oc[j], rp[j]))
 			break;
 		if (!first) {
-			if (nc && (!same_bind(&m->bind[1], &nc->bind[2]) ||
+			if (nc && (!vk_same_bind(&m->bind[1], &nc->bind[2]) ||
 				   m->param[0].i != nc->param[0].i))
 				break;
 			first = m;
-		} else if (!same_bind(&m->bind[1], &first->bind[1]) ||
+		} else if (!vk_same_bind(&m->bind[1], &first->bind[1]) ||
 			   m->kernel != first->kernel ||
 			   m->param[0].i != first->param[0].i) {
 			break;
@@ -445,12 +442,12 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	    C[j].head == head) {
 		const struct belt_cmd *sm = &C[j], *m1 = &C[g->mv[1]];
 		uint64_t bytes = (uint64_t)sm->param[0].i * 4;
-		if (same_bind(&sm->bind[0], &m0->bind[2]) &&
-		    same_bind(&sm->bind[1], &m1->bind[2]) &&
+		if (vk_same_bind(&sm->bind[0], &m0->bind[2]) &&
+		    vk_same_bind(&sm->bind[1], &m1->bind[2]) &&
 		    sm->param[0].i == m0->param[1].i &&
 		    sm->param[0].i == m1->param[1].i &&
 		    vk_dead_after(t, writes, g0, j, &sm->bind[1], bytes) &&
-		    (same_bind(&sm->bind[2], &sm->bind[0]) ||
+		    (vk_same_bind(&sm->bind[2], &sm->bind[0]) ||
 		     vk_dead_after(t, writes, g0, j, &sm->bind[0], bytes))) {
 			g->tail = (int)j;
 			g->flags |= F_SWIGLU | (gelu ? F_GELU : 0);
@@ -471,9 +468,9 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		   C[j].head == head) {
 		const struct belt_cmd *a = &C[j];
 		const struct belt_binding *y = &m0->bind[2];
-		int r = residual_of(a, y);
-		if (r >= 0 && same_bind(&a->bind[2], &a->bind[r]) &&
-		    !bind_overlap(&a->bind[r], y) &&
+		int r = vk_residual_of(a, y);
+		if (r >= 0 && vk_same_bind(&a->bind[2], &a->bind[r]) &&
+		    !vk_bind_overlap(&a->bind[r], y) &&
 		    a->param[0].i == m0->param[1].i &&
 		    vk_dead_after(t, writes, g0, j, y,
 			       (uint64_t)a->param[0].i * 4)) {
@@ -490,19 +487,19 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		const struct belt_cmd *nm = &C[j], *a = &C[j + 1];
 		const struct belt_binding *y = &m0->bind[2], *y2 = &nm->bind[2];
 		uint64_t bytes = (uint64_t)nm->param[0].i * 4;
-		int r = residual_of(a, y2);
+		int r = vk_residual_of(a, y2);
 		struct fgroup pg;
 		/* the next group applies them as it loads the residual
 		 * (PEND) where it can: no workgroup waits for the last */
 		bool deferred = ctx->tune.defer_norms &&
 				vk_fuse_find(ctx, t, oc, rp, writes, j, -1, &pg) && pg.pend == (int)j;
-		if (!deferred && r >= 0 && same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
-		    a->param[0].i == nm->param[0].i && same_bind(&a->bind[2], &a->bind[r]) &&
-		    !bind_overlap(&a->bind[r], y) && !bind_overlap(&a->bind[r], y2) &&
-		    !bind_overlap(&a->bind[r], &nm->bind[1]) &&
-		    !bind_overlap(y, &nm->bind[1]) &&
+		if (!deferred && r >= 0 && vk_same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
+		    a->param[0].i == nm->param[0].i && vk_same_bind(&a->bind[2], &a->bind[r]) &&
+		    !vk_bind_overlap(&a->bind[r], y) && !vk_bind_overlap(&a->bind[r], y2) &&
+		    !vk_bind_overlap(&a->bind[r], &nm->bind[1]) &&
+		    !vk_bind_overlap(y, &nm->bind[1]) &&
 		    vk_dead_after(t, writes, g0, j + 1, y2, bytes) &&
-		    (same_bind(y, y2) || vk_dead_after(t, writes, g0, j + 1, y, bytes))) {
+		    (vk_same_bind(y, y2) || vk_dead_after(t, writes, g0, j + 1, y, bytes))) {
 			g->tail = (int)j + 1;
 			g->tnorm = (int)j;
 			g->flags |= F_TAIL;
@@ -533,10 +530,10 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	}
 	for (int a = 0; a < nout; a++) {
 		for (int b = 0; b < nin; b++)
-			if (bind_overlap(out[a], in[b]))
+			if (vk_bind_overlap(out[a], in[b]))
 				return false;
 		for (int b = a + 1; b < nout; b++)
-			if (bind_overlap(out[a], out[b]))
+			if (vk_bind_overlap(out[a], out[b]))
 				return false;
 	}
 	if (nc) {
@@ -807,12 +804,12 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	const struct belt_cmd *nm = &C[i], *a = &C[i + 1];
 	const struct belt_binding *y = &nm->bind[2];
 	/* the add's other input is the residual it overwrites */
-	int res = residual_of(a, y);
+	int res = vk_residual_of(a, y);
 	uint64_t bytes = (uint64_t)nm->param[0].i * 4;
 	if (res < 0 || a->param[0].i != nm->param[0].i ||
-	    !same_bind(&a->bind[2], &a->bind[res]) ||
-	    bind_overlap(&a->bind[res], &nm->bind[0]) ||
-	    bind_overlap(&a->bind[res], &nm->bind[1]) || bind_overlap(&a->bind[res], y) ||
+	    !vk_same_bind(&a->bind[2], &a->bind[res]) ||
+	    vk_bind_overlap(&a->bind[res], &nm->bind[0]) ||
+	    vk_bind_overlap(&a->bind[res], &nm->bind[1]) || vk_bind_overlap(&a->bind[res], y) ||
 	    !vk_dead_after(t, writes, i, i + 1, y, bytes))
 		return false;
 	if (vk_pipeline_for(ctx, VK_SH_RMSNORM_ADD, 3, err, errsz)) {
@@ -868,7 +865,7 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		return false;
 	const struct belt_cmd *rq = &C[j], *kv = &C[j + 2];
 	if (hd > QKV_HD_MAX || rq->bind[0].size < (uint64_t)nh * hd * 4 ||
-	    bind_overlap(&rq->bind[0], &kv->bind[0]) || bind_overlap(&rq->bind[0], &kv->bind[1]))
+	    vk_bind_overlap(&rq->bind[0], &kv->bind[0]) || vk_bind_overlap(&rq->bind[0], &kv->bind[1]))
 		return false;
 	const struct belt_binding *io[3] = {&rq->bind[0], &kv->bind[0], &kv->bind[1]};
 	const int heads[3] = {nh, nkv, nkv};
@@ -876,7 +873,7 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		if (pre[s] < 0)
 			continue;
 		const struct belt_cmd *p = &C[pre[s]];
-		if (!same_bind(&p->bind[0], io[s]) ||
+		if (!vk_same_bind(&p->bind[0], io[s]) ||
 		    (flags == QKV_BIAS ? p->param[0].i != heads[s] * hd
 				       : p->param[0].i != heads[s] || p->param[1].i != hd))
 			return false;
@@ -965,11 +962,11 @@ bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		gi = i + 1;
 	if (gi + 1 >= n || !vk_is_op(&cm[gi], "sample_gumbel") ||
 	    !vk_is_op(&cm[gi + 1], "argmax") ||
-	    !same_bind(&cm[gi].bind[0], &cm[gi + 1].bind[0]) ||
+	    !vk_same_bind(&cm[gi].bind[0], &cm[gi + 1].bind[0]) ||
 	    cm[gi].head != cm[gi + 1].head)
 		return false;
-	if (thr && (!same_bind(&cm[i].bind[0], &cm[gi].bind[0]) ||
-		    !same_bind(&cm[i].bind[1], &cm[gi].bind[1]) ||
+	if (thr && (!vk_same_bind(&cm[i].bind[0], &cm[gi].bind[0]) ||
+		    !vk_same_bind(&cm[i].bind[1], &cm[gi].bind[1]) ||
 		    cm[gi].param[4].i == 0 || cm[i].head != cm[gi].head))
 		return false;
 	enum vk_shader sh = thr ? VK_SH_SAMPLE_TGA : VK_SH_ARGMAX_GUMBEL;

@@ -181,6 +181,13 @@ bool vk_is_op(const struct belt_cmd *c, const char *op);
  * and the route's and their aux words changed in oc (moe.c). */
 int vk_moe_group(struct vk_ctx *ctx, const struct belt_table *t, struct vk_cmd *oc,
 		 const struct vk_prep *preps, uint32_t rows, char *err, size_t errsz);
+/* Whether bindings a and b are the same range of one buffer. */
+bool vk_same_bind(const struct belt_binding *a, const struct belt_binding *b);
+/* Whether the ranges of bindings a and b (neither empty) share a byte. */
+bool vk_bind_overlap(const struct belt_binding *a, const struct belt_binding *b);
+/* Which input of add a is the residual it adds y into: 0 or 1, -1 if y
+ * is neither of its inputs. */
+int vk_residual_of(const struct belt_cmd *a, const struct belt_binding *y);
 /* Whether the first bytes of binding b are dead after command last of t
  * (written whole before any command reads them, going round the table to
  * first): what last's group may leave unwritten. */

@@ -1840,6 +1840,10 @@ struct chain_out {
  * through an rmsnorm (in place) before each residual add, which the
  * backend fuses into the matvec before it (matvec_fused's TAIL). */
 static bool chain_post_norms;
+/* With Qwen2's biases: a bias_add of each of q, k and v after their
+ * matvecs, which the backend adds in matvec_fused's rope epilogue
+ * (BIAS). */
+static bool chain_qkv_bias;
 
 /* vt: the weight type of the v matrix (wt for all in one type) */
 static void chain_model(struct be *b, int wt, int vt, uint32_t max_run,
@@ -1930,6 +1934,18 @@ static void chain_model(struct be *b, int wt, int vt, uint32_t max_run,
 	MATVEC(1, XB, Q, D, D, "wq");
 	MATVEC(2, XB, K, D, KV, "wk");
 	MATVEC(3, XB, V_, D, KV, "wv");
+	for (int s = 0; chain_qkv_bias && s < 3; s++) {
+		/* the norm's weights as biases, k's and v's from different
+		 * ends of them */
+		static const char *lbl[3] = {"q_bias", "k_bias", "v_bias"};
+		int dst = s == 0 ? Q : s == 1 ? K : V_, nb = s == 0 ? D : KV;
+		c[n] = cmd_new(b, "bias_add", BELT_TYPE_ANY, lbl[s]);
+		bind(&c[n], ACT(dst));
+		bind(&c[n], W, off[9] + (s == 2 ? (uint64_t)(D - KV) * 4 : 0),
+		     (uint64_t)nb * 4, BELT_TYPE_F32);
+		pi(&c[n], nb);
+		n++;
+	}
 	c[n] = cmd_new(b, "rope_kv", BELT_TYPE_ANY, "rope");
 	c[n].patch = BELT_PATCH_POSITION;
 	bind(&c[n], ACT(Q));
@@ -2110,12 +2126,13 @@ START_TEST(test_chained_model)
 {
 	int wt = loop_wtype(_i);
 	struct be vk = open_vk(), cpu = open_cpu();
-	static const uint32_t runs[] = {1, 4, 16, 4};
-	for (int r = 0; r < 4; r++) {
+	static const uint32_t runs[] = {1, 4, 16, 4, 4};
+	for (int r = 0; r < 5; r++) {
 		chain_post_norms = r == 3; /* Gemma's post norms, fused */
+		chain_qkv_bias = r == 4;   /* Qwen2's biases, fused */
 		check_chain(&vk, &cpu, wt, runs[r]);
 	}
-	chain_post_norms = false;
+	chain_post_norms = chain_qkv_bias = false;
 	be_close(&cpu);
 	be_close(&vk);
 	unsetenv("BELT_VK_Q8X");
@@ -2154,7 +2171,8 @@ static void check_fused(const struct chain_out *of, const struct chain_out *ou,
  * runs 4 and 5 (5 with KS 2) add Gemma's post norms: the first fused
  * into ffn_norm + gate/up (PEND) and copied back by down, the second
  * into down (TAIL), as the head's norm cannot take it; run 6 with
- * defer_norms 0: both in the matvec before them (TAIL). */
+ * defer_norms 0: both in the matvec before them (TAIL); runs 7 and 8
+ * add Qwen2's q/k/v biases (BIAS). */
 START_TEST(test_fused)
 {
 	int wt = loop_wtype(_i);
@@ -2165,21 +2183,23 @@ START_TEST(test_fused)
 	 * measured on Q4_0), so token ids only here; test_q8x_fused checks
 	 * each flag exactly */
 	bool ids_only = (wt == BELT_TYPE_Q4_0 || wt == BELT_TYPE_Q8_0) && vk_q8x();
-	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4, 4};
-	for (int r = 0; r < 7; r++) {
+	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4, 4, 1, 4};
+	for (int r = 0; r < 9; r++) {
 		struct chain_out of, ou;
-		/* runs 4 to 6: Gemma's post norms (5 with the k-split); not
-		 * with x as int8, where this chain's ids part between the
-		 * fused and unfused tables with post norms even without
-		 * their fusion (measured): loop indices N_WTYPES and + 1
+		/* runs 4 to 6: Gemma's post norms (5 with the k-split), 7
+		 * and 8 Qwen2's biases; not with x as int8, where this
+		 * chain's ids part between the fused and unfused tables with
+		 * post norms, or biases, even without their fusion (measured:
+		 * Q4_0 with biases, token 14): loop indices N_WTYPES and + 1
 		 * check Q4_0 and Q8_0 with them on the float path */
 		if (r >= 4 && ids_only)
 			break;
-		chain_post_norms = r >= 4;
+		chain_post_norms = r >= 4 && r <= 6;
+		chain_qkv_bias = r >= 7;
 		setenv("BELT_VK_FUSE", "0", 1);
 		chain_model(&vk, wt, wt, runs[r], &ou);
 		unsetenv("BELT_VK_FUSE");
-		if (r < 2 || r == 4) {
+		if (r < 2 || r == 4 || r == 7) {
 			chain_model(&vk, wt, wt, runs[r], &of);
 		} else if (r == 6) {
 			setenv("BELT_VK_DEFER_NORMS", "0", 1);
@@ -2198,7 +2218,7 @@ START_TEST(test_fused)
 		}
 		check_fused(&of, &ou, belt_type_name(wt), ids_only);
 	}
-	chain_post_norms = false;
+	chain_post_norms = chain_qkv_bias = false;
 	be_close(&vk);
 	unsetenv("BELT_VK_Q8X");
 }

@@ -684,7 +684,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
 			/* alone: matvec_fused is the faster kernel */
 			memset(&fg, 0, sizeof fg);
-			fg.norm = fg.tail = fg.rope = fg.tnorm = fg.pend = -1;
+			fg.norm = fg.tail = fg.rope = fg.tnorm = fg.pend = fg.bias = -1;
 			fg.mv[0] = fg.last = i;
 			fg.nmv = 1;
 			found = true;
@@ -701,7 +701,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				      errsz))
 				goto out;
 			c->spare_b13 = (fg.flags & VK_FMV_F_COPY) != 0;
-			const struct belt_binding *in[8];
+			const struct belt_binding *in[12];
 			int nin = 0;
 			const struct belt_cmd *m0 = &t->cmds[fg.mv[0]];
 			if (fg.norm >= 0) {
@@ -712,6 +712,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			}
 			for (int s = 0; s < fg.nmv; s++)
 				in[nin++] = &t->cmds[fg.mv[s]].bind[0];
+			for (int s = 0; fg.bias >= 0 && s < 3; s++)
+				in[nin++] = &t->cmds[fg.bias + s].bind[1];
 			if (fg.tnorm >= 0) {
 				/* the tail's norm weight; its counter word */
 				in[nin++] = &t->cmds[fg.tnorm].bind[1];
@@ -758,9 +760,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				goto out;
 			i += used;
 		} else if (fuse && vk_norm_add_fuse(ctx, t, oc, obi, writes, i, c, bis[np],
-						 rs[np], &nrs[np], &failed, err, errsz)) {
+						 rs[np], &nrs[np], &used, &failed, err, errsz)) {
 			if (failed)
 				goto out;
+			i += used;
+		} else if (fuse && vk_embed_scale_fuse(t, oc, obi, writes, i, c, bis[np], rs[np],
+						    &nrs[np])) {
 			i += 2;
 		} else if (fuse && vk_qkv_fuse(ctx, t, oc, obi, writes, i, c, bis[np], rs[np],
 					    &nrs[np], &used, &failed, err, errsz)) {

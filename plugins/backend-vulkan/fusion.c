@@ -32,6 +32,8 @@
 		     * as it is loaded, the residual's new value left in the
 		     * plan's spare copy */
 #define F_COPY VK_FMV_F_COPY /* last, the spare copy back into the residual */
+#define F_BIAS 1024u /* with F_ROPE: q, k and v's biases added first
+		      * (Qwen2's bias_adds), from bindings 10, 11, 12 */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)
@@ -134,6 +136,16 @@ bool vk_dead_after(const struct belt_table *t, const uint8_t *writes, uint32_t f
 	uint64_t lo = b->offset, hi = b->offset + bytes;
 	return dead_scan(t, writes, first, last, b->buf, lo, hi, false) &&
 	       dead_scan(t, writes, first, last, b->buf, lo, hi, true);
+}
+
+/* Whether b's first bytes are dead after command last in the runs that
+ * leave out the head (where the head runs, the fused form computes what
+ * the table does). */
+static bool dead_headless(const struct belt_table *t, const uint8_t *writes, uint32_t first,
+			  uint32_t last, const struct belt_binding *b, uint64_t bytes)
+{
+	return b->buf && !b->buf->io &&
+	       dead_scan(t, writes, first, last, b->buf, b->offset, b->offset + bytes, true);
 }
 
 /* Whether matvec_fused can compute m: k a multiple of 8, 16-byte loads of
@@ -314,6 +326,24 @@ static bool rope_pieces_fusable(const struct belt_table *t, const uint8_t *write
 	       k->param[1].i == nkv * hd && v->param[1].i == nkv * hd;
 }
 
+/* Whether j, j + 1 and j + 2 are bias_adds of group g's q, k and v in
+ * place (each over its matvec's whole output, in the same part of the
+ * table): matvec_fused's BIAS adds them before its rope epilogue. */
+static bool qkv_bias_at(const struct belt_table *t, const struct fgroup *g, uint32_t j)
+{
+	const struct belt_cmd *C = t->cmds;
+	if (g->nmv != 3 || j + 2 >= t->n_cmds)
+		return false;
+	for (int s = 0; s < 3; s++) {
+		const struct belt_cmd *b = &C[j + s], *mv = &C[g->mv[s]];
+		if (!vk_is_op(b, "bias_add") || b->head != mv->head ||
+		    !vk_same_bind(&b->bind[0], &mv->bind[2]) ||
+		    b->param[0].i != mv->param[1].i)
+			return false;
+	}
+	return true;
+}
+
 /* Whether commands i, i + 1 and i + 2 are rmsnorm of y into y2, add of
  * y2 into a residual r in place, and rmsnorm of r (the next matvecs' x)
  * with the same eps: matvec_fused's PEND applies the first two to r as
@@ -373,6 +403,10 @@ static int pend_copier(const struct belt_table *t, const struct vk_cmd *oc, cons
 					(vk_bind_overlap(&C[j + 1].bind[0], r) ||
 					 vk_bind_overlap(&C[j + 1].bind[1], r))))
 				return -1;
+			/* q, k, v with biases: BIAS takes COPY's binding 12 */
+			for (uint32_t b = j + 1; b <= j + 3 && b < t->n_cmds; b++)
+				if (vk_is_op(&C[b], "bias_add"))
+					return -1;
 			return (int)j;
 		}
 		if (touches)
@@ -393,6 +427,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	g->rope = -1;
 	g->tnorm = -1;
 	g->pend = -1;
+	g->bias = -1;
 	bool head = C[i].head;
 	/* not for the head: its many rows (vocab) would each reread x and w
 	 * for one dispatch saved per token (measured on the H100 with int8
@@ -453,17 +488,28 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 			g->flags |= F_SWIGLU | (gelu ? F_GELU : 0);
 			g->last = j;
 		}
-	} else if (g->nmv == 3 && j < n && vk_is_op(&C[j], "rope_kv") &&
-		   C[j].head == head && rope_fusable(t, writes, g0, g, j, rpw)) {
-		g->tail = (int)j;
-		g->flags |= F_ROPE | (uint32_t)cache_flag(&C[j].bind[3], &C[j].bind[4]);
-		g->last = j;
-	} else if (g->nmv == 3 && j < n && rope_pieces_fusable(t, writes, g0, g, j, rpw)) {
-		g->rope = (int)j;
-		g->tail = (int)j + 2;
-		g->flags |= F_ROPE | (C[j].param[4].i ? F_NEOX : 0) |
-			    (uint32_t)cache_flag(&C[j + 2].bind[2], &C[j + 2].bind[3]);
-		g->last = j + 2;
+	} else if (g->nmv == 3 && j < n &&
+		   ((g->pend < 0 && qkv_bias_at(t, g, j)) || vk_is_op(&C[j], "rope_kv") ||
+		    vk_is_op(&C[j], "rope"))) {
+		/* biases (not with PEND, whose bindings they take), then
+		 * rope_kv or its pieces */
+		uint32_t rj = g->pend < 0 && qkv_bias_at(t, g, j) ? j + 3 : j;
+		if (rj < n && vk_is_op(&C[rj], "rope_kv") && C[rj].head == head &&
+		    rope_fusable(t, writes, g0, g, rj, rpw)) {
+			g->tail = (int)rj;
+			g->flags |= F_ROPE | (uint32_t)cache_flag(&C[rj].bind[3], &C[rj].bind[4]);
+			g->last = rj;
+		} else if (rope_pieces_fusable(t, writes, g0, g, rj, rpw)) {
+			g->rope = (int)rj;
+			g->tail = (int)rj + 2;
+			g->flags |= F_ROPE | (C[rj].param[4].i ? F_NEOX : 0) |
+				    (uint32_t)cache_flag(&C[rj + 2].bind[2], &C[rj + 2].bind[3]);
+			g->last = rj + 2;
+		}
+		if ((g->flags & F_ROPE) && rj > j) {
+			g->bias = (int)j;
+			g->flags |= F_BIAS;
+		}
 	} else if (g->nmv == 1 && j < n && vk_is_op(&C[j], "add") &&
 		   C[j].head == head) {
 		const struct belt_cmd *a = &C[j];
@@ -491,8 +537,10 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		struct fgroup pg;
 		/* the next group applies them as it loads the residual
 		 * (PEND) where it can: no workgroup waits for the last */
-		bool deferred = ctx->tune.defer_norms &&
-				vk_fuse_find(ctx, t, oc, rp, writes, j, -1, &pg) && pg.pend == (int)j;
+		bool deferred = (ctx->tune.defer_norms &&
+				 vk_fuse_find(ctx, t, oc, rp, writes, j, -1, &pg) &&
+				 pg.pend == (int)j) ||
+				vk_norm_add_norm_at(t, writes, j);
 		if (!deferred && r >= 0 && vk_same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
 		    a->param[0].i == nm->param[0].i && vk_same_bind(&a->bind[2], &a->bind[r]) &&
 		    !vk_bind_overlap(&a->bind[r], y) && !vk_bind_overlap(&a->bind[r], y2) &&
@@ -513,7 +561,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 			return false;
 	}
 	/* what the fused dispatch writes never overlaps what it reads */
-	const struct belt_binding *in[8], *out[4];
+	const struct belt_binding *in[12], *out[4];
 	int nin = 0, nout = vk_group_outputs(t, g, out);
 	in[nin++] = &m0->bind[1];
 	for (int s = 0; s < g->nmv; s++)
@@ -528,6 +576,8 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		in[nin++] = &C[g->pend].bind[0]; /* y */
 		in[nin++] = &C[g->pend].bind[1]; /* its norm's weight */
 	}
+	for (int s = 0; g->bias >= 0 && s < 3; s++)
+		in[nin++] = &C[g->bias + s].bind[1];
 	for (int a = 0; a < nout; a++) {
 		for (int b = 0; b < nin; b++)
 			if (vk_bind_overlap(out[a], in[b]))
@@ -760,6 +810,15 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.p[14] = oc[g->copy_add].pc.o[g->copy_res];
 		c->pc.p[10] = (uint32_t)C[g->copy_add].param[0].i;
 	}
+	if (g->flags & F_BIAS) {
+		/* the biases of q, k, v in bindings 10, 11, 12, their
+		 * offsets in p14, aux1, aux2 (neither PEND nor COPY here) */
+		uint32_t *bo[3] = {&c->pc.p[14], &c->pc.aux[1], &c->pc.aux[2]};
+		for (int s = 0; s < 3; s++) {
+			bi[BELT_MAX_BINDINGS + s] = obi[g->bias + s][1];
+			*bo[s] = oc[g->bias + s].pc.o[1];
+		}
+	}
 	c->pc.p[0] = (uint32_t)C[m0].param[0].i;
 	c->pc.p[1] = (uint32_t)g->nmv;
 	c->pc.p[6] = g->flags;
@@ -780,7 +839,7 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	snprintf(c->kind, sizeof c->kind, "%s%s%s%s %s%s",
 		 g->flags & F_PEND ? "post+" : g->flags & F_COPY ? "copy+" : "",
 		 g->flags & F_NORM ? "norm+" : "", what,
-		 g->flags & F_ROPE ? "+rope" : "",
+		 g->flags & F_BIAS ? "+bias+rope" : g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");
 	if (vk_fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks, &c->pipe,
 			   err, errsz))
@@ -789,14 +848,11 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	return 0;
 }
 
-bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
-		      const struct vk_cmd *oc,
-		      VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
-		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
-		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
-		      bool *failed, char *err, size_t errsz)
+/* Whether command i is an rmsnorm of y whose output only the add at
+ * i + 1 reads, which adds it into a residual r in place: *res the add's
+ * binding that is r. */
+static bool norm_add_at(const struct belt_table *t, const uint8_t *writes, uint32_t i, int *res)
 {
-	*failed = false;
 	const struct belt_cmd *C = t->cmds;
 	if (i + 1 >= t->n_cmds || !vk_is_op(&C[i], "rmsnorm") ||
 	    !vk_is_op(&C[i + 1], "add") || C[i].head != C[i + 1].head)
@@ -804,31 +860,110 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	const struct belt_cmd *nm = &C[i], *a = &C[i + 1];
 	const struct belt_binding *y = &nm->bind[2];
 	/* the add's other input is the residual it overwrites */
-	int res = vk_residual_of(a, y);
+	*res = vk_residual_of(a, y);
 	uint64_t bytes = (uint64_t)nm->param[0].i * 4;
-	if (res < 0 || a->param[0].i != nm->param[0].i ||
-	    !vk_same_bind(&a->bind[2], &a->bind[res]) ||
-	    vk_bind_overlap(&a->bind[res], &nm->bind[0]) ||
-	    vk_bind_overlap(&a->bind[res], &nm->bind[1]) || vk_bind_overlap(&a->bind[res], y) ||
-	    !vk_dead_after(t, writes, i, i + 1, y, bytes))
+	return *res >= 0 && a->param[0].i == nm->param[0].i &&
+	       vk_same_bind(&a->bind[2], &a->bind[*res]) &&
+	       !vk_bind_overlap(&a->bind[*res], &nm->bind[0]) &&
+	       !vk_bind_overlap(&a->bind[*res], &nm->bind[1]) &&
+	       !vk_bind_overlap(&a->bind[*res], y) && vk_dead_after(t, writes, i, i + 1, y, bytes);
+}
+
+#define NORM2_MAX 4096 /* rmsnorm.comp's WG * PER: the row it holds */
+
+/* Whether norm_add_at(i) and command i + 2 is an rmsnorm of that
+ * residual r, in place or into an out that overlaps neither r nor the
+ * weights (y it may: the shader reads all of y before it writes), r at
+ * most NORM2_MAX values: rmsnorm.comp -DADD -DNORM2 does all three (the
+ * output norm after Gemma's last post-norm). The third may be the head's:
+ * the fused dispatch then runs it with the others for every token, so
+ * its out must be dead where the head is left out. */
+bool vk_norm_add_norm_at(const struct belt_table *t, const uint8_t *writes, uint32_t i)
+{
+	const struct belt_cmd *C = t->cmds;
+	int res;
+	if (!norm_add_at(t, writes, i, &res) || i + 2 >= t->n_cmds ||
+	    !vk_is_op(&C[i + 2], "rmsnorm") || (C[i].head && !C[i + 2].head))
 		return false;
-	if (vk_pipeline_for(ctx, VK_SH_RMSNORM_ADD, 3, err, errsz)) {
+	const struct belt_cmd *nm = &C[i], *n2 = &C[i + 2];
+	const struct belt_binding *r = &C[i + 1].bind[res], *out = &n2->bind[2];
+	const struct belt_binding *w1 = &nm->bind[1], *w2 = &n2->bind[1];
+	int n = nm->param[0].i;
+	return n2->param[0].i == n && n <= NORM2_MAX && vk_same_bind(&n2->bind[0], r) &&
+	       (vk_same_bind(out, r) || !vk_bind_overlap(out, r)) && !vk_bind_overlap(out, w1) &&
+	       !vk_bind_overlap(out, w2) && !vk_bind_overlap(r, w2) &&
+	       (!n2->head || C[i].head ||
+		dead_headless(t, writes, i, i + 2, out, (uint64_t)n * 4));
+}
+
+bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
+		      const struct vk_cmd *oc,
+		      VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
+		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
+		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
+		      uint32_t *used, bool *failed, char *err, size_t errsz)
+{
+	*failed = false;
+	const struct belt_cmd *C = t->cmds;
+	int res;
+	if (!norm_add_at(t, writes, i, &res))
+		return false;
+	bool norm2 = vk_norm_add_norm_at(t, writes, i);
+	enum vk_shader sh = norm2 ? VK_SH_RMSNORM_ADD_NORM : VK_SH_RMSNORM_ADD;
+	int nb = norm2 ? 5 : 3;
+	if (vk_pipeline_for(ctx, sh, nb, err, errsz)) {
 		*failed = true;
 		return true;
 	}
+	const struct belt_cmd *nm = &C[i], *a = &C[i + 1];
 	*c = oc[i];
-	c->pipe = ctx->pipe[VK_SH_RMSNORM_ADD];
-	c->layout = ctx->pl[3];
-	c->n_bind = 3;
+	c->pipe = ctx->pipe[sh];
+	c->layout = ctx->pl[nb];
+	c->n_bind = (uint32_t)nb;
 	c->pc.o[2] = oc[i + 1].pc.o[res];
 	bi[0] = obi[i][0];
 	bi[1] = obi[i][1];
 	bi[2] = obi[i + 1][res];
-	snprintf(c->kind, sizeof c->kind, "norm+add%s", c->head ? " head" : "");
 	*nr = 0;
 	r[(*nr)++] = vk_bind_range(&nm->bind[0], false);
 	r[(*nr)++] = vk_bind_range(&nm->bind[1], false);
 	r[(*nr)++] = vk_bind_range(&a->bind[res], true);
+	if (norm2) {
+		/* the second norm's weight and out, its eps */
+		bi[3] = obi[i + 2][1];
+		bi[4] = obi[i + 2][2];
+		c->pc.o[3] = oc[i + 2].pc.o[1];
+		c->pc.o[4] = oc[i + 2].pc.o[2];
+		memcpy(&c->pc.p[2], &C[i + 2].param[1], 4);
+		/* in place: out is r, written once */
+		c->pc.p[3] = vk_same_bind(&C[i + 2].bind[2], &a->bind[res]);
+		r[(*nr)++] = vk_bind_range(&C[i + 2].bind[1], false);
+		r[(*nr)++] = vk_bind_range(&C[i + 2].bind[2], true);
+	}
+	snprintf(c->kind, sizeof c->kind, "norm+add%s%s", norm2 ? "+norm" : "",
+		 c->head ? " head" : "");
+	*used = norm2 ? 3 : 2;
+	return true;
+}
+
+bool vk_embed_scale_fuse(const struct belt_table *t, const struct vk_cmd *oc,
+			 VkDescriptorBufferInfo (*obi)[VK_SET_MAX], const uint8_t *writes,
+			 uint32_t i, struct vk_cmd *c, VkDescriptorBufferInfo *bi,
+			 struct range *r, int *nr)
+{
+	const struct belt_cmd *C = t->cmds;
+	if (i + 1 >= t->n_cmds || !vk_is_op(&C[i], "embed") || !vk_is_op(&C[i + 1], "scale") ||
+	    C[i].head != C[i + 1].head || !vk_same_bind(&C[i + 1].bind[0], &C[i].bind[2]) ||
+	    C[i + 1].param[0].i != C[i].param[0].i)
+		return false;
+	*c = oc[i];
+	memcpy(bi, obi[i], sizeof *bi * VK_SET_MAX);
+	/* embed.comp: p2 1, each value times p1 */
+	memcpy(&c->pc.p[1], &C[i + 1].param[1], 4);
+	c->pc.p[2] = 1;
+	const char *ty = strchr(oc[i].kind, ' ');
+	snprintf(c->kind, sizeof c->kind, "embed+scale%s", ty ? ty : "");
+	*nr = vk_ranges_of(&C[i], writes[i], r);
 	return true;
 }
 

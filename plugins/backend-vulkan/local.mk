@@ -168,6 +168,10 @@ VK_SPV += plugins/backend-vulkan/spv/rmsnorm_add.spv.h
 plugins/backend-vulkan/spv/rmsnorm_add.spv.h: $(srcdir)/shaders/rmsnorm.comp $(srcdir)/shaders/common.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DADD -o $@ $(srcdir)/shaders/rmsnorm.comp
 
+VK_SPV += plugins/backend-vulkan/spv/rmsnorm_add_norm.spv.h
+plugins/backend-vulkan/spv/rmsnorm_add_norm.spv.h: $(srcdir)/shaders/rmsnorm.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DADD -DNORM2 -o $@ $(srcdir)/shaders/rmsnorm.comp
+
 VK_SPV += plugins/backend-vulkan/spv/qkv_rope.spv.h
 plugins/backend-vulkan/spv/qkv_rope.spv.h: $(srcdir)/shaders/qkv_rope.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/rope.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/qkv_rope.comp

@@ -56,7 +56,7 @@ struct vk_cmd {
 	bool spare_b12;	 /* matvec_fused PEND: binding 12 is the plan's spare
 			  * copy of a residual */
 	bool spare_b13;	 /* matvec_fused COPY: binding 13 is */
-	char kind[40];	 /* for the profile: "norm+matvec3 q4_0" */
+	char kind[48];	 /* for the profile: "norm+matvec3 q4_0" */
 };
 
 /* Which commands a recorded pass holds: all of them, all but the head's,
@@ -167,6 +167,8 @@ struct fgroup {
 	int copy_at;   /* PEND: the matvec whose dispatch copies r back */
 	int copy_add, copy_res; /* COPY (set by the caller): the add of the
 				 * PEND group and its residual binding */
+	int bias;      /* BIAS: the bias_add of q (then those of k and v),
+			* or -1 */
 	uint32_t last; /* the last command of the group */
 	bool norm_next; /* the rmsnorm's output is read by the matvec after
 			 * the group too (another weight type): the next
@@ -234,15 +236,30 @@ bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		    char *err, size_t errsz);
 
 /* rmsnorm at i whose output only the next command, an add into a
- * residual, reads: one rmsnorm.comp -DADD dispatch (Gemma's post-norms).
- * c, bi, the ranges r (*nr); false if none starts at i; *failed (with
- * err) if one does but has no pipeline. Takes 2 commands. */
+ * residual, reads: one rmsnorm.comp -DADD dispatch (Gemma's post-norms),
+ * with the rmsnorm of that residual after them where
+ * vk_norm_add_norm_at (-DNORM2). c, bi, the ranges r (*nr), *used
+ * (commands taken: 2 or 3); false if none starts at i; *failed (with
+ * err) if one does but has no pipeline. */
 bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc,
 		      VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
 		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
 		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
-		      bool *failed, char *err, size_t errsz);
+		      uint32_t *used, bool *failed, char *err, size_t errsz);
+/* Whether commands i .. i + 2 are an rmsnorm, the add of its output into
+ * a residual r, and an rmsnorm of r, which one rmsnorm.comp -DADD
+ * -DNORM2 dispatch does (Gemma's last post-norm and the output norm; the
+ * matvec before then leaves them to it instead of its TAIL). */
+bool vk_norm_add_norm_at(const struct belt_table *t, const uint8_t *writes, uint32_t i);
+
+/* embed at i then a scale of the rows it wrote (Gemma's sqrt(n_embd)):
+ * one embed.comp dispatch that multiplies as it writes. c, bi, the
+ * ranges r (*nr); false if none starts at i. Takes 2 commands. */
+bool vk_embed_scale_fuse(const struct belt_table *t, const struct vk_cmd *oc,
+			 VkDescriptorBufferInfo (*obi)[VK_SET_MAX], const uint8_t *writes,
+			 uint32_t i, struct vk_cmd *c, VkDescriptorBufferInfo *bi,
+			 struct range *r, int *nr);
 
 /* From i: bias_add of q, k and v, or rmsnorm_heads of q and k, or
  * neither, then rope of q and of k and kv_store, as one qkv_rope.comp

@@ -347,6 +347,10 @@ static const uint32_t spv_rmsnorm_add[] =
 #include "spv/rmsnorm_add.spv.h"
 	;
 
+static const uint32_t spv_rmsnorm_add_norm[] =
+#include "spv/rmsnorm_add_norm.spv.h"
+	;
+
 static const uint32_t spv_qkv_rope[] =
 #include "spv/qkv_rope.spv.h"
 	;
@@ -520,6 +524,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATVEC_Q4_0, spv_matvec_q4_0),
 	ENTRY(VK_SH_RMSNORM, spv_rmsnorm),
 	ENTRY(VK_SH_RMSNORM_ADD, spv_rmsnorm_add),
+	ENTRY(VK_SH_RMSNORM_ADD_NORM, spv_rmsnorm_add_norm),
 	ENTRY(VK_SH_QKV_ROPE, spv_qkv_rope),
 	ENTRY(VK_SH_MATMUL_CM_F16, spv_matmul_cm_f16),
 	ENTRY(VK_SH_MATMUL_CM_BF16, spv_matmul_cm_bf16),

@@ -282,6 +282,7 @@ enum vk_shader {
 	VK_SH_MOEG_Q5_K,
 	VK_SH_MOEG_IQ4_XS,
 	VK_SH_RMSNORM_ADD, /* rmsnorm.comp -DADD: fusion.c's rmsnorm + add */
+	VK_SH_RMSNORM_ADD_NORM, /* -DADD -DNORM2: rmsnorm + add + rmsnorm */
 	VK_SH_QKV_ROPE,	   /* fusion.c's biases or head norms, rope, kv_store */
 	/* matmul_cm.comp by weight type (R: the GPU layout) */
 	VK_SH_MATMUL_CM_F16,

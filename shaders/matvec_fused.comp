@@ -480,12 +480,13 @@ uint pack_s8(ivec4 q)
 // K-quants: x in the units' order (kx_pos), a scale per half-unit of 16
 // values, d = amax / 127 in float, four lanes per half, 4 values each;
 // xqd[unit] = (d_lo, d_hi, d_lo * sum(q_lo), d_hi * sum(q_hi)).
-void stage_xq(XS s, uint t0, uint tn, inout float ss, uint p)
+#define IH 1u // vec4s of x a staged item takes
+uint item_pos(uint j, uint h) { return kx_pos(4u * j); }
+void stage_item(uint j, vec4 av[IH], uint p)
 {
-	uint ns = gl_SubgroupSize, qo = p * XQR, dof = p * (TILE / 32u);
-	for (uint j = gl_SubgroupID * ns + gl_SubgroupInvocationID; j < tn / 4;
-	     j += WG) {
-		vec4 a = ld4(s, t0 + kx_pos(4 * j), ss);
+	uint qo = p * XQR, dof = p * (TILE / 32u);
+	{
+		vec4 a = av[0];
 		vec4 m4 = abs(a);
 		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
 		amax = max(amax, subgroupShuffleXor(amax, 1));
@@ -504,12 +505,13 @@ void stage_xq(XS s, uint t0, uint tn, inout float ss, uint p)
 	}
 }
 #else
-void stage_xq(XS s, uint t0, uint tn, inout float ss, uint p)
+#define IH 2u
+uint item_pos(uint j, uint h) { return 8u * j + 4u * h; }
+void stage_item(uint j, vec4 av[IH], uint p)
 {
-	uint ns = gl_SubgroupSize, qo = p * XQR, dof = p * (TILE / 32u);
-	for (uint j = gl_SubgroupID * ns + gl_SubgroupInvocationID; j < tn / 8;
-	     j += WG) {
-		vec4 a = ld4(s, t0 + 8 * j, ss), b = ld4(s, t0 + 8 * j + 4, ss);
+	uint qo = p * XQR, dof = p * (TILE / 32u);
+	{
+		vec4 a = av[0], b = av[1];
 		vec4 m4 = max(abs(a), abs(b));
 		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
 		amax = max(amax, subgroupShuffleXor(amax, 1));
@@ -536,6 +538,12 @@ void stage_xq(XS s, uint t0, uint tn, inout float ss, uint p)
 }
 #endif
 #else
+#define IH 1u
+uint item_pos(uint j, uint h) { return kx_pos(4u * j); }
+void stage_item(uint j, vec4 av[IH], uint p)
+{
+	xs[p * (TILE / 4u) + swz(j)] = av[0];
+}
 #define XDECL(U) vec4 xv[U][NXA]
 void load_x(uint u, uint t0, out vec4 xv[NXA], uint p)
 {
@@ -553,27 +561,91 @@ float bias_of(uint seg, uint br)
 	return seg == 0u ? py[pc.p[14] + br] : seg == 1u ? pw[pc.aux[1] + br] : bv[pc.aux[2] + br];
 }
 
+// A thread's first item of the staging loops (then every WG-th): with
+// XQ8, four lanes of a subgroup per block of x
+uint item_first()
+{
+#if defined(XQ8)
+	return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+#else
+	return gl_LocalInvocationID.x;
+#endif
+}
+
+// PEND in one pass where a thread stages at most PV vec4s of x
+// (pend_fast): it loads everything those need (r, y, w and the norm's
+// weight) before the one reduction, sum(y^2), so that the loads wait
+// once, not twice (pend_scale, then ld4)
+#define PV 2u
+#define PI (PV / IH)
+bool pend_fast(uint k) { return k / (4u * IH) <= PI * WG; }
+
+void stage_pend(XS s, uint tn, inout float ss, uint p)
+{
+	uint first = item_first(), items = tn / (4u * IH);
+	bool al = pend_al();
+	vec4 xr[PI][IH], xy[PI][IH], xw[PI][IH], xn[PI][IH];
+	float yss = 0.0;
+	[[unroll]] for (uint it = 0; it < PI; it++)
+		[[unroll]] for (uint h = 0; h < IH; h++) {
+			uint j = first + it * WG, e = item_pos(j, h);
+			xr[it][h] = xy[it][h] = xw[it][h] = xn[it][h] = vec4(0.0);
+			if (j >= items)
+				continue;
+			uint xi = s.xo + e, yi = pc.p[14] + e, wi = pc.aux[1] + e, ni = s.no + e;
+			xr[it][h] = s.xal ? x4[xi / 4] : vec4(x[xi], x[xi + 1], x[xi + 2], x[xi + 3]);
+			xy[it][h] = al ? py4[yi / 4] : vec4(py[yi], py[yi + 1], py[yi + 2], py[yi + 3]);
+			xw[it][h] = al ? pw4[wi / 4] : vec4(pw[wi], pw[wi + 1], pw[wi + 2], pw[wi + 3]);
+			xn[it][h] = s.nal ? nw4[ni / 4]
+					  : vec4(nw[ni], nw[ni + 1], nw[ni + 2], nw[ni + 3]);
+			yss += dot(xy[it][h], xy[it][h]);
+		}
+	float sc = 1.0 / sqrt(wg_sum(yss) / float(pc.p[0]) + pflt(5));
+	uint lo, hi;
+	share(pc.p[0], lo, hi);
+	[[unroll]] for (uint it = 0; it < PI; it++) {
+		uint j = first + it * WG;
+		if (j >= items)
+			continue;
+		vec4 v[IH];
+		[[unroll]] for (uint h = 0; h < IH; h++) {
+			uint e = item_pos(j, h);
+			// r' = r + w * (scale * y), as pend4
+			precise vec4 t = xw[it][h] * (sc * xy[it][h]);
+			precise vec4 sum = xr[it][h] + t;
+			if (e >= lo && e < hi)
+				prs4[e / 4] = sum;
+			ss += dot(sum, sum);
+			v[h] = xn[it][h] * sum;
+		}
+		stage_item(j, v, p);
+	}
+}
+
 // Stage x[t0, t0 + tn) of s into pass row p's tile (p 0 but for PR > 1):
 // int8 (XQ8) or floats, with the units' sums (KMIN); ends at a barrier.
 void stage_x(XS s, uint t0, uint tn, inout float ss, uint p)
 {
-#if defined(XQ8)
-	stage_xq(s, t0, tn, ss, p);
-#else
-	uint tid = gl_LocalInvocationID.x;
-	for (uint j = tid; j < tn / 4; j += WG)
-		xs[p * (TILE / 4u) + swz(j)] = ld4(s, t0 + kx_pos(4 * j), ss);
-#if defined(KMIN)
+	if ((FLAGS & F_PEND) != 0 && pend_fast(tn)) {
+		stage_pend(s, tn, ss, p);
+	} else {
+		for (uint j = item_first(); j < tn / (4u * IH); j += WG) {
+			vec4 v[IH];
+			[[unroll]] for (uint h = 0; h < IH; h++)
+				v[h] = ld4(s, t0 + item_pos(j, h), ss);
+			stage_item(j, v, p);
+		}
+	}
+#if !defined(XQ8) && defined(KMIN)
 	barrier();
 	uint xo = p * (TILE / 4u);
-	for (uint j = tid; j < tn / 32; j += WG) {
+	for (uint j = gl_LocalInvocationID.x; j < tn / 32; j += WG) {
 		vec4 a = xs[xo + swz(8 * j)] + xs[xo + swz(8 * j + 1)] +
 			 xs[xo + swz(8 * j + 2)] + xs[xo + swz(8 * j + 3)];
 		vec4 b = xs[xo + swz(8 * j + 4)] + xs[xo + swz(8 * j + 5)] +
 			 xs[xo + swz(8 * j + 6)] + xs[xo + swz(8 * j + 7)];
 		xsm[p * (TILE / 32u) + j] = vec2(dot(a, vec4(1.0)), dot(b, vec4(1.0)));
 	}
-#endif
 #endif
 	barrier();
 }
@@ -803,7 +875,8 @@ void main()
 	// nothing to the loop's (a register more than 64 halves the
 	// workgroups of 512 threads an SM holds)
 	if ((FLAGS & F_PEND) != 0) {
-		pend_scale(k);
+		if (!pend_fast(k))
+			pend_scale(k);
 		stage_x(xs_, 0u, k, ss, 0u);
 	}
 	for (uint t0 = 0; t0 < k; t0 += TILE) {

@@ -646,6 +646,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	bool fuse, profile, failed;
 	if (vk_tune_prepare(ctx, &fuse, &profile, err, errsz))
 		goto out;
+	/* a batched table's: the rmsnorm + add of post-norms only */
+	bool fuse_rows = fuse;
 	fuse = fuse && !batched;
 	uint32_t used;
 	/* PEND: the matvec whose dispatch copies the spare back (-1: none
@@ -759,8 +761,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			if (failed)
 				goto out;
 			i += used;
-		} else if (fuse && vk_norm_add_fuse(ctx, t, oc, obi, writes, i, c, bis[np],
-						 rs[np], &nrs[np], &used, &failed, err, errsz)) {
+		} else if ((fuse || (fuse_rows && i + 1 < n && preps[i].chunk_rows >= pl->rows &&
+				     preps[i + 1].chunk_rows >= pl->rows)) &&
+			   vk_norm_add_fuse(ctx, t, oc, obi, writes, i, c, bis[np], rs[np],
+					    &nrs[np], &used, &failed, err, errsz)) {
 			if (failed)
 				goto out;
 			i += used;

@@ -72,6 +72,8 @@
 //                     each workgroup writing its share of what it staged,
 //                     since r itself may not be written while others read
 //                     it; the next matvec_fused dispatch copies it back
+//        2048 PEND2   with PEND: y in a pass of its own, as where a thread
+//                     stages more than PV vec4s of x (pend_fast)
 //        1024 BIAS    with ROPE: each segment's output plus its bias
 //                     before the rope (Qwen2's bias_adds, the same float
 //                     sum), the biases of q, k, v in bindings 10, 11, 12
@@ -99,6 +101,7 @@
 #define F_PEND 256u
 #define F_COPY 512u
 #define F_BIAS 1024u
+#define F_PEND2 2048u
 layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
@@ -578,7 +581,7 @@ uint item_first()
 // once, not twice (pend_scale, then ld4)
 #define PV 2u
 #define PI (PV / IH)
-bool pend_fast(uint k) { return k / (4u * IH) <= PI * WG; }
+bool pend_fast(uint k) { return (FLAGS & F_PEND2) == 0 && k / (4u * IH) <= PI * WG; }
 
 void stage_pend(XS s, uint tn, inout float ss, uint p)
 {

@@ -57,6 +57,9 @@ struct vk_tuning {
 	bool defer_norms; /* defer_norms: a post-norm and its add applied by
 			   * the next fused norm (matvec_fused PEND) rather
 			   * than by the last workgroup of the matvec (TAIL) */
+	bool pend_one_pass; /* pend_one_pass: PEND loads what a thread
+			     * stages before its one reduction, where that
+			     * fits (else, and with 0, y in a pass first) */
 };
 /* att_gqa_from's default: H100 measurements in doc/vulkan.md */
 #define VK_ATT_GQA_FROM 512

@@ -34,6 +34,8 @@
 #define F_COPY VK_FMV_F_COPY /* last, the spare copy back into the residual */
 #define F_BIAS 1024u /* with F_ROPE: q, k and v's biases added first
 		      * (Qwen2's bias_adds), from bindings 10, 11, 12 */
+#define F_PEND2 2048u /* with F_PEND: y in a pass of its own (the shader's
+		       * only way where k is long; pend_one_pass 0) */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)
@@ -841,8 +843,10 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		 g->flags & F_NORM ? "norm+" : "", what,
 		 g->flags & F_BIAS ? "+bias+rope" : g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");
-	if (vk_fused_pipeline(ctx, sh, g->flags, (uint32_t)g->nmv, ks, &c->pipe,
-			   err, errsz))
+	uint32_t spec = g->flags;
+	if ((g->flags & F_PEND) && !ctx->tune.pend_one_pass)
+		spec |= F_PEND2;
+	if (vk_fused_pipeline(ctx, sh, spec, (uint32_t)g->nmv, ks, &c->pipe, err, errsz))
 		return -1;
 	c->layout = ctx->pl[VK_FMV_BINDINGS];
 	return 0;

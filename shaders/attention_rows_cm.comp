@@ -29,10 +29,11 @@
 //
 // EXT 1: attention_ext's too (Gemma 2): each score soft-capped (softcap >
 // 0: s = softcap tanh(s / softcap); the first sweep caps the maximum
-// alone, as the cap keeps the order; tanh as 1 - 2 / (e^2|x| + 1), which
-// loses relative digits near 0 but not absolute ones: about 1e-7 times
-// the cap in s, far below the float16 rounding of the weights exp(s - M)
-// that P V multiplies), and only the
+// alone, as the cap keeps the order; s / softcap as s times its
+// reciprocal and tanh as 1 - 2 / (e^2|x| + 1), which loses relative
+// digits near 0 but not absolute ones: about 1e-7 times the cap in s, far
+// below the float16 rounding of the weights exp(s - M) that P V
+// multiplies), and only the
 // keys within window positions of the row's query seen (window > 0); the
 // steps below the window of the block's first row are left out.
 //
@@ -131,7 +132,7 @@ void main()
 	uint g = p / BR, r = p % BR;
 	bool live = r < nq;
 	uint last = pos + r0 + r; // causal: positions up to it
-	float cap = EXT == 1u ? pflt(5) : 0.0;
+	float cap = EXT == 1u ? pflt(5) : 0.0, icap = cap > 0.0 ? 1.0 / cap : 0.0;
 	uint window = EXT == 1u ? pc.p[6] : 0u;
 	// the query's position, and the first step any row of the block sees
 	uint qpos = tree && live ? pos + row_depth(r0 + r) : last, s_first = 0u;
@@ -181,11 +182,16 @@ void main()
 				}
 			}
 			uint w[8]; // the weights' halves of the lane's 16 positions
+			// the window, where a key of the step may be past it (else
+			// every key the causal mask leaves is within it: the
+			// per-score test cost about as much as the cap, H200
+			// gemma2 1B pp512)
+			bool wtest = window > 0u && (tree || s0 + window <= qpos);
 			[[unroll]] for (uint e = 0; e < 16u; e++) {
 				uint t = 16u * hv + e, at = s0 + t;
 				bool vis = live && t < ns &&
 					   (tree ? at < pos || ((msk >> t) & 1u) != 0u : at <= last);
-				if (window > 0u && vis) {
+				if (wtest && vis) {
 					uint kpos = tree && at >= pos ? pos + row_depth(at - pos) : at;
 					vis = qpos - kpos < window;
 				}
@@ -194,7 +200,7 @@ void main()
 					mx = max(mx, sc); // capped once found
 				} else {
 					if (cap > 0.0 && vis)
-						sc = tanh_weights(sc / cap) * cap;
+						sc = tanh_weights(sc * icap) * cap;
 					float pe = vis ? exp(sc - mx) : 0.0;
 					sum += pe;
 					uint hb = packHalf2x16(vec2(pe, 0.0));

@@ -3705,6 +3705,109 @@ START_TEST(test_add_sink)
 }
 END_TEST
 
+/* Gemma's norms as the backend fuses them (fusion.c): embed then scale,
+ * rmsnorm of y then its add into r then rmsnorm of r (rmsnorm.comp -DADD
+ * -DNORM2 in a one-row table, in place or into a buffer of its own) and
+ * rmsnorm + add alone in a batched table of rows rows, token by token
+ * from position 0 (one-row) or one pass of them: r and the output norm's
+ * out after the last token. */
+enum { NF_N = 96, NF_VOCAB = 7, NF_ROWS = 5 };
+static void norm_chain(struct be *b, int et, const uint8_t *emb, size_t erb, const float *w12,
+		       uint32_t rows, bool in_place, float *r_out, float *o_out)
+{
+	const int n = NF_N;
+	const uint32_t T = NF_ROWS; /* tokens (one-row) or rows of the pass */
+	uint64_t wn = (erb * NF_VOCAB + 31) / 32 * 32; /* the norms' weights */
+	struct belt_buffer *bw = buf_new(b, wn + 2 * n * 4);
+	buf_put(b, bw, 0, emb, erb * NF_VOCAB);
+	buf_put(b, bw, wn, w12, 2 * n * 4);
+	int32_t tok[NF_ROWS + 1] = {3, 0, 6, 2, 5, 1};
+	struct belt_buffer *ids = NULL;
+	ck_assert(b->B->buffer_create(b->ctx, BELT_BUFFER_IO, sizeof tok, &ids, err,
+				      sizeof err) == 0);
+	buf_put(b, ids, 0, tok, sizeof tok);
+	struct belt_buffer *br = buf_new(b, (uint64_t)rows * n * 4);
+	struct belt_buffer *by = buf_new(b, (uint64_t)rows * n * 4);
+	struct belt_buffer *bo = buf_new(b, (uint64_t)rows * n * 4);
+	struct belt_cmd c[6];
+	c[0] = cmd_variant(b, "embed", "default", et, "embed");
+	bind(&c[0], bw, 0, erb * NF_VOCAB, et);
+	c[0].bind[0].ne[0] = n;
+	c[0].bind[0].ne[1] = NF_VOCAB;
+	bind(&c[0], ids, 0, sizeof tok, BELT_TYPE_I32);
+	bind_rows(&c[0], br, 0, n, rows);
+	pi(&c[0], n);
+	c[1] = cmd_new(b, "scale", BELT_TYPE_ANY, "scale");
+	bind_rows(&c[1], br, 0, n, rows);
+	pi(&c[1], n);
+	pf(&c[1], sqrtf((float)n));
+	/* y from r, its post-norm in place, the add, the output norm */
+	struct belt_buffer *src[4] = {br, by, br, br}, *dst[4] = {by, by, br, in_place ? br : bo};
+	for (int i = 2; i < 6; i++) {
+		bool add = i == 4;
+		c[i] = cmd_new(b, add ? "add" : "rmsnorm", BELT_TYPE_ANY, add ? "add" : "norm");
+		bind_rows(&c[i], src[i - 2], 0, n, rows);
+		if (add)
+			bind_rows(&c[i], by, 0, n, rows);
+		else
+			bind(&c[i], bw, wn + (i == 5 ? (uint64_t)n * 4 : 0), (uint64_t)n * 4,
+			     BELT_TYPE_F32);
+		bind_rows(&c[i], dst[i - 2], 0, n, rows);
+		pi(&c[i], n);
+		if (!add)
+			pf(&c[i], 1e-6f);
+	}
+	struct belt_table tab;
+	if (rows > 1)
+		table_rows(&tab, c, 6, 16, ids, rows, NULL);
+	else
+		table_init(&tab, c, 6, 16, ids, T);
+	prepare(b, &tab);
+	run(b, &tab, 0, T, 0);
+	uint64_t last = (uint64_t)(rows > 1 ? rows - 1 : 0) * n * 4;
+	buf_get(b, br, last, r_out, (uint64_t)n * 4);
+	buf_get(b, in_place ? br : bo, last, o_out, (uint64_t)n * 4);
+	b->B->table_release(b->ctx, &tab);
+	struct belt_buffer *all[] = {bw, ids, br, by, bo};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		buf_free(b, all[i]);
+}
+
+/* Those fused against the same commands unfused (BELT_VK_FUSE=0), F32
+ * and Q4_0 embeddings: within 1e-6 relative (the norms' sums of squares
+ * are the same loops, but another build of them may contract them into
+ * other fused multiply-adds). */
+START_TEST(test_norm_fusions)
+{
+	static const int types[2] = {BELT_TYPE_F32, BELT_TYPE_Q4_0};
+	int et = types[_i];
+	rng_seed(110 + _i);
+	size_t erb;
+	uint8_t *emb = weights_new(et, NF_N, NF_VOCAB, &erb);
+	float w12[2 * NF_N];
+	for (int i = 0; i < 2 * NF_N; i++)
+		w12[i] = 0.5f + rng_f();
+	for (int v = 0; v < 3; v++) { /* one-row out, one-row in place, batched */
+		uint32_t rows = v == 2 ? NF_ROWS : 1;
+		float r[2][NF_N], o[2][NF_N];
+		for (int g = 0; g < 2; g++) {
+			struct be vk = g ? open_vk() : open_vk_set("BELT_VK_FUSE", "0");
+			norm_chain(&vk, et, emb, erb, w12, rows, v == 1, r[g], o[g]);
+			be_close(&vk);
+		}
+		for (int i = 0; i < NF_N; i++) {
+			ck_assert_msg(fabsf(r[1][i] - r[0][i]) <= 1e-6f * fmaxf(1.0f, fabsf(r[0][i])),
+				      "%s norms (variant %d): r[%d] %.9g fused, %.9g unfused",
+				      belt_type_name(et), v, i, r[1][i], r[0][i]);
+			ck_assert_msg(fabsf(o[1][i] - o[0][i]) <= 1e-6f * fmaxf(1.0f, fabsf(o[0][i])),
+				      "%s norms (variant %d): out[%d] %.9g fused, %.9g unfused",
+				      belt_type_name(et), v, i, o[1][i], o[0][i]);
+		}
+	}
+	free(emb);
+}
+END_TEST
+
 START_TEST(test_batched_split)
 {
 	struct be vk = open_vk();
@@ -4569,6 +4672,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_fused, 0, N_WTYPES + 2);
 	tcase_add_test(tc, test_fused_mixed);
 	tcase_add_test(tc, test_q8x_fused);
+	tcase_add_loop_test(tc, test_norm_fusions, 0, 2);
 	tcase_add_test(tc, test_staging);
 	tcase_add_test(tc, test_settings);
 	suite_add_tcase(s, tc);

@@ -913,7 +913,7 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	if (!norm_add_at(t, writes, i, &res))
 		return false;
 	/* a batched table's output norm runs on its head rows only */
-	bool norm2 = t->rows == 1 && vk_norm_add_norm_at(t, writes, i);
+	bool norm2 = t->rows <= 1 && vk_norm_add_norm_at(t, writes, i);
 	enum vk_shader sh = norm2 ? VK_SH_RMSNORM_ADD_NORM : VK_SH_RMSNORM_ADD;
 	int nb = norm2 ? 5 : 3;
 	if (vk_pipeline_for(ctx, sh, nb, err, errsz)) {

@@ -76,8 +76,11 @@
 //                     stages more than PV vec4s of x (pend_fast)
 //        1024 BIAS    with ROPE: each segment's output plus its bias
 //                     before the rope (Qwen2's bias_adds, the same float
-//                     sum), the biases of q, k, v in bindings 10, 11, 12
-//                     (offsets p14, aux1, aux2; no PEND or COPY then)
+//                     sum), the biases of q, k, v in bindings 10, 11, 13
+//                     (offsets p14, aux1, aux2; no PEND or COPY then:
+//                     bindings every variant reads, as a binding only
+//                     some read would be a read of every dispatch's to
+//                     the validation layer)
 //         512 COPY    last, each workgroup copies its share of p10 values
 //                     from binding 13 (offset 0) into binding 12 (offset
 //                     p14): the copy a PEND dispatch before left, back
@@ -141,8 +144,6 @@ layout(binding = 11) readonly buffer PW4 { vec4 pw4[]; };
 layout(binding = 12) coherent writeonly buffer PRS { float prs[]; };
 layout(binding = 12) coherent writeonly buffer PRS4 { vec4 prs4[]; };
 layout(binding = 13) readonly buffer PSRC { float psrc[]; };
-// BIAS: v's bias (q's and k's are py and pw)
-layout(binding = 12) readonly buffer BV { float bv[]; };
 
 #define DECL_W(S, B)                                                          \
 	layout(binding = B) readonly buffer WF4_##S { vec4 wf4_##S[]; };      \
@@ -561,7 +562,7 @@ void load_x(uint u, uint t0, out vec4 xv[NXA], uint p)
 // BIAS: segment seg's bias at row br
 float bias_of(uint seg, uint br)
 {
-	return seg == 0u ? py[pc.p[14] + br] : seg == 1u ? pw[pc.aux[1] + br] : bv[pc.aux[2] + br];
+	return seg == 0u ? py[pc.p[14] + br] : seg == 1u ? pw[pc.aux[1] + br] : psrc[pc.aux[2] + br];
 }
 
 // A thread's first item of the staging loops (then every WG-th): with

@@ -4615,9 +4615,22 @@ START_TEST(test_validation)
 	check_matvec(&vk, &cpu, 1, 256, 9, 2, 4);
 	check_chain(&vk, &cpu, BELT_TYPE_Q4_0, 4);
 	check_chain(&vk, &cpu, BELT_TYPE_BF16, 16);
-	chain_post_norms = true; /* matvec_fused's TAIL and its counter */
+	chain_post_norms = true; /* PEND, COPY, rmsnorm + add + rmsnorm */
 	check_chain(&vk, &cpu, BELT_TYPE_BF16, 4);
 	chain_post_norms = false;
+	chain_qkv_bias = true; /* the biases in the rope epilogue */
+	check_chain(&vk, &cpu, BELT_TYPE_BF16, 4);
+	chain_qkv_bias = false;
+	{ /* embed + scale, the norms' forms, one-row and batched */
+		size_t erb;
+		uint8_t *emb = weights_new(BELT_TYPE_Q4_0, NF_N, NF_VOCAB, &erb);
+		float w12[2 * NF_N], r[NF_N], o[NF_N];
+		fill(w12, 2 * NF_N);
+		for (int v = 0; v < 3; v++)
+			norm_chain(&vk, BELT_TYPE_Q4_0, emb, erb, w12, v == 2 ? NF_ROWS : 1, v == 1,
+				   r, o);
+		free(emb);
+	}
 	/* batched tables: the tiled product (both Q4_0 layouts), passes
 	 * with and without the head, a tree */
 	check_matmul(&vk, BELT_TYPE_Q4_0, 96, 67, 65, 0, vk.cm ? 1e-3 : 2e-5);

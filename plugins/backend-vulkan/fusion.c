@@ -33,7 +33,7 @@
 		     * plan's spare copy */
 #define F_COPY VK_FMV_F_COPY /* last, the spare copy back into the residual */
 #define F_BIAS 1024u /* with F_ROPE: q, k and v's biases added first
-		      * (Qwen2's bias_adds), from bindings 10, 11, 12 */
+		      * (Qwen2's bias_adds), from bindings 10, 11, 13 */
 #define F_PEND2 2048u /* with F_PEND: y in a pass of its own (the shader's
 		       * only way where k is long; pend_one_pass 0) */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
@@ -405,7 +405,7 @@ static int pend_copier(const struct belt_table *t, const struct vk_cmd *oc, cons
 					(vk_bind_overlap(&C[j + 1].bind[0], r) ||
 					 vk_bind_overlap(&C[j + 1].bind[1], r))))
 				return -1;
-			/* q, k, v with biases: BIAS takes COPY's binding 12 */
+			/* q, k, v with biases: BIAS takes COPY's binding 13 */
 			for (uint32_t b = j + 1; b <= j + 3 && b < t->n_cmds; b++)
 				if (vk_is_op(&C[b], "bias_add"))
 					return -1;
@@ -813,11 +813,12 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		c->pc.p[10] = (uint32_t)C[g->copy_add].param[0].i;
 	}
 	if (g->flags & F_BIAS) {
-		/* the biases of q, k, v in bindings 10, 11, 12, their
-		 * offsets in p14, aux1, aux2 (neither PEND nor COPY here) */
+		/* the biases of q, k, v in bindings 10, 11, 13 (descriptors
+		 * 8, 9, 11), their offsets in p14, aux1, aux2 (neither PEND
+		 * nor COPY here) */
 		uint32_t *bo[3] = {&c->pc.p[14], &c->pc.aux[1], &c->pc.aux[2]};
 		for (int s = 0; s < 3; s++) {
-			bi[BELT_MAX_BINDINGS + s] = obi[g->bias + s][1];
+			bi[BELT_MAX_BINDINGS + (s == 2 ? 3 : s)] = obi[g->bias + s][1];
 			*bo[s] = oc[g->bias + s].pc.o[1];
 		}
 	}

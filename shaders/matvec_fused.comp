@@ -260,16 +260,24 @@ struct XS {
 shared float pend_sc;
 bool pend_al() { return ((pc.p[14] | pc.aux[1]) & 3u) == 0u; }
 
-// PEND: r' at x[j .. j + 3] (r + w * (scale * y), as TAIL's sum)
+// Four floats of buffer B from element I: one vec4 load of its vec4 view
+// B4 where AL (I a multiple of 4), else four
+#define LD4(B4, B, AL, I) ((AL) ? B4[(I) / 4] : vec4(B[I], B[(I) + 1], B[(I) + 2], B[(I) + 3]))
+
+// PEND: r' = r + w * (scale * y), as TAIL's sum
+vec4 pend_sum(vec4 r, vec4 y, vec4 w, float scale)
+{
+	precise vec4 t = w * (scale * y);
+	precise vec4 sum = r + t;
+	return sum;
+}
+
+// PEND: r' at x[j .. j + 3]
 vec4 pend4(uint j, vec4 r)
 {
 	uint yi = pc.p[14] + j, wi = pc.aux[1] + j;
 	bool al = pend_al();
-	vec4 y = al ? py4[yi / 4] : vec4(py[yi], py[yi + 1], py[yi + 2], py[yi + 3]);
-	vec4 w = al ? pw4[wi / 4] : vec4(pw[wi], pw[wi + 1], pw[wi + 2], pw[wi + 3]);
-	precise vec4 t = w * (pend_sc * y);
-	precise vec4 sum = r + t;
-	return sum;
+	return pend_sum(r, LD4(py4, py, al, yi), LD4(pw4, pw, al, wi), pend_sc);
 }
 
 // PEND: the post-norm's 1 / sqrt(mean(y^2) + eps) over y's k values
@@ -280,8 +288,7 @@ void pend_scale(uint k)
 	bool al = pend_al();
 	float acc = 0.0;
 	for (uint j = 4u * tid; j < k; j += 4u * WG) {
-		uint yi = yo + j;
-		vec4 v = al ? py4[yi / 4] : vec4(py[yi], py[yi + 1], py[yi + 2], py[yi + 3]);
+		vec4 v = LD4(py4, py, al, yo + j);
 		acc += dot(v, v);
 	}
 	float s = wg_sum(acc);
@@ -301,8 +308,7 @@ void share(uint n, out uint lo, out uint hi)
 
 vec4 ld4(XS s, uint j, inout float ss)
 {
-	uint xi = s.xo + j;
-	vec4 v = s.xal ? x4[xi / 4] : vec4(x[xi], x[xi + 1], x[xi + 2], x[xi + 3]);
+	vec4 v = LD4(x4, x, s.xal, s.xo + j);
 	if ((FLAGS & F_PEND) != 0) {
 		v = pend4(j, v);
 		uint lo, hi;
@@ -312,10 +318,7 @@ vec4 ld4(XS s, uint j, inout float ss)
 	}
 	if ((FLAGS & F_NORM) != 0) {
 		ss += dot(v, v);
-		uint ni = s.no + j;
-		vec4 w = s.nal ? nw4[ni / 4]
-			       : vec4(nw[ni], nw[ni + 1], nw[ni + 2], nw[ni + 3]);
-		v = w * v;
+		v = LD4(nw4, nw, s.nal, s.no + j) * v;
 	}
 	return v;
 }
@@ -475,11 +478,12 @@ uint pack_s8(ivec4 q)
 	return b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
 }
 
-// Stage x[t0, t0 + tn) as int8 (tn a multiple of 32) as the CPU backend's
-// quantize_x: d = amax / 127 rounded to fp16, q = v * (127 / amax)
-// rounded to nearest even (0 where amax is 0). Four lanes per block, 8
-// values each: lanes 4i..4i+3 of a subgroup take one block, so that its
-// maximum and sum are two xor shuffles each. ss as ld4.
+// stage_item: item j of the staging loops (stage_x), its IH vec4s of x
+// (as ld4 left them) into pass row p's tile. XQ8: as int8 (the tile a
+// multiple of 32) as the CPU backend's quantize_x: d = amax / 127 rounded
+// to fp16, q = v * (127 / amax) rounded to nearest even (0 where amax is
+// 0). Four lanes per block, 8 values each: lanes 4i..4i+3 of a subgroup
+// take one block, so that its maximum and sum are two xor shuffles each.
 #if defined(KQ)
 // K-quants: x in the units' order (kx_pos), a scale per half-unit of 16
 // values, d = amax / 127 in float, four lanes per half, 4 values each;
@@ -489,23 +493,21 @@ uint item_pos(uint j, uint h) { return kx_pos(4u * j); }
 void stage_item(uint j, vec4 av[IH], uint p)
 {
 	uint qo = p * XQR, dof = p * (TILE / 32u);
-	{
-		vec4 a = av[0];
-		vec4 m4 = abs(a);
-		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
-		amax = max(amax, subgroupShuffleXor(amax, 1));
-		amax = max(amax, subgroupShuffleXor(amax, 2));
-		float id = amax > 0.0 ? 127.0 / amax : 0.0, d = amax / 127.0;
-		ivec4 q = ivec4(roundEven(a * id));
-		int sum = q.x + q.y + q.z + q.w;
-		sum += subgroupShuffleXor(sum, 1);
-		sum += subgroupShuffleXor(sum, 2);
-		uint hf = j / 4u, b = hf / 2u, h = hf % 2u, c = j % 4u;
-		xqq[qo + (h != 0u ? XHI(b) : XLO(b))][c] = pack_s8(q);
-		if (c == 0u) {
-			xqd[dof + b][h] = floatBitsToUint(d);
-			xqd[dof + b][2u + h] = floatBitsToUint(d * float(sum));
-		}
+	vec4 a = av[0];
+	vec4 m4 = abs(a);
+	float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+	amax = max(amax, subgroupShuffleXor(amax, 1));
+	amax = max(amax, subgroupShuffleXor(amax, 2));
+	float id = amax > 0.0 ? 127.0 / amax : 0.0, d = amax / 127.0;
+	ivec4 q = ivec4(roundEven(a * id));
+	int sum = q.x + q.y + q.z + q.w;
+	sum += subgroupShuffleXor(sum, 1);
+	sum += subgroupShuffleXor(sum, 2);
+	uint hf = j / 4u, b = hf / 2u, h = hf % 2u, c = j % 4u;
+	xqq[qo + (h != 0u ? XHI(b) : XLO(b))][c] = pack_s8(q);
+	if (c == 0u) {
+		xqd[dof + b][h] = floatBitsToUint(d);
+		xqd[dof + b][2u + h] = floatBitsToUint(d * float(sum));
 	}
 }
 #else
@@ -514,31 +516,29 @@ uint item_pos(uint j, uint h) { return 8u * j + 4u * h; }
 void stage_item(uint j, vec4 av[IH], uint p)
 {
 	uint qo = p * XQR, dof = p * (TILE / 32u);
-	{
-		vec4 a = av[0], b = av[1];
-		vec4 m4 = max(abs(a), abs(b));
-		float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
-		amax = max(amax, subgroupShuffleXor(amax, 1));
-		amax = max(amax, subgroupShuffleXor(amax, 2));
-		float id = amax > 0.0 ? 127.0 / amax : 0.0;
-		ivec4 qa = ivec4(roundEven(a * id)), qb = ivec4(roundEven(b * id));
-		ivec4 q4 = qa + qb;
-		int sum = q4.x + q4.y + q4.z + q4.w;
-		sum += subgroupShuffleXor(sum, 1);
-		sum += subgroupShuffleXor(sum, 2);
-		// one component each: a store of .xy would rewrite all four
-		uint blk = j / 4, c = j % 4;
-		if (c < 2) {
-			xqq[qo + XLO(blk)][2 * c] = pack_s8(qa);
-			xqq[qo + XLO(blk)][2 * c + 1] = pack_s8(qb);
-		} else {
-			xqq[qo + XHI(blk)][2 * c - 4] = pack_s8(qa);
-			xqq[qo + XHI(blk)][2 * c - 3] = pack_s8(qb);
-		}
-		if (c == 0)
-			xqd[dof + blk] = uvec2(floatBitsToUint(half_rte(amax / 127.0)),
-					 uint(-8 * sum));
+	vec4 a = av[0], b = av[1];
+	vec4 m4 = max(abs(a), abs(b));
+	float amax = max(max(m4.x, m4.y), max(m4.z, m4.w));
+	amax = max(amax, subgroupShuffleXor(amax, 1));
+	amax = max(amax, subgroupShuffleXor(amax, 2));
+	float id = amax > 0.0 ? 127.0 / amax : 0.0;
+	ivec4 qa = ivec4(roundEven(a * id)), qb = ivec4(roundEven(b * id));
+	ivec4 q4 = qa + qb;
+	int sum = q4.x + q4.y + q4.z + q4.w;
+	sum += subgroupShuffleXor(sum, 1);
+	sum += subgroupShuffleXor(sum, 2);
+	// one component each: a store of .xy would rewrite all four
+	uint blk = j / 4, c = j % 4;
+	if (c < 2) {
+		xqq[qo + XLO(blk)][2 * c] = pack_s8(qa);
+		xqq[qo + XLO(blk)][2 * c + 1] = pack_s8(qb);
+	} else {
+		xqq[qo + XHI(blk)][2 * c - 4] = pack_s8(qa);
+		xqq[qo + XHI(blk)][2 * c - 3] = pack_s8(qb);
 	}
+	if (c == 0)
+		xqd[dof + blk] = uvec2(floatBitsToUint(half_rte(amax / 127.0)),
+				 uint(-8 * sum));
 }
 #endif
 #else
@@ -596,12 +596,10 @@ void stage_pend(XS s, uint tn, inout float ss, uint p)
 			xr[it][h] = xy[it][h] = xw[it][h] = xn[it][h] = vec4(0.0);
 			if (j >= items)
 				continue;
-			uint xi = s.xo + e, yi = pc.p[14] + e, wi = pc.aux[1] + e, ni = s.no + e;
-			xr[it][h] = s.xal ? x4[xi / 4] : vec4(x[xi], x[xi + 1], x[xi + 2], x[xi + 3]);
-			xy[it][h] = al ? py4[yi / 4] : vec4(py[yi], py[yi + 1], py[yi + 2], py[yi + 3]);
-			xw[it][h] = al ? pw4[wi / 4] : vec4(pw[wi], pw[wi + 1], pw[wi + 2], pw[wi + 3]);
-			xn[it][h] = s.nal ? nw4[ni / 4]
-					  : vec4(nw[ni], nw[ni + 1], nw[ni + 2], nw[ni + 3]);
+			xr[it][h] = LD4(x4, x, s.xal, s.xo + e);
+			xy[it][h] = LD4(py4, py, al, pc.p[14] + e);
+			xw[it][h] = LD4(pw4, pw, al, pc.aux[1] + e);
+			xn[it][h] = LD4(nw4, nw, s.nal, s.no + e);
 			yss += dot(xy[it][h], xy[it][h]);
 		}
 	float sc = 1.0 / sqrt(wg_sum(yss) / float(pc.p[0]) + pflt(5));
@@ -614,9 +612,7 @@ void stage_pend(XS s, uint tn, inout float ss, uint p)
 		vec4 v[IH];
 		[[unroll]] for (uint h = 0; h < IH; h++) {
 			uint e = item_pos(j, h);
-			// r' = r + w * (scale * y), as pend4
-			precise vec4 t = xw[it][h] * (sc * xy[it][h]);
-			precise vec4 sum = xr[it][h] + t;
+			vec4 sum = pend_sum(xr[it][h], xy[it][h], xw[it][h], sc);
 			if (e >= lo && e < hi)
 				prs4[e / 4] = sum;
 			ss += dot(sum, sum);

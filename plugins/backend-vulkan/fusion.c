@@ -130,24 +130,21 @@ static bool dead_scan(const struct belt_table *t, const uint8_t *writes,
 	return false;
 }
 
-bool vk_dead_after(const struct belt_table *t, const uint8_t *writes, uint32_t first,
-		   uint32_t last, const struct belt_binding *b, uint64_t bytes)
-{
-	if (!b->buf || b->buf->io)
-		return false;
-	uint64_t lo = b->offset, hi = b->offset + bytes;
-	return dead_scan(t, writes, first, last, b->buf, lo, hi, false) &&
-	       dead_scan(t, writes, first, last, b->buf, lo, hi, true);
-}
-
 /* Whether b's first bytes are dead after command last in the runs that
- * leave out the head (where the head runs, the fused form computes what
- * the table does). */
+ * leave out the head (vk_dead_after's half; alone where, when the head
+ * runs, the fused form computes what the table does). */
 static bool dead_headless(const struct belt_table *t, const uint8_t *writes, uint32_t first,
 			  uint32_t last, const struct belt_binding *b, uint64_t bytes)
 {
 	return b->buf && !b->buf->io &&
 	       dead_scan(t, writes, first, last, b->buf, b->offset, b->offset + bytes, true);
+}
+
+bool vk_dead_after(const struct belt_table *t, const uint8_t *writes, uint32_t first,
+		   uint32_t last, const struct belt_binding *b, uint64_t bytes)
+{
+	return dead_headless(t, writes, first, last, b, bytes) &&
+	       dead_scan(t, writes, first, last, b->buf, b->offset, b->offset + bytes, false);
 }
 
 /* Whether matvec_fused can compute m: k a multiple of 8, 16-byte loads of
@@ -475,6 +472,8 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	uint32_t rpw = group_rpw(ctx, fmv_shader(ctx, ((const struct vk_op *)m0->kernel->impl)->wtype),
 				 m0->param[0].i);
 	bool gelu = j < n && vk_is_op(&C[j], "gelu_mul");
+	/* q/k/v's biases (not with PEND, whose bindings they take) */
+	bool bias = g->pend < 0 && qkv_bias_at(t, g, j);
 	if (g->nmv == 2 && j < n && (gelu || vk_is_op(&C[j], "silu_mul")) &&
 	    C[j].head == head) {
 		const struct belt_cmd *sm = &C[j], *m1 = &C[g->mv[1]];
@@ -491,11 +490,9 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 			g->last = j;
 		}
 	} else if (g->nmv == 3 && j < n &&
-		   ((g->pend < 0 && qkv_bias_at(t, g, j)) || vk_is_op(&C[j], "rope_kv") ||
-		    vk_is_op(&C[j], "rope"))) {
-		/* biases (not with PEND, whose bindings they take), then
-		 * rope_kv or its pieces */
-		uint32_t rj = g->pend < 0 && qkv_bias_at(t, g, j) ? j + 3 : j;
+		   (bias || vk_is_op(&C[j], "rope_kv") || vk_is_op(&C[j], "rope"))) {
+		/* the biases, then rope_kv or its pieces */
+		uint32_t rj = bias ? j + 3 : j;
 		if (rj < n && vk_is_op(&C[rj], "rope_kv") && C[rj].head == head &&
 		    rope_fusable(t, writes, g0, g, rj, rpw)) {
 			g->tail = (int)rj;
@@ -508,7 +505,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 				    (uint32_t)cache_flag(&C[rj + 2].bind[2], &C[rj + 2].bind[3]);
 			g->last = rj + 2;
 		}
-		if ((g->flags & F_ROPE) && rj > j) {
+		if ((g->flags & F_ROPE) && bias) {
 			g->bias = (int)j;
 			g->flags |= F_BIAS;
 		}
@@ -880,14 +877,15 @@ static bool norm_add_at(const struct belt_table *t, const uint8_t *writes, uint3
  * residual r, in place or into an out that overlaps neither r nor the
  * weights (y it may: the shader reads all of y before it writes), r at
  * most NORM2_MAX values: rmsnorm.comp -DADD -DNORM2 does all three (the
- * output norm after Gemma's last post-norm). The third may be the head's:
- * the fused dispatch then runs it with the others for every token, so
- * its out must be dead where the head is left out. */
+ * output norm after Gemma's last post-norm), in one-row tables (a batched
+ * table's output norm runs on its head rows only). The third may be the
+ * head's: the fused dispatch then runs it with the others for every
+ * token, so its out must be dead where the head is left out. */
 bool vk_norm_add_norm_at(const struct belt_table *t, const uint8_t *writes, uint32_t i)
 {
 	const struct belt_cmd *C = t->cmds;
 	int res;
-	if (!norm_add_at(t, writes, i, &res) || i + 2 >= t->n_cmds ||
+	if (t->rows > 1 || !norm_add_at(t, writes, i, &res) || i + 2 >= t->n_cmds ||
 	    !vk_is_op(&C[i + 2], "rmsnorm") || (C[i].head && !C[i + 2].head))
 		return false;
 	const struct belt_cmd *nm = &C[i], *n2 = &C[i + 2];
@@ -913,8 +911,7 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	int res;
 	if (!norm_add_at(t, writes, i, &res))
 		return false;
-	/* a batched table's output norm runs on its head rows only */
-	bool norm2 = t->rows <= 1 && vk_norm_add_norm_at(t, writes, i);
+	bool norm2 = vk_norm_add_norm_at(t, writes, i);
 	enum vk_shader sh = norm2 ? VK_SH_RMSNORM_ADD_NORM : VK_SH_RMSNORM_ADD;
 	int nb = norm2 ? 5 : 3;
 	if (vk_pipeline_for(ctx, sh, nb, err, errsz)) {

@@ -247,8 +247,9 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
 		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
 		      uint32_t *used, bool *failed, char *err, size_t errsz);
-/* Whether commands i .. i + 2 are an rmsnorm, the add of its output into
- * a residual r, and an rmsnorm of r, which one rmsnorm.comp -DADD
+/* Whether commands i .. i + 2 of a one-row table are an rmsnorm, the add
+ * of its output into a residual r, and an rmsnorm of r, which one
+ * rmsnorm.comp -DADD
  * -DNORM2 dispatch does (Gemma's last post-norm and the output norm; the
  * matvec before then leaves them to it instead of its TAIL). */
 bool vk_norm_add_norm_at(const struct belt_table *t, const uint8_t *writes, uint32_t i);

@@ -68,7 +68,7 @@ void main()
 			seen = false;
 		float s = -1.0 / 0.0;
 		if (seen) {
-			uint ko = kv_ring(kb + t) * kv_dim + kvo;
+			uint ko = (kb + kv_ring(t)) * kv_dim + kvo;
 			float dot = 0.0;
 			for (uint d = 0; d < hd; d++)
 				dot += q_sh[d] * k_at(pc.o[1], ko + d);
@@ -93,7 +93,7 @@ void main()
 			float a = acc[i] * resc;
 			for (uint j = 0; j < nt; j++)
 				if (p_sh[j] != 0.0)
-					a += p_sh[j] * v_at(pc.o[2], kv_ring(kb + t0 + j) * kv_dim + kvo + d);
+					a += p_sh[j] * v_at(pc.o[2], (kb + kv_ring(t0 + j)) * kv_dim + kvo + d);
 			acc[i] = a;
 		}
 		barrier();

@@ -20,7 +20,7 @@ layout(push_constant, std430) uniform PC {
 // Meta: the run's values, written by table_run before each submit. A
 // batched table's tree runs put (depth, parent) of row r in words
 // META_ROWS + 2r, META_ROWS + 2r + 1, a table of sequences (position,
-// first cache slot) of its sequence; rope frequencies follow (freq[],
+// part of the caches) of its sequence; rope frequencies follow (freq[],
 // offsets from the host). VK_META_HEADER in vk.h.
 layout(set = 0, binding = 8, std430) readonly buffer Meta {
 	uint base_pos;
@@ -105,10 +105,11 @@ bool patch_positions(uint pt)
 	return pt == PATCH_POSITION || pt == PATCH_POS_AND_KV;
 }
 // A table of sequences: row r at its own position seq_pos(r), its cache
-// entries from slot seq_base(r) on.
+// entries in part seq_part(r) of each cache, parts of KV_SLOTS slots
+// (belt_table.seq_ctx).
 bool is_seqs() { return is_batched() && meta.seqs != 0u; }
 uint seq_pos(uint r) { return meta_u[META_ROWS + 2u * r]; }
-uint seq_base(uint r) { return meta_u[META_ROWS + 2u * r + 1u]; }
+uint seq_part(uint r) { return meta_u[META_ROWS + 2u * r + 1u]; }
 // which: 0 the command's own patch, 1 its fused-in command's
 uint at_position(uint which, uint r)
 {
@@ -116,9 +117,9 @@ uint at_position(uint which, uint r)
 		return 0u;
 	return is_seqs() ? seq_pos(r) : pass_pos() + row_depth(r);
 }
-// A cache of kv_slots slots keeps position p in slot p mod kv_slots: a
-// sliding-window layer's ring where that is fewer than the context
-// (doc/ops.md); its readers read the window only.
+// A cache (or a sequence's part of it) of KV_SLOTS slots keeps position
+// p in slot p mod KV_SLOTS: a sliding-window layer's ring where that is
+// fewer than the context (doc/ops.md); its readers read the window only.
 uint kv_ring(uint s)
 {
 	return KV_SLOTS == 0u || s < KV_SLOTS ? s : s % KV_SLOTS;
@@ -127,7 +128,9 @@ uint at_slot(uint which, uint r)
 {
 	if (!patch_positions(patch_of(which)))
 		return 0u;
-	return kv_ring(is_seqs() ? seq_base(r) + seq_pos(r) : pass_pos() + r);
+	if (is_seqs())
+		return seq_part(r) * KV_SLOTS + kv_ring(seq_pos(r));
+	return kv_ring(pass_pos() + r);
 }
 bool patch_kv(uint pt) { return pt == PATCH_KV_LEN || pt == PATCH_POS_AND_KV; }
 uint at_n_kv(uint r)
@@ -139,7 +142,7 @@ uint at_n_kv(uint r)
 // the first cache slot row r attends (0 but in a table of sequences)
 uint at_kv_base(uint r)
 {
-	return patch_kv(patch_of(0u)) && is_seqs() ? seq_base(r) : 0u;
+	return patch_kv(patch_of(0u)) && is_seqs() ? seq_part(r) * KV_SLOTS : 0u;
 }
 uint at_out(uint r)
 {

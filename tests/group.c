@@ -223,12 +223,17 @@ static uint32_t run_together(struct belt_model *m, const struct belt_group *g, s
 	return grouped;
 }
 
-static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
+/* runs: 0 for the default run sizes, else passes of that many rows and
+ * submissions of that many tokens (a sliding-window model's local
+ * layers then keep rings, in the group's sessions too) */
+static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict, uint32_t runs)
 {
 	struct belt_model *m = ref_load_model(file);
 	struct belt_session_params sp;
 	belt_session_params_default(&sp);
 	sp.n_ctx = n_ctx;
+	sp.n_ubatch = runs;
+	sp.chunk = runs;
 	struct belt_group *g;
 	char err[BELT_ERR_SIZE];
 	ck_assert_msg(belt_group_new(m, &sp, N_SEQ, &g, err, sizeof err) == 0, "%s", err);
@@ -256,6 +261,10 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 	}
 	struct belt_session *plain;
 	ck_assert_msg(belt_session_create(m, &sp, &plain, err, sizeof err) == 0, "%s", err);
+	/* each session's cache: a plain session's, rings and all (its own
+	 * sizes were the defaults: the group's runs bound them) */
+	for (int i = 0; i < N_SEQ; i++)
+		ck_assert_uint_eq(belt_session_kv_bytes(jobs[i].s), belt_session_kv_bytes(plain));
 	unsigned parted = 0;
 	turn = 1;
 	uint32_t grouped = run_together(m, g, jobs, N_SEQ, refs, plain, &parted);
@@ -295,19 +304,54 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict)
 
 START_TEST(test_stories_f32)
 {
-	check_model("stories260K.f32.gguf", 256, 64);
+	check_model("stories260K.f32.gguf", 256, 64, 0);
 }
 END_TEST
 
 START_TEST(test_stories_f16)
 {
-	check_model("stories260K.f16.gguf", 256, 64);
+	check_model("stories260K.f16.gguf", 256, 64, 0);
 }
 END_TEST
 
 START_TEST(test_pycoder)
 {
-	check_model("pycoder29M.q4_0.gguf", 384, 48);
+	check_model("pycoder29M.q4_0.gguf", 384, 48, 0);
+}
+END_TEST
+
+/* Sliding-window layers' rings in a group (models/arch: window 8 on
+ * gemma2's layers 0 and 2, gemma3's all but 5): passes of 16 rows and
+ * submissions of 16 tokens make them rings of 32 slots, against the 256
+ * of the context the global layers keep; two turns of 64 tokens and
+ * more go round them several times. */
+START_TEST(test_rings)
+{
+	static const char *const files[] = {"arch/gemma2.gguf", "arch/gemma3.gguf"};
+	check_model(files[_i], 256, 64, 16);
+	/* what the rings save: the group's cache against whole contexts */
+	struct belt_model *m = ref_load_model(files[_i]);
+	struct belt_session_params sp;
+	belt_session_params_default(&sp);
+	sp.n_ctx = 256;
+	sp.n_ubatch = sp.chunk = 16;
+	uint64_t bytes[2];
+	char err[BELT_ERR_SIZE];
+	for (int full = 0; full < 2; full++) {
+		sp.swa_full = full;
+		struct belt_group *g;
+		struct belt_session *s;
+		ck_assert_msg(belt_group_new(m, &sp, N_SEQ, &g, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(belt_group_session(g, 1, NULL, &s, err, sizeof err) == 0, "%s", err);
+		bytes[full] = belt_session_kv_bytes(s);
+		belt_group_free(g);
+	}
+	/* gemma2: 2 of 4 layers local, gemma3: 6 of 7 */
+	uint64_t nl = _i ? 7 : 4, loc = _i ? 6 : 2;
+	ck_assert_msg(bytes[0] * nl * 256 == bytes[1] * ((nl - loc) * 256 + loc * 32),
+		      "%s: a group's session's KV cache of %llu bytes with rings, %llu without",
+		      files[_i], (unsigned long long)bytes[0], (unsigned long long)bytes[1]);
+	belt_model_free(m);
 }
 END_TEST
 
@@ -359,6 +403,7 @@ int main(void)
 	TCase *more = tcase_create("more");
 	tcase_set_timeout(more, 0);
 	tcase_add_test(more, test_stories_f16);
+	tcase_add_loop_test(more, test_rings, 0, 2);
 	if (!getenv("BELT_TEST_BACKEND") || !strcmp(backend(), "cpu"))
 		tcase_add_test(more, test_pycoder);
 	suite_add_tcase(su, more);

@@ -150,10 +150,16 @@ static int op_window(struct build *b, const struct arch_op *op, int layer, uint3
 
 /* Binding i of op is a layer's cache of fewer slots than the context (a
  * sliding-window layer's ring): an op may only read it within a window
- * that a pass of the table's rows leaves whole. */
+ * that a pass of the table's rows leaves whole (in a table of sequences:
+ * a sequence's part of it, and the pass's one row of that sequence). */
 static int ring_check(struct build *b, const struct arch_op *op, unsigned i, int layer,
 		      uint32_t slots)
 {
+	uint32_t rows = b->map->rows;
+	if (b->map->seq_ctx) {
+		slots /= b->map->n_ctx / b->map->seq_ctx;
+		rows = 1;
+	}
 	const struct belt_op_contract *oc = belt_op_contract(op->op);
 	if (!oc || i >= oc->n_bind || !(oc->bind[i].access & BELT_ACCESS_R))
 		return 0;
@@ -164,10 +170,10 @@ static int ring_check(struct build *b, const struct arch_op *op, unsigned i, int
 		return at(b, op->bind_pos[i],
 			  "op '%s' reads all of KV cache '%s', whose layer %d holds only %u positions (a sliding-window layer's)",
 			  op->op, op->bind[i], layer, slots);
-	if ((uint64_t)w + b->map->rows - 1 > slots)
+	if ((uint64_t)w + rows - 1 > slots)
 		return at(b, op->bind_pos[i],
 			  "KV cache '%s' of layer %d holds %u positions: fewer than window %u and a pass of %u rows need",
-			  op->bind[i], layer, slots, w, b->map->rows);
+			  op->bind[i], layer, slots, w, rows);
 	return 0;
 }
 

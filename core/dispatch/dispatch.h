@@ -46,6 +46,9 @@ struct dispatch_map {
 	uint32_t n_ctx;
 	uint32_t rows;		     /* 1: the decode table; > 1 batched */
 	struct belt_buffer *row_ids; /* batched: I32 [rows] */
+	/* a table of sequences (belt_table.seq_ctx): a sequence's positions,
+	 * the caches in n_ctx / seq_ctx parts, a pass a row of each; else 0 */
+	uint32_t seq_ctx;
 };
 
 /* Whether the architecture binds buffer `name` as activations (a row per

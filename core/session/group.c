@@ -107,14 +107,14 @@ int belt_group_new(struct belt_model *m, const struct belt_session_params *p, ui
 		belt_group_free(g);
 		return belt_errf(err, errsz, "group: out of memory");
 	}
+	/* the own session: p's run sizes, which its sequences' rings are
+	 * laid out for (belt_group_ahead) */
 	struct belt_session_params gp = *p;
 	gp.n_ctx = n_seq * n_ctx;
 	uint32_t rows = n_seq < GROUP_MIN_ROWS ? GROUP_MIN_ROWS : n_seq;
 	if (rows > gp.n_ctx)
 		rows = gp.n_ctx;
-	gp.n_batch = rows;
-	gp.n_ubatch = rows;
-	if (belt_session_make(m, &gp, NULL, 0, rows < 2 ? 2 : rows, &g->own, err, errsz)) {
+	if (belt_session_make(m, &gp, NULL, n_seq, rows < 2 ? 2 : rows, &g->own, err, errsz)) {
 		belt_group_free(g);
 		return belt_err_prefix(err, errsz, "group");
 	}
@@ -146,6 +146,7 @@ int belt_group_session(struct belt_group *g, uint32_t seq, const struct belt_ses
 	sp.n_ctx = g->n_ctx;
 	sp.type_k = g->own->type_k;
 	sp.type_v = g->own->type_v;
+	sp.swa_full = !g->own->ring; /* the group's layout */
 	if (belt_session_make(g->m, &sp, g, seq, 0, out, err, errsz))
 		return -1;
 	g->members[seq] = *out;
@@ -230,18 +231,29 @@ int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb
 					 "times a sequence's %llu: its size is not per position",
 					 sb->name, (unsigned long long)gb->layer_bytes, g->n_seq,
 					 g->n_seq, (unsigned long long)sb->layer_bytes);
-		/* the group's sessions keep whole contexts (no rings): layer
-		 * l of sequence seq is the seq-th of its n_seq equal parts */
+		/* layer l of sequence seq is the seq-th of its n_seq equal
+		 * parts: the whole context, or a sliding-window layer's ring
+		 * (the same window and run sizes laid both out) */
 		for (uint32_t l = 0; l < g->m->n_layer; l++) {
 			const struct dispatch_kv_layer *gl = &gb->layers[l];
-			sb->layers[l] = (struct dispatch_kv_layer){
-				gl->buf, gl->offset + (uint64_t)seq * sb->layer_bytes, sb->layer_bytes,
-				sb->elems, gl->slots / g->n_seq};
+			struct dispatch_kv_layer *ml = &sb->layers[l];
+			if (gl->slots != ml->slots * g->n_seq || gl->bytes != ml->bytes * g->n_seq)
+				return belt_errf(err, errsz,
+						 "KV cache '%s' layer %u: %u slots for %u sequences, "
+						 "not %u times a sequence's %u",
+						 sb->name, l, gl->slots, g->n_seq, g->n_seq, ml->slots);
+			ml->buf = gl->buf;
+			ml->offset = gl->offset + (uint64_t)seq * ml->bytes;
 		}
 		sb->shared = true;
 		return 0;
 	}
 	return belt_errf(err, errsz, "KV cache '%s': the group has none", sb->name);
+}
+
+uint32_t belt_group_ahead(const struct belt_group *g)
+{
+	return g->own->ahead;
 }
 
 void belt_group_lock(struct belt_group *g)

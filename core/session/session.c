@@ -69,16 +69,18 @@ static uint32_t run_ahead(const struct belt_session *s)
 }
 
 /* The slots of a layer whose reads of a cache stay within w positions:
- * the window and what one run writes ahead of where it may stop, in
- * whole 32s (a GPU's tiles of 32 positions then never wrap); the
- * context where that is no smaller, where w is 0, or where the session
- * keeps every position (swa_full; a group's). */
+ * the window and what one run writes ahead of where it may stop (a
+ * group's sessions: the group's s->ahead), in whole 32s (a GPU's tiles
+ * of 32 positions then never wrap), as many times as the session keeps
+ * sequences (the group's own: each its part); the context where that is
+ * no smaller, where w is 0, or where the session keeps every position
+ * (swa_full; a group on a backend before ABI 6). */
 static uint32_t ring_slots(const struct belt_session *s, uint32_t w)
 {
 	if (!w || !s->ring)
 		return s->n_ctx;
-	uint64_t c = ((uint64_t)w + run_ahead(s) - 1 + 31) / 32 * 32;
-	return c < s->n_ctx ? (uint32_t)c : s->n_ctx;
+	uint64_t c = ((uint64_t)w + s->ahead - 1 + 31) / 32 * 32;
+	return c < s->seq_ctx ? (uint32_t)c * (s->n_ctx / s->seq_ctx) : s->n_ctx;
 }
 
 /* Layer l's slice of KV cache e, of full values at the whole context: its
@@ -101,17 +103,17 @@ static int kv_layer_size(struct belt_session *s, const struct arch_named_expr *e
 				 s->m->arch->path, e->pos.line, e->pos.col, e->name,
 				 (unsigned long long)full, s->n_ctx);
 	*elems = full / s->n_ctx * *slots;
-	uint32_t back = *slots - w - (run_ahead(s) - 1);
+	uint32_t back = *slots / (s->n_ctx / s->seq_ctx) - w - (s->ahead - 1);
 	if (back < s->kv_rewind)
 		s->kv_rewind = back;
 	return 0;
 }
 
 /* KV cache e's layout in sb, before anything is allocated: its values a
- * layer at the whole context, its type and a layer's bytes there and, in
- * a session of its own, each layer's slots, values and bytes (a group's
- * sessions take theirs from the group's cache: make_buffer). Computed
- * once, for the memory check and the buffers alike. */
+ * layer at the whole context, its type and a layer's bytes there, and
+ * each layer's slots, values and bytes (a group's sessions: their part
+ * of the group's layers, which belt_group_kv places). Computed once, for
+ * the memory check and the buffers alike. */
 static int plan_kv(struct belt_session *s, const struct arch_named_expr *e,
 		   struct dispatch_buffer *sb, char *err, size_t errsz)
 {
@@ -122,7 +124,7 @@ static int plan_kv(struct belt_session *s, const struct arch_named_expr *e,
 		return -1;
 	if (!(sb->layers = calloc(s->m->n_layer, sizeof *sb->layers)))
 		return belt_errf(err, errsz, "session: out of memory");
-	for (int l = 0; !s->group && l < (int)s->m->n_layer; l++) {
+	for (int l = 0; l < (int)s->m->n_layer; l++) {
 		uint32_t slots;
 		uint64_t elems;
 		if (kv_layer_size(s, e, sb->elems, l, &slots, &elems, err, errsz))
@@ -307,10 +309,12 @@ static int create(struct belt_session *s, char *err, size_t errsz)
 		return belt_err_prefix(err, errsz, "row outputs");
 	map.rows = s->n_ubatch;
 	map.row_ids = s->row_ids;
+	map.seq_ctx = s->seqs ? s->seq_ctx : 0;
 	if (belt_dispatch_build(m, &map, &s->batch, &s->batch_labels, err, errsz))
 		return -1;
 	s->batch.max_run = s->n_ubatch;
 	s->batch.seqs = s->seqs;
+	s->batch.seq_ctx = s->seqs ? s->seq_ctx : 0;
 	memcpy(s->batch.eog, s->table.eog, sizeof s->batch.eog);
 	s->batch.n_eog = s->table.n_eog;
 	if (m->be->table_prepare(m->be_ctx, &s->batch, err, errsz)) {
@@ -340,6 +344,8 @@ int belt_session_make(struct belt_model *m, const struct belt_session_params *p,
 	uint32_t n_ctx = p->n_ctx ? p->n_ctx : train;
 	if (n_ctx < 2 || n_ctx > (1u << 24))
 		return belt_errf(err, errsz, "context length %u: expected 2 .. %u", n_ctx, 1u << 24);
+	/* the group's own: seq sequences of seq_ctx positions each */
+	uint32_t seq_ctx = seqs_rows ? n_ctx / seq : n_ctx;
 	int types[2] = {p->type_k, p->type_v};
 	for (int i = 0; i < 2; i++)
 		if (!belt_cache_type_ok(types[i]))
@@ -357,16 +363,27 @@ int belt_session_make(struct belt_model *m, const struct belt_session_params *p,
 	s->n_ubatch = p->n_ubatch ? p->n_ubatch : 512;
 	if (s->n_ubatch > s->n_batch)
 		s->n_ubatch = s->n_batch;
-	if (s->n_ubatch > n_ctx)
-		s->n_ubatch = n_ctx;
+	if (s->n_ubatch > seq_ctx)
+		s->n_ubatch = seq_ctx;
 	/* a backend before ABI 3 runs one-row tables only */
 	if (m->be->abi < 3)
 		s->n_ubatch = 1;
 	s->group = group;
 	s->seq = seq;
-	/* sliding-window layers keep a ring of their last positions, but in
-	 * a group (a table of sequences addresses whole contexts) */
-	s->ring = !p->swa_full && !group && !seqs_rows;
+	s->seq_ctx = seq_ctx;
+	s->ahead = run_ahead(s);
+	if (group) {
+		/* a group's session: its runs within what the group's rings
+		 * were laid out for (passes and submissions no longer) */
+		s->ahead = belt_group_ahead(group);
+		if (s->n_ubatch > s->ahead)
+			s->n_ubatch = s->ahead;
+		if (s->chunk > s->ahead)
+			s->chunk = s->ahead;
+	}
+	/* sliding-window layers keep a ring of their last positions (in a
+	 * group, a table of sequences places each sequence's: ABI 6) */
+	s->ring = !p->swa_full && (!(group || seqs_rows) || m->be->abi >= 6);
 	s->kv_rewind = UINT32_MAX;
 	s->group_from = UINT32_MAX;
 	if (seqs_rows) {

@@ -37,6 +37,10 @@ struct belt_session {
 	 * layer is a ring; generate.c) */
 	bool ring;
 	uint32_t kv_rewind, kv_top;
+	/* the rings' room past the window: what one run writes ahead (a
+	 * group's sessions and own: the group's, belt_group_ahead); the
+	 * positions of a sequence (the group's own: n_ctx / its sequences) */
+	uint32_t ahead, seq_ctx;
 	char *text;	/* one token's decoded text */
 	size_t text_cap;
 	struct belt_stats stats;
@@ -73,8 +77,8 @@ struct belt_session {
 
 /* belt_session_create's work: with group, a session whose KV cache is
  * sequence seq of the group's; with seqs_rows, the group's own session
- * (p->n_ctx: all its sequences' positions) with a batched table of
- * sequences of seqs_rows rows. */
+ * of seq sequences (p->n_ctx: all their positions, a multiple of seq)
+ * with a batched table of sequences of seqs_rows rows. */
 int belt_session_make(struct belt_model *m, const struct belt_session_params *p,
 		      struct belt_group *group, uint32_t seq, uint32_t seqs_rows,
 		      struct belt_session **out, char *err, size_t errsz);
@@ -82,8 +86,9 @@ int belt_session_make(struct belt_model *m, const struct belt_session_params *p,
 /* group.c: a group's state, and what its sessions' decoding calls. */
 struct belt_group;
 /* The KV cache buffer of the group's that sb (a member's, named as the
- * architecture names it) lies in: sb gets its buffer, base and stride;
- * -1 with a message when the layouts do not match. */
+ * architecture names it, its layers laid out) lies in: each layer of sb
+ * gets its buffer and offset, part seq of the group's layer; -1 with a
+ * message when the layouts do not match. */
 int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb, char *err,
 		  size_t errsz);
 /* A scratch buffer (named as the architecture names it, of bytes) for a
@@ -92,6 +97,9 @@ int belt_group_kv(struct belt_group *g, uint32_t seq, struct dispatch_buffer *sb
  * on first use, freed with the group. */
 int belt_group_scratch(struct belt_group *g, const char *name, enum belt_buffer_usage usage,
 		       uint64_t bytes, struct belt_buffer **out, char *err, size_t errsz);
+/* What one run of a session of g may write past the last position it
+ * keeps: the room the group's rings were laid out with. */
+uint32_t belt_group_ahead(const struct belt_group *g);
 /* Whether a session of g has made the shared scratch. */
 bool belt_group_scratch_made(const struct belt_group *g);
 /* The group's turn, held while a session of g uses the backend. */

@@ -31,6 +31,7 @@ struct plan {
 	void *scratch;	  /* n_threads * scratch_stride bytes */
 	size_t scratch_stride;
 	uint32_t *depth;  /* [rows]: tree depths, filled per tree run */
+	uint32_t seq_ctx; /* a table of sequences: a sequence's positions */
 };
 
 /* One table_run, handed to every thread. */
@@ -422,6 +423,33 @@ static int prepare_cmd(struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
+/* A table of sequences: its caches in t->n_ctx / seq_ctx equal parts,
+ * one a sequence (belt_table.seq_ctx); each command's kv_slots then a
+ * part's. */
+static int seq_parts(const struct belt_table *t, struct plan *pl, char *err, size_t errsz)
+{
+	if (!t->seq_ctx || !t->n_ctx || t->n_ctx % t->seq_ctx)
+		return belt_errf(err, errsz,
+				 "cpu: table_prepare: a table of sequences of %u positions, seq_ctx "
+				 "%u: expected a divisor of the positions",
+				 t->n_ctx, t->seq_ctx);
+	uint32_t parts = t->n_ctx / t->seq_ctx;
+	for (uint32_t i = 0; i < pl->n_cmds; i++) {
+		struct cpu_cmd *c = &pl->cmds[i];
+		if (!c->kv_slots)
+			continue;
+		if (c->kv_slots % parts)
+			return belt_errf(err, errsz,
+					 "cpu: %s: caches of %u slots: expected %u equal parts, one "
+					 "a sequence's",
+					 t->cmds[i].label ? t->cmds[i].label : "?", c->kv_slots,
+					 parts);
+		c->kv_slots /= parts;
+	}
+	pl->seq_ctx = t->seq_ctx;
+	return 0;
+}
+
 static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 			     size_t errsz)
 {
@@ -475,6 +503,11 @@ static int cpu_table_prepare(void *vctx, struct belt_table *t, char *err,
 				c->reuse_xq = true;
 		}
 	}
+	if (t->seqs && pl->rows > 1 && seq_parts(t, pl, err, errsz)) {
+		free(barrier);
+		plan_free(pl);
+		return -1;
+	}
 	/* commands between two waits run concurrently on different threads */
 	belt_table_barriers(t, barrier);
 	for (uint32_t i = 0; i < t->n_cmds; i++)
@@ -511,6 +544,18 @@ void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 		belt_row_at_seq(c->patch, ps->pos, r, ps->seq_pos[r], ps->seq_base[r], at);
 	else
 		belt_row_at(c->patch, ps->batched, ps->pos, r, ps->depth ? ps->depth[r] : r, at);
+}
+
+uint32_t cpu_kv_first(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r)
+{
+	return ps->seq_pos ? ps->seq_base[r] / ps->seq_ctx * c->kv_slots : 0;
+}
+
+uint32_t cpu_kv_slot(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+		     const struct belt_row_at *at)
+{
+	uint32_t p = ps->seq_pos ? ps->seq_pos[r] : at->slot;
+	return cpu_kv_first(c, ps, r) + p % c->kv_slots;
 }
 
 /* Run the chunks of one command's pass; returns the next chunk number. */
@@ -559,7 +604,8 @@ static void walk(const void *arg, int ith, int nth)
 				       .batched = batched, .parent = j->parent,
 				       .depth = j->parent ? pl->depth : NULL,
 				       .seq_pos = j->seqs ? j->seqs->seq_pos : NULL,
-				       .seq_base = j->seqs ? j->seqs->seq_base : NULL};
+				       .seq_base = j->seqs ? j->seqs->seq_base : NULL,
+				       .seq_ctx = pl->seq_ctx};
 		struct cpu_pass last = all;
 		if (batched) {
 			last.row0 = j->n - 1;
@@ -618,12 +664,18 @@ static int cpu_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 		if (!t->seq_pos || !t->seq_base || (flags & BELT_RUN_TREE))
 			return belt_errf(err, errsz, "cpu: table_run: a table of sequences needs "
 					 "seq_pos and seq_base and no tree");
-		for (uint32_t r = 0; r < n; r++)
+		for (uint32_t r = 0; r < n; r++) {
 			if ((uint64_t)t->seq_base[r] + t->seq_pos[r] >= pl->max_pos)
 				return belt_errf(err, errsz,
 						 "cpu: table_run: row %u at slot %u + %u: the "
 						 "cache holds %" PRIu64, r, t->seq_base[r],
 						 t->seq_pos[r], pl->max_pos);
+			if (t->seq_base[r] % pl->seq_ctx || t->seq_pos[r] >= pl->seq_ctx)
+				return belt_errf(err, errsz,
+						 "cpu: table_run: row %u at slot %u + %u: expected "
+						 "a multiple of the %u positions of a sequence, and "
+						 "fewer", r, t->seq_base[r], t->seq_pos[r], pl->seq_ctx);
+		}
 		j.seqs = t;
 	}
 	if (ctx->pool) {

@@ -316,13 +316,22 @@ struct cpu_pass {
 	const int32_t *parent;	/* tree runs: parent row per row, else NULL */
 	const uint32_t *depth;	/* tree runs: depth per row, else NULL */
 	/* runs of a table of sequences: each row's position and first cache
-	 * slot (belt_table.seq_pos, seq_base), else NULL */
+	 * slot (belt_table.seq_pos, seq_base), else NULL; the positions of a
+	 * sequence (belt_table.seq_ctx) */
 	const uint32_t *seq_pos, *seq_base;
+	uint32_t seq_ctx;
 };
 
 /* The patch values of row r (belt_row_at) for command c in pass ps. */
 void cpu_row_at(const struct cpu_cmd *c, const struct cpu_pass *ps,
 		uint32_t r, struct belt_row_at *at);
+/* Row r's first slot in c's caches: its sequence's part in a table of
+ * sequences (c->kv_slots a part's slots there), else 0. */
+uint32_t cpu_kv_first(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r);
+/* The slot row r writes in c's caches (at: cpu_row_at's): its position,
+ * or elsewhere its slot, mod the slots, in its part. */
+uint32_t cpu_kv_slot(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+		     const struct belt_row_at *at);
 
 /* A prepared command: the kernel's function, bindings resolved to
  * pointers, and what the kernel worked out once in prepare. run does
@@ -359,7 +368,8 @@ struct cpu_cmd {
 	int64_t n_rows;	   /* embed: vocabulary rows in W */
 	const float *freq; /* rope_kv: rope_dim/2 inverse frequencies */
 	int kv_type[2];	   /* the K and V caches' element types (belt_type) */
-	uint32_t kv_slots; /* the slots both hold (cache_rows) */
+	uint32_t kv_slots; /* the slots both hold (cache_rows); in a table of
+			    * sequences, a sequence's part of them */
 	void *owned;	   /* freed by table_release */
 	const struct belt_arch_op *ext; /* an architecture plugin's op (ext.c) */
 	const struct belt_cmd *src;

@@ -504,7 +504,7 @@ static void run_rope_kv(const struct cpu_cmd *c, struct cpu_worker *w,
 		float *q = (float *)c->p[0] + r * q_dim, *k = (float *)c->p[1] + r * kv_dim;
 		rotate(q, n_head, head_dim, rope_dim, fcr, fci);
 		rotate(k, n_head_kv, head_dim, rope_dim, fcr, fci);
-		uint32_t slot = at.slot % c->kv_slots;
+		uint32_t slot = cpu_kv_slot(c, ps, r, &at);
 		cpu_kv_put(c->kv_type[0], c->p[3], slot, kv_dim, k);
 		cpu_kv_put(c->kv_type[1], c->p[4], slot, kv_dim, (const float *)c->p[2] + r * kv_dim);
 	}
@@ -646,7 +646,7 @@ static void run_kv_store(const struct cpu_cmd *c, struct cpu_worker *w,
 		uint32_t r = ps->row0 + (uint32_t)i;
 		struct belt_row_at at;
 		cpu_row_at(c, ps, r, &at);
-		uint32_t slot = at.slot % c->kv_slots;
+		uint32_t slot = cpu_kv_slot(c, ps, r, &at);
 		cpu_kv_put(c->kv_type[0], c->p[2], slot, n, (const float *)c->p[0] + r * n);
 		cpu_kv_put(c->kv_type[1], c->p[3], slot, n, (const float *)c->p[1] + r * n);
 	}
@@ -777,8 +777,9 @@ static float *kv_tmp(const struct cpu_cmd *c, struct cpu_worker *w, const struct
  * in a tree the cache before pos and its ancestors), those within window
  * positions of its own (window 0: all), scores scale * q.k soft-capped
  * (softcap 0: not), softmax, the weighted values. Slot t of the row's
- * entries is cache slot (base + t) mod kv_slots: with a window, the
- * caches may be rings of the window and a pass's rows. */
+ * entries is cache slot base + t mod kv_slots (base: its sequence's part,
+ * cpu_kv_first): with a window, the caches may be rings of the window
+ * and a pass's rows. */
 static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 		       int h, float *att, float *tmp)
 {
@@ -792,7 +793,7 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 	struct belt_row_at at;
 	cpu_row_at(c, ps, r, &at);
 	/* a tree row: at ps->pos + depth; in a chain, at its slot */
-	uint32_t n = at.n_kv, depth = r, base = at.kv_base;
+	uint32_t n = at.n_kv, depth = r, base = cpu_kv_first(c, ps, r);
 	if (ps->parent) {
 		depth = 0;
 		for (int32_t a = ps->parent[r]; a >= 0; a = ps->parent[a])
@@ -826,7 +827,7 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 			att[t] = -INFINITY;
 			continue;
 		}
-		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], (base + t) % slots, kv_dim, kv_off,
+		const float *k = cpu_kv_get(c->kv_type[0], c->p[1], base + t % slots, kv_dim, kv_off,
 					    (size_t)hd, c->f16, tmp);
 		float s = 0.0f;
 		for (int d = 0; d < hd; d++)
@@ -847,7 +848,7 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 	for (uint32_t t = t0; t < n; t++) {
 		if (att[t] == 0.0f)
 			continue;
-		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], (base + t) % slots, kv_dim, kv_off,
+		const float *v = cpu_kv_get(c->kv_type[1], c->p[2], base + t % slots, kv_dim, kv_off,
 					    (size_t)hd, c->f16, tmp);
 		float p = att[t] / sum;
 		for (int d = 0; d < hd; d++)
@@ -945,8 +946,10 @@ void cpu_attend_row_head(const struct cpu_cmd *c, struct cpu_worker *w, const st
 	/* a batched pass scores in this thread's scratch: the att binding
 	 * has room for one row's heads */
 	float *att = ps->batched ? (float *)w->scratch : (float *)c->p[4] + (size_t)h * n_ctx;
-	/* a table of sequences: the row's entries from slot kv_base on */
-	size_t base = (size_t)at.kv_base * kv_dim;
+	/* a table of sequences: the row's entries from its part's first
+	 * slot on (a part of the whole context: no ring here) */
+	uint32_t first = cpu_kv_first(c, ps, r);
+	size_t base = (size_t)first * kv_dim;
 	if (ps->parent)
 		attend_tree(c, ps, r, q, kv_off, att, out, kv_tmp(c, w, ps));
 	else if (c->kv_type[0] == BELT_TYPE_F32 && c->kv_type[1] == BELT_TYPE_F32)
@@ -958,7 +961,7 @@ void cpu_attend_row_head(const struct cpu_cmd *c, struct cpu_worker *w, const st
 			      (const uint16_t *)c->p[2] + base + kv_off, kv_dim, at.n_kv, head_dim,
 			      c->prm[4].f, att, out);
 	else
-		cpu_attend_kv(c, q, kv_off, at.kv_base, at.n_kv, att, out);
+		cpu_attend_kv(c, q, kv_off, first, at.n_kv, att, out);
 }
 
 static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,

@@ -136,7 +136,7 @@ static uint64_t xq_size(uint32_t rows, uint32_t k)
 /* Check one command, resolve its bindings to descriptor ranges, and fill
  * its push constants. */
 static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
-		       uint32_t idx, uint32_t rows, bool seqs, struct vk_cmd *c,
+		       uint32_t idx, uint32_t rows, uint32_t parts, struct vk_cmd *c,
 		       struct vk_prep *pr, VkDescriptorBufferInfo *bi,
 		       char *err, size_t errsz)
 {
@@ -178,7 +178,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	}
 	const struct vk_op *op = k->impl;
 	prep_init(ctx, rows, op, pr);
-	pr->seqs = seqs && rows > 1;
+	pr->seqs = parts && rows > 1;
 	if (op->prepare(cmd, pr, err, errsz))
 		return -1;
 	/* a one-row table's long-context kernel: its work fits in the
@@ -206,7 +206,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		 * fit one range, takes the float16 ones */
 		prep_init(ctx, rows, op, pr);
 		pr->coopmat_int8 = false;
-		pr->seqs = seqs && rows > 1;
+		pr->seqs = parts && rows > 1;
 		if (op->prepare(cmd, pr, err, errsz) ||
 		    vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
 			return -1;
@@ -258,6 +258,15 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	for (int i = 0; i < BELT_MAX_PARAMS; i++)
 		memcpy(&c->pc.p[i], &cmd->param[i], 4);
 	memcpy(c->pc.aux, pr->aux, sizeof c->pc.aux);
+	if (pr->kv_slots && pr->seqs) {
+		/* a table of sequences: a sequence's part of the caches */
+		if (pr->kv_slots % parts)
+			return belt_errf(err, errsz,
+					 "%s: %s caches of %u slots: expected %u equal parts, "
+					 "one a sequence's",
+					 name, k->op, pr->kv_slots, parts);
+		pr->kv_slots /= parts;
+	}
 	if (pr->kv_slots)
 		c->pc.p[VK_PC_KV_SLOTS] = pr->kv_slots;
 	c->pc.mode = (uint32_t)cmd->patch;
@@ -593,8 +602,21 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	 * rope frequencies */
 	uint64_t meta_floats = batched ? (uint64_t)pl->rows * VK_META_ROW_WORDS : 0;
 	uint64_t work_words = VK_WORK_RESERVED;
+	/* a table of sequences: its caches' parts, one a sequence's */
+	uint32_t parts = 0;
+	if (t->seqs && batched) {
+		if (!t->seq_ctx || !t->n_ctx || t->n_ctx % t->seq_ctx) {
+			belt_errf(err, errsz,
+				  "vulkan: table_prepare: a table of sequences of %u positions, "
+				  "seq_ctx %u: expected a divisor of the positions",
+				  t->n_ctx, t->seq_ctx);
+			goto out;
+		}
+		parts = t->n_ctx / t->seq_ctx;
+		pl->seq_ctx = t->seq_ctx;
+	}
 	for (uint32_t i = 0; i < n; i++) {
-		if (prepare_cmd(ctx, &t->cmds[i], i, pl->rows, t->seqs, &oc[i], &preps[i],
+		if (prepare_cmd(ctx, &t->cmds[i], i, pl->rows, parts, &oc[i], &preps[i],
 				obi[i], err, errsz))
 			goto out;
 		if (preps[i].max_pos < pl->max_pos)

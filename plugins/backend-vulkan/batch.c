@@ -140,8 +140,8 @@ static int put_tree(const struct belt_table *t, struct plan *pl, uint32_t n,
 	return 0;
 }
 
-/* Runs of a table of sequences: each row's position and first cache slot
- * into meta after its header. */
+/* Runs of a table of sequences: each row's position and its sequence's
+ * part of the caches (belt_table.seq_ctx) into meta after its header. */
 static int put_seqs(const struct belt_table *t, struct plan *pl, uint32_t n,
 		    char *err, size_t errsz)
 {
@@ -158,8 +158,15 @@ static int put_seqs(const struct belt_table *t, struct plan *pl, uint32_t n,
 					 "%u + %u: the cache holds %" PRIu64,
 					 r, t->seq_base[r], t->seq_pos[r],
 					 pl->max_pos);
+		if (t->seq_base[r] % pl->seq_ctx || t->seq_pos[r] >= pl->seq_ctx)
+			return belt_errf(err, errsz,
+					 "vulkan: table_run: row %u at slot "
+					 "%u + %u: expected a multiple of the "
+					 "%u positions of a sequence, and fewer",
+					 r, t->seq_base[r], t->seq_pos[r],
+					 pl->seq_ctx);
 		rows[VK_META_ROW_WORDS * r] = t->seq_pos[r];
-		rows[VK_META_ROW_WORDS * r + 1] = t->seq_base[r];
+		rows[VK_META_ROW_WORDS * r + 1] = t->seq_base[r] / pl->seq_ctx;
 	}
 	return 0;
 }

@@ -70,6 +70,7 @@ struct plan {
 	uint32_t max_run; /* token slots recorded; 1 (a pass) when batched */
 	uint32_t rows;	  /* the table's rows: 1, or a batched table's */
 	uint64_t max_pos;
+	uint32_t seq_ctx; /* a table of sequences: a sequence's positions */
 	VkDescriptorPool dpool;
 	struct belt_buffer *meta;
 	struct belt_buffer *work; /* per-command scratch, VK_WORK_BINDING */

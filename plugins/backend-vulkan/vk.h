@@ -357,7 +357,8 @@ struct vk_prep {
 	uint32_t spec[VK_SPEC_MAX]; /* the shader's specialization constants */
 	uint32_t n_spec;   /* how many (0: none) */
 	uint64_t max_pos;  /* positions pos < max_pos are in range */
-	uint32_t kv_slots; /* the slots its caches hold (kv_caches; 0: none) */
+	uint32_t kv_slots; /* the slots its caches hold (kv_caches; 0: none);
+			    * in a table of sequences, a sequence's part */
 	uint32_t groups;   /* workgroups to dispatch (per row, VK_ROWS_Z) */
 	uint32_t aux[3];   /* into the push constants */
 	uint32_t n_freq;   /* rope: floats of meta it needs (freqs) */

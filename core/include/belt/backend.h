@@ -22,8 +22,10 @@
  *    commands checked against belt/ops.h; patches applied per row;
  *    belt_backend_options.settings; belt_backend_ops.memory_available
  * 4: tables of sequences (belt_table.seqs, seq_pos, seq_base)
- * 5: gated runs (belt_table.gate, belt_backend_ops.table_run_gated) */
-#define BELT_BACKEND_ABI 5
+ * 5: gated runs (belt_table.gate, belt_backend_ops.table_run_gated)
+ * 6: tables of sequences split the caches into parts (belt_table.seq_ctx),
+ *    sliding-window layers' parts rings */
+#define BELT_BACKEND_ABI 6
 /* The oldest backend ABI the core still loads (one-row tables only). */
 #define BELT_BACKEND_ABI_MIN 2
 
@@ -35,7 +37,8 @@
  * argmax_output writes token_ids[pos + 1] in a one-row table, slot r of
  * row_ids in a batched one. In a table of sequences (belt_table.seqs)
  * row r rotates at seq_pos[r], writes slot seq_base[r] + seq_pos[r] and
- * attends over seq_pos[r] + 1 entries from slot seq_base[r]. */
+ * attends over seq_pos[r] + 1 entries from slot seq_base[r], slots of
+ * the whole context that belt_table.seq_ctx places in the caches. */
 enum belt_patch {
 	BELT_PATCH_NONE = 0,
 	BELT_PATCH_TOKEN_OFFSET,
@@ -121,11 +124,21 @@ struct belt_table {
 	 * run's row r is a token of its own sequence, whose cache entries
 	 * are the slots from seq_base[r] on: the row reads token_ids[pos + r],
 	 * sits at position seq_pos[r], writes slot seq_base[r] + seq_pos[r]
-	 * and attends to slots seq_base[r] .. seq_base[r] + seq_pos[r]. Rows
+	 * and attends to slots seq_base[r] .. seq_base[r] + seq_pos[r] (slots
+	 * of the whole context; where each lies in a cache: seq_ctx). Rows
 	 * of one sequence come in order of position. seq_pos and seq_base
 	 * (host memory, [rows]) are read by each run. */
 	bool seqs;
 	const uint32_t *seq_pos, *seq_base;
+	/* ABI 6 (required with seqs): the positions of each sequence; n_ctx
+	 * is a multiple of it, each seq_base[r] too. A cache binding of B
+	 * slots holds n_ctx / seq_ctx equal parts of P = B * seq_ctx / n_ctx
+	 * slots, sequence seq_base[r] / seq_ctx's the one of that number:
+	 * its position p lies in slot p mod P of it (P < seq_ctx: a
+	 * sliding-window layer's ring, which the table's maker sizes for its
+	 * readers' window and a pass's rows of one sequence). Set before
+	 * table_prepare. */
+	uint32_t seq_ctx;
 	/* ABI 5. gate > 0 (one-row tables, set before table_prepare): the
 	 * commands from cmds[gate] on read what the host writes between
 	 * positions (a grammar's mask), so that table_run_gated can run the

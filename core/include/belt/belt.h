@@ -97,8 +97,10 @@ struct belt_group;
 int belt_group_new(struct belt_model *m, const struct belt_session_params *p, uint32_t n_seq,
 		   struct belt_group **out, char *err, size_t errsz);
 /* Session seq (0 .. n_seq - 1) of the group, made as belt_session_create
- * makes one with p (NULL: defaults; its n_ctx and cache types are the
- * group's); free it with belt_session_free, or with the group. */
+ * makes one with p (NULL: defaults; its n_ctx, cache types and swa_full
+ * are the group's, its n_ubatch and chunk at most the group's, for which
+ * the sliding-window layers' rings were laid out); free it with
+ * belt_session_free, or with the group. */
 int belt_group_session(struct belt_group *g, uint32_t seq, const struct belt_session_params *p,
 		       struct belt_session **out, char *err, size_t errsz);
 /* The group's shared passes so far: how many, their rows (tokens) in all,

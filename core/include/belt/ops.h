@@ -112,7 +112,8 @@ struct belt_row_at {
 void belt_row_at(enum belt_patch patch, bool batched, uint32_t pos,
 		 uint32_t row, uint32_t depth, struct belt_row_at *out);
 /* The same for row r of a run of a table of sequences (belt_table.seqs):
- * at position seq_pos, its cache entries from slot seq_base on. */
+ * at position seq_pos, its cache entries from slot seq_base on (slots of
+ * the whole context, in the caches' parts as belt_table.seq_ctx says). */
 void belt_row_at_seq(enum belt_patch patch, uint32_t pos, uint32_t row, uint32_t seq_pos,
 		     uint32_t seq_base, struct belt_row_at *out);
 

@@ -1,13 +1,14 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
-// qkv_rope: what a one-row table does to q, k and v between their matvecs
-// and attention, in one dispatch (fusion.c's vk_qkv_fuse): optionally
+// qkv_rope: what a table does to q, k and v between their matvecs and
+// attention, in one dispatch (fusion.c's vk_qkv_fuse): optionally
 // bias_add of each (BIAS) or rmsnorm_heads of q and k (HNORM), then rope
 // of q and k (NORM pairs (2i, 2i+1) or NEOX pairs (i, i + rope_dim/2)),
 // then kv_store. Each step computes as its own shader does (bias_add,
 // rmsnorm_heads with the same reduction, rope), so the result is theirs.
-// One workgroup per head: q's n_head, then k's and v's n_head_kv.
+// One workgroup per head: q's n_head, then k's and v's n_head_kv; in a
+// batched table, a z layer per row (q, k, v rows of the pass).
 // bindings: 0 q (rotated in place), 1 k, 2 v, 3..5 the biases of q, k, v
 //           (BIAS) or the head-norm weights of q and k (HNORM), 6 k cache,
 //           7 v cache (row at_slot; F32 or F16 as kv.glsl's KV_K, KV_V)
@@ -35,9 +36,11 @@ layout(binding = 5) readonly buffer AV { float av[]; };
 
 shared float h[HD_MAX];
 
-float src(uint seg, uint i)
+// i of segment seg's row: q's from qo, k's and v's from ko (rows of the
+// pass: n_head and n_head_kv heads)
+float src(uint seg, uint qo, uint ko, uint i)
 {
-	return seg == 0u ? q[pc.o[0] + i] : seg == 1u ? k[pc.o[1] + i] : v[pc.o[2] + i];
+	return seg == 0u ? q[qo + i] : seg == 1u ? k[pc.o[1] + ko + i] : v[pc.o[2] + ko + i];
 }
 
 float add_of(uint seg, uint i)
@@ -49,6 +52,10 @@ void main()
 {
 	STOP_CHECK();
 	uint nh = pc.p[0], nkv = pc.p[1], hd = pc.p[2], rd = pc.p[3], flags = pc.p[4];
+	uint r = row_z();
+	if (r >= row_end())
+		return;
+	uint qo = pc.o[0] + row_in(r) * nh * hd, ko = row_in(r) * nkv * hd;
 	uint g = wg_id(), seg = 0u, head = g;
 	if (g >= nh) {
 		seg = g < nh + nkv ? 1u : 2u;
@@ -59,7 +66,7 @@ void main()
 	uint tid = gl_LocalInvocationID.x, base = head * hd;
 	float ss = 0.0;
 	for (uint i = tid; i < hd; i += WG) {
-		float x = src(seg, base + i);
+		float x = src(seg, qo, ko, base + i);
 		if ((flags & F_BIAS) != 0u)
 			x += add_of(seg, base + i);
 		h[i] = x;
@@ -75,7 +82,7 @@ void main()
 	barrier();
 	if (seg < 2u) {
 		bool neox = (flags & F_NEOX) != 0u;
-		uint half_dim = rd / 2u, pos = at_position(0u, 0u);
+		uint half_dim = rd / 2u, pos = at_position(0u, r);
 		for (uint i = tid; i < half_dim; i += WG) {
 			uint a = neox ? i : 2u * i, b = a + (neox ? half_dim : 1u);
 			precise float f = meta.freq[pc.aux[0] + i];
@@ -87,10 +94,10 @@ void main()
 		}
 	}
 	barrier();
-	uint row = at_slot(0u, 0u) * nkv * hd + base;
+	uint row = at_slot(0u, r) * nkv * hd + base;
 	for (uint i = tid; i < hd; i += WG) {
 		if (seg == 0u)
-			q[pc.o[0] + base + i] = h[i];
+			q[qo + base + i] = h[i];
 		else if (seg == 1u)
 			k_store(pc.o[6], row + i, h[i]);
 		else

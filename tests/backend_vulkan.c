@@ -3707,10 +3707,9 @@ END_TEST
 
 /* Gemma's norms as the backend fuses them (fusion.c): embed then scale,
  * rmsnorm of y then its add into r then rmsnorm of r (rmsnorm.comp -DADD
- * -DNORM2 in a one-row table, in place or into a buffer of its own) and
- * rmsnorm + add alone in a batched table of rows rows, token by token
- * from position 0 (one-row) or one pass of them: r and the output norm's
- * out after the last token. */
+ * -DNORM2, in place or into a buffer of its own) in a one-row table or a
+ * batched table of rows rows, token by token from position 0 (one-row)
+ * or one pass of them: r and the last norm's out after the last token. */
 enum { NF_N = 96, NF_VOCAB = 7, NF_ROWS = 5 };
 static void norm_chain(struct be *b, int et, const uint8_t *emb, size_t erb, const float *w12,
 		       uint32_t rows, bool in_place, float *r_out, float *o_out)
@@ -3787,12 +3786,13 @@ START_TEST(test_norm_fusions)
 	float w12[2 * NF_N];
 	for (int i = 0; i < 2 * NF_N; i++)
 		w12[i] = 0.5f + rng_f();
-	for (int v = 0; v < 3; v++) { /* one-row out, one-row in place, batched */
-		uint32_t rows = v == 2 ? NF_ROWS : 1;
+	/* one-row out, one-row in place, batched out, batched in place */
+	for (int v = 0; v < 4; v++) {
+		uint32_t rows = v >= 2 ? NF_ROWS : 1;
 		float r[2][NF_N], o[2][NF_N];
 		for (int g = 0; g < 2; g++) {
 			struct be vk = g ? open_vk() : open_vk_set("BELT_VK_FUSE", "0");
-			norm_chain(&vk, et, emb, erb, w12, rows, v == 1, r[g], o[g]);
+			norm_chain(&vk, et, emb, erb, w12, rows, v % 2 == 1, r[g], o[g]);
 			be_close(&vk);
 		}
 		for (int i = 0; i < NF_N; i++) {
@@ -4626,9 +4626,9 @@ START_TEST(test_validation)
 		uint8_t *emb = weights_new(BELT_TYPE_Q4_0, NF_N, NF_VOCAB, &erb);
 		float w12[2 * NF_N], r[NF_N], o[NF_N];
 		fill(w12, 2 * NF_N);
-		for (int v = 0; v < 3; v++)
-			norm_chain(&vk, BELT_TYPE_Q4_0, emb, erb, w12, v == 2 ? NF_ROWS : 1, v == 1,
-				   r, o);
+		for (int v = 0; v < 4; v++)
+			norm_chain(&vk, BELT_TYPE_Q4_0, emb, erb, w12, v >= 2 ? NF_ROWS : 1,
+				   v % 2 == 1, r, o);
 		free(emb);
 	}
 	/* batched tables: the tiled product (both Q4_0 layouts), passes

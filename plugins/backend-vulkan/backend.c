@@ -558,6 +558,16 @@ static int grow_dispatches(struct plan *pl,
 	return c && b && r && nr ? 0 : -1;
 }
 
+/* Whether commands i .. i + n - 1 each cover a batched table's rows in
+ * one dispatch (none split into ranges of rows: vk_batch_chunk_rows). */
+static bool rows_whole(const struct vk_prep *preps, uint32_t i, uint32_t n, uint32_t rows)
+{
+	for (uint32_t j = i; j < i + n; j++)
+		if (preps[j].chunk_rows < rows)
+			return false;
+	return true;
+}
+
 static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			struct plan *pl, char *err, size_t errsz)
 {
@@ -668,7 +678,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	bool fuse, profile, failed;
 	if (vk_tune_prepare(ctx, &fuse, &profile, err, errsz))
 		goto out;
-	/* a batched table's: the rmsnorm + add of post-norms only */
+	/* a batched table's: the post-norms (rmsnorm + add, and the norm
+	 * after) and the rope of q and k with the store of k and v only */
 	bool fuse_rows = fuse;
 	fuse = fuse && !batched;
 	uint32_t used;
@@ -785,7 +796,9 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			i += used;
 		} else if ((fuse || (fuse_rows && i + 1 < n && preps[i].chunk_rows >= pl->rows &&
 				     preps[i + 1].chunk_rows >= pl->rows)) &&
-			   vk_norm_add_fuse(ctx, t, oc, obi, writes, i, c, bis[np], rs[np],
+			   vk_norm_add_fuse(ctx, t, oc, obi, writes, i,
+					    !batched || (i + 2 < n && preps[i + 2].chunk_rows >= pl->rows),
+					    c, bis[np], rs[np],
 					    &nrs[np], &used, &failed, err, errsz)) {
 			if (failed)
 				goto out;
@@ -793,8 +806,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		} else if (fuse && vk_embed_scale_fuse(t, oc, obi, writes, i, c, bis[np], rs[np],
 						    &nrs[np])) {
 			i += 2;
-		} else if (fuse && vk_qkv_fuse(ctx, t, oc, obi, writes, i, c, bis[np], rs[np],
-					    &nrs[np], &used, &failed, err, errsz)) {
+		} else if (fuse_rows &&
+			   vk_qkv_fuse(ctx, t, oc, obi, writes, i, c, bis[np], rs[np], &nrs[np],
+				       &used, &failed, err, errsz) &&
+			   (failed || rows_whole(preps, i, used, pl->rows))) {
 			if (failed)
 				goto out;
 			i += used;

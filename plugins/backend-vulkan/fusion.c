@@ -298,7 +298,8 @@ static bool rope_pieces(const struct belt_table *t, const uint8_t *writes, uint3
 		if (rq->param[p].i != rk->param[p].i)
 			return false;
 	*nh = rq->param[0].i, *nkv = rk->param[0].i, *hd = rq->param[1].i;
-	uint64_t kv_bytes = (uint64_t)*nkv * *hd * 4;
+	/* k and v: a row a token of the pass */
+	uint64_t kv_bytes = (uint64_t)*nkv * *hd * 4 * (t->rows > 1 ? t->rows : 1);
 	return rk->head == rq->head && kv->head == rq->head && rq->patch == rk->patch &&
 	       rq->patch == kv->patch && *hd % 2 == 0 && kv->param[0].i == *nkv * *hd &&
 	       cache_flag(&kv->bind[2], &kv->bind[3]) >= 0 &&
@@ -876,17 +877,19 @@ static bool norm_add_at(const struct belt_table *t, const uint8_t *writes, uint3
 /* Whether norm_add_at(i) and command i + 2 is an rmsnorm of that
  * residual r, in place or into an out that overlaps neither r nor the
  * weights (y it may: the shader reads all of y before it writes), r at
- * most NORM2_MAX values: rmsnorm.comp -DADD -DNORM2 does all three (the
- * output norm after Gemma's last post-norm), in one-row tables (a batched
- * table's output norm runs on its head rows only). The third may be the
- * head's: the fused dispatch then runs it with the others for every
- * token, so its out must be dead where the head is left out. */
+ * most NORM2_MAX values: rmsnorm.comp -DADD -DNORM2 does all three, row
+ * by row (Gemma's post-norm, its add and the next norm: the FFN's, the
+ * next layer's attention's, the output's). In a one-row table the third
+ * may be the head's: the fused dispatch then runs it with the others for
+ * every token, so its out must be dead where the head is left out; in a
+ * batched table, whose head runs on its last row only, none is. */
 bool vk_norm_add_norm_at(const struct belt_table *t, const uint8_t *writes, uint32_t i)
 {
 	const struct belt_cmd *C = t->cmds;
 	int res;
-	if (t->rows > 1 || !norm_add_at(t, writes, i, &res) || i + 2 >= t->n_cmds ||
-	    !vk_is_op(&C[i + 2], "rmsnorm") || (C[i].head && !C[i + 2].head))
+	if (!norm_add_at(t, writes, i, &res) || i + 2 >= t->n_cmds ||
+	    !vk_is_op(&C[i + 2], "rmsnorm") || (C[i].head && !C[i + 2].head) ||
+	    (t->rows > 1 && (C[i].head || C[i + 2].head)))
 		return false;
 	const struct belt_cmd *nm = &C[i], *n2 = &C[i + 2];
 	const struct belt_binding *r = &C[i + 1].bind[res], *out = &n2->bind[2];
@@ -902,7 +905,7 @@ bool vk_norm_add_norm_at(const struct belt_table *t, const uint8_t *writes, uint
 bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc,
 		      VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
-		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
+		      const uint8_t *writes, uint32_t i, bool norm2_ok, struct vk_cmd *c,
 		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
 		      uint32_t *used, bool *failed, char *err, size_t errsz)
 {
@@ -911,7 +914,7 @@ bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	int res;
 	if (!norm_add_at(t, writes, i, &res))
 		return false;
-	bool norm2 = vk_norm_add_norm_at(t, writes, i);
+	bool norm2 = norm2_ok && vk_norm_add_norm_at(t, writes, i);
 	enum vk_shader sh = norm2 ? VK_SH_RMSNORM_ADD_NORM : VK_SH_RMSNORM_ADD;
 	int nb = norm2 ? 5 : 3;
 	if (vk_pipeline_for(ctx, sh, nb, err, errsz)) {
@@ -1057,7 +1060,7 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	if (flags == QKV_HNORM)
 		memcpy(&c->pc.p[5], &C[pre[0]].param[2], 4);
 	c->gx = (uint32_t)(nh + 2 * nkv);
-	c->gy = c->gz = 1;
+	c->gy = 1; /* gz: the rope's, a layer per row in a batched table */
 	snprintf(c->kind, sizeof c->kind, "%sqkv+rope+store%s",
 		 flags == QKV_BIAS ? "bias+" : flags == QKV_HNORM ? "headnorm+" : "",
 		 c->head ? " head" : "");

@@ -238,21 +238,22 @@ bool vk_sample_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 
 /* rmsnorm at i whose output only the next command, an add into a
  * residual, reads: one rmsnorm.comp -DADD dispatch (Gemma's post-norms),
- * with the rmsnorm of that residual after them where
- * vk_norm_add_norm_at (-DNORM2). c, bi, the ranges r (*nr), *used
- * (commands taken: 2 or 3); false if none starts at i; *failed (with
- * err) if one does but has no pipeline. */
+ * with the rmsnorm of that residual after them where norm2_ok (its
+ * dispatch not split into ranges of rows) and vk_norm_add_norm_at
+ * (-DNORM2). c, bi, the ranges r (*nr), *used (commands taken: 2 or 3);
+ * false if none starts at i; *failed (with err) if one does but has no
+ * pipeline. */
 bool vk_norm_add_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc,
 		      VkDescriptorBufferInfo (*obi)[VK_SET_MAX],
-		      const uint8_t *writes, uint32_t i, struct vk_cmd *c,
+		      const uint8_t *writes, uint32_t i, bool norm2_ok, struct vk_cmd *c,
 		      VkDescriptorBufferInfo *bi, struct range *r, int *nr,
 		      uint32_t *used, bool *failed, char *err, size_t errsz);
-/* Whether commands i .. i + 2 of a one-row table are an rmsnorm, the add
- * of its output into a residual r, and an rmsnorm of r, which one
- * rmsnorm.comp -DADD
- * -DNORM2 dispatch does (Gemma's last post-norm and the output norm; the
- * matvec before then leaves them to it instead of its TAIL). */
+/* Whether commands i .. i + 2 are an rmsnorm, the add of its output into
+ * a residual r, and an rmsnorm of r, which one rmsnorm.comp -DADD -DNORM2
+ * dispatch does (Gemma's post-norms and the norm after each; in a one-row
+ * table the last post-norm and the output norm, the matvec before then
+ * leaving them to it instead of its TAIL). */
 bool vk_norm_add_norm_at(const struct belt_table *t, const uint8_t *writes, uint32_t i);
 
 /* embed at i then a scale of the rows it wrote (Gemma's sqrt(n_embd)):
@@ -265,7 +266,7 @@ bool vk_embed_scale_fuse(const struct belt_table *t, const struct vk_cmd *oc,
 
 /* From i: bias_add of q, k and v, or rmsnorm_heads of q and k, or
  * neither, then rope of q and of k and kv_store, as one qkv_rope.comp
- * dispatch. c, bi, the ranges r (*nr), *used (commands taken); false if
+ * dispatch (a z layer per row of a batched table). c, bi, the ranges r (*nr), *used (commands taken); false if
  * none starts at i; *failed (with err) if one does but has no pipeline. */
 bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 		 const struct vk_cmd *oc,

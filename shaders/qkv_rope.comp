@@ -7,8 +7,11 @@
 // of q and k (NORM pairs (2i, 2i+1) or NEOX pairs (i, i + rope_dim/2)),
 // then kv_store. Each step computes as its own shader does (bias_add,
 // rmsnorm_heads with the same reduction, rope), so the result is theirs.
-// One workgroup per head: q's n_head, then k's and v's n_head_kv; in a
-// batched table, a z layer per row (q, k, v rows of the pass).
+// With HNORM one workgroup per head (q's n_head, then k's and v's
+// n_head_kv), whose norm is a reduction over it; else a thread per pair of
+// values (a head's hd / 2, of q's heads, then k's and v's): the pair rope
+// rotates, or two values past rope_dim, or two of v. In a batched table, a
+// z layer per row (q, k, v rows of the pass).
 // bindings: 0 q (rotated in place), 1 k, 2 v, 3..5 the biases of q, k, v
 //           (BIAS) or the head-norm weights of q and k (HNORM), 6 k cache,
 //           7 v cache (row at_slot; F32 or F16 as kv.glsl's KV_K, KV_V)
@@ -48,6 +51,53 @@ float add_of(uint seg, uint i)
 	return seg == 0u ? aq[pc.o[3] + i] : seg == 1u ? ak[pc.o[4] + i] : av[pc.o[5] + i];
 }
 
+// The head of the q, k, v heads in a row (q's, then k's, then v's) as
+// its segment and its head there; false past them.
+bool head_of(uint g, uint nh, uint nkv, out uint seg, out uint head)
+{
+	seg = g < nh ? 0u : g < nh + nkv ? 1u : 2u;
+	head = seg == 0u ? g : g - nh - (seg == 2u ? nkv : 0u);
+	return g < nh + 2u * nkv;
+}
+
+// Without HNORM: the thread's pair j of its head, at row r (q from qo, k
+// and v from ko).
+void pair(uint r, uint qo, uint ko)
+{
+	uint nh = pc.p[0], nkv = pc.p[1], hd = pc.p[2], rd = pc.p[3], flags = pc.p[4];
+	uint half_hd = hd / 2u, item = wg_id() * WG + gl_LocalInvocationID.x, seg, head;
+	if (!head_of(item / half_hd, nh, nkv, seg, head))
+		return;
+	uint j = item % half_hd, base = head * hd, half_dim = rd / 2u;
+	bool rot = seg < 2u && j < half_dim;
+	bool neox = (flags & F_NEOX) != 0u;
+	uint a = rot && neox ? j : 2u * j, b = rot && neox ? j + half_dim : 2u * j + 1u;
+	float x0 = src(seg, qo, ko, base + a), x1 = src(seg, qo, ko, base + b);
+	if ((flags & F_BIAS) != 0u) {
+		x0 += add_of(seg, base + a);
+		x1 += add_of(seg, base + b);
+	}
+	if (rot) {
+		precise float f = meta.freq[pc.aux[0] + j];
+		precise float ang = float(at_position(0u, r)) * f;
+		vec2 sc = sincos_f(ang);
+		float y0 = x0 * sc.y - x1 * sc.x, y1 = x0 * sc.x + x1 * sc.y;
+		x0 = y0;
+		x1 = y1;
+	}
+	uint row = at_slot(0u, r) * nkv * hd + base;
+	if (seg == 0u) {
+		q[qo + base + a] = x0;
+		q[qo + base + b] = x1;
+	} else if (seg == 1u) {
+		k_store(pc.o[6], row + a, x0);
+		k_store(pc.o[6], row + b, x1);
+	} else {
+		v_store(pc.o[7], row + a, x0);
+		v_store(pc.o[7], row + b, x1);
+	}
+}
+
 void main()
 {
 	STOP_CHECK();
@@ -56,24 +106,22 @@ void main()
 	if (r >= row_end())
 		return;
 	uint qo = pc.o[0] + row_in(r) * nh * hd, ko = row_in(r) * nkv * hd;
-	uint g = wg_id(), seg = 0u, head = g;
-	if (g >= nh) {
-		seg = g < nh + nkv ? 1u : 2u;
-		head = g - nh - (seg == 2u ? nkv : 0u);
-		if (head >= nkv)
-			return;
+	if ((flags & F_HNORM) == 0u) {
+		pair(r, qo, ko);
+		return;
 	}
+	// HNORM: a workgroup per head, the whole of it through the barriers
+	uint seg, head;
+	if (!head_of(wg_id(), nh, nkv, seg, head))
+		return;
 	uint tid = gl_LocalInvocationID.x, base = head * hd;
 	float ss = 0.0;
 	for (uint i = tid; i < hd; i += WG) {
 		float x = src(seg, qo, ko, base + i);
-		if ((flags & F_BIAS) != 0u)
-			x += add_of(seg, base + i);
 		h[i] = x;
 		ss += x * x;
 	}
-	if ((flags & F_HNORM) != 0u && seg < 2u) {
-		// uniform per workgroup: every thread of it reaches the barriers
+	if (seg < 2u) {
 		ss = wg_sum(ss);
 		float scale = 1.0 / sqrt(ss / float(hd) + pflt(5));
 		for (uint i = tid; i < hd; i += WG)

@@ -1059,8 +1059,12 @@ bool vk_qkv_fuse(struct vk_ctx *ctx, const struct belt_table *t,
 	c->pc.p[VK_PC_KV_SLOTS] = oc[j + 2].pc.p[VK_PC_KV_SLOTS]; /* the store's caches */
 	if (flags == QKV_HNORM)
 		memcpy(&c->pc.p[5], &C[pre[0]].param[2], 4);
-	c->gx = (uint32_t)(nh + 2 * nkv);
-	c->gy = 1; /* gz: the rope's, a layer per row in a batched table */
+	/* qkv_rope.comp: with HNORM a workgroup of 64 per head, else a
+	 * thread per pair of values; gz the rope's, a layer per row in a
+	 * batched table */
+	uint32_t n_heads = (uint32_t)(nh + 2 * nkv);
+	c->gx = flags == QKV_HNORM ? n_heads : (n_heads * (uint32_t)hd / 2 + 63) / 64;
+	c->gy = 1;
 	snprintf(c->kind, sizeof c->kind, "%sqkv+rope+store%s",
 		 flags == QKV_BIAS ? "bias+" : flags == QKV_HNORM ? "headnorm+" : "",
 		 c->head ? " head" : "");

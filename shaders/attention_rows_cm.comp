@@ -29,11 +29,12 @@
 //
 // EXT 1: attention_ext's too (Gemma 2): each score soft-capped (softcap >
 // 0: s = softcap tanh(s / softcap); the first sweep caps the maximum
-// alone, as the cap keeps the order; s / softcap as s times its
-// reciprocal and tanh as 1 - 2 / (e^2|x| + 1), which loses relative
-// digits near 0 but not absolute ones: about 1e-7 times the cap in s, far
-// below the float16 rounding of the weights exp(s - M) that P V
-// multiplies), and only the
+// alone, as the cap keeps the order; the second takes each weight
+// exp(c tanh(s / c) - M) as 2^(A - B / (E + 1)), E = e^(2|s| / c), A and
+// B of the row (c - M or -c - M by the sign of s, 2c, in base 2): one
+// exp2 for the tanh, one for the weight, a reciprocal; what that loses
+// is absolute, a few units in the last place of c, far below the
+// float16 rounding of the weights that P V multiplies), and only the
 // keys within window positions of the row's query seen (window > 0); the
 // steps below the window of the block's first row are left out.
 //
@@ -70,13 +71,7 @@ shared float m_sh[64], l_sh[64];
 #define F32M fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
-// tanh for the weights' scores (EXT): one exp, no branch (tanh_f's
-// series for |x| < 1/4 would run beside it in every subgroup)
-float tanh_weights(float x)
-{
-	float e = exp(2.0 * min(abs(x), 15.0));
-	return sign(x) * (1.0 - 2.0 / (e + 1.0));
-}
+#define LOG2E 1.4426950408889634
 
 float score(uint row, uint t)
 {
@@ -132,7 +127,9 @@ void main()
 	uint g = p / BR, r = p % BR;
 	bool live = r < nq;
 	uint last = pos + r0 + r; // causal: positions up to it
-	float cap = EXT == 1u ? pflt(5) : 0.0, icap = cap > 0.0 ? 1.0 / cap : 0.0;
+	float cap = EXT == 1u ? pflt(5) : 0.0;
+	// the capped weights' constants: E = 2^(|s| kq), B = bq (EXT)
+	float kq = cap > 0.0 ? 2.0 * LOG2E / cap : 0.0, bq = 2.0 * LOG2E * cap;
 	uint window = EXT == 1u ? pc.p[6] : 0u;
 	// the query's position, and the first step any row of the block sees
 	uint qpos = tree && live ? pos + row_depth(r0 + r) : last, s_first = 0u;
@@ -144,6 +141,8 @@ void main()
 
 	for (uint sweep = 0; sweep < 2u; sweep++) {
 		float mx = m_sh[p], sum = 0.0;
+		// the second sweep's A for s >= 0 and for s < 0 (EXT)
+		float ap = (cap - mx) * LOG2E, an = (-cap - mx) * LOG2E;
 		for (uint s0 = s_first; s0 < n_kv; s0 += BKV) {
 			uint ns = min(BKV, n_kv - s0);
 			// k (and in the second sweep v) of the step, from its
@@ -199,9 +198,15 @@ void main()
 				if (sweep == 0u) {
 					mx = max(mx, sc); // capped once found
 				} else {
-					if (cap > 0.0 && vis)
-						sc = tanh_weights(sc * icap) * cap;
-					float pe = vis ? exp(sc - mx) : 0.0;
+					float pe;
+					if (cap > 0.0) {
+						// e^(2|s| / c) up to e^30, as tanh_f's form
+						float e = exp2(min(abs(sc) * kq, 30.0 * LOG2E));
+						float d = bq / (e + 1.0);
+						pe = vis ? exp2(sc >= 0.0 ? ap - d : an + d) : 0.0;
+					} else {
+						pe = vis ? exp(sc - mx) : 0.0;
+					}
 					sum += pe;
 					uint hb = packHalf2x16(vec2(pe, 0.0));
 					w[e / 2u] = e % 2u == 0u ? hb : w[e / 2u] | hb << 16;

@@ -584,6 +584,26 @@ uint item_first()
 #define PI (PV / IH)
 bool pend_fast(uint k) { return (FLAGS & F_PEND2) == 0 && k / (4u * IH) <= PI * WG; }
 
+// stage_pend's sum(y^2) over the workgroup: wg_sum's, in its order, but
+// in shared memory of its own, which nothing writes again, so that the
+// one barrier after the writes serves (wg_sum's second guards red_sh's
+// next use. H200, gemma2 1B tg128, three runs each: 1,196, 1,204 and
+// 1,202 tokens/s against 1,193, 1,186 and 1,190 with wg_sum; a timing
+// build with no barrier at all, each subgroup's own sum scaled, 1.3%
+// faster than wg_sum)
+shared float pend_sh[256];
+float pend_ysum(float v)
+{
+	v = subgroupAdd(v);
+	if (subgroupElect())
+		pend_sh[gl_SubgroupID] = v;
+	barrier();
+	float s = 0.0;
+	for (uint i = 0; i < gl_NumSubgroups; i++)
+		s += pend_sh[i];
+	return s;
+}
+
 void stage_pend(XS s, uint tn, inout float ss, uint p)
 {
 	uint first = item_first(), items = tn / (4u * IH);
@@ -602,7 +622,7 @@ void stage_pend(XS s, uint tn, inout float ss, uint p)
 			xn[it][h] = LD4(nw4, nw, s.nal, s.no + e);
 			yss += dot(xy[it][h], xy[it][h]);
 		}
-	float sc = 1.0 / sqrt(wg_sum(yss) / float(pc.p[0]) + pflt(5));
+	float sc = 1.0 / sqrt(pend_ysum(yss) / float(pc.p[0]) + pflt(5));
 	uint lo, hi;
 	share(pc.p[0], lo, hi);
 	[[unroll]] for (uint it = 0; it < PI; it++) {

@@ -403,10 +403,14 @@ int main(void)
 	TCase *more = tcase_create("more");
 	tcase_set_timeout(more, 0);
 	tcase_add_test(more, test_stories_f16);
-	tcase_add_loop_test(more, test_rings, 0, 2);
 	if (!getenv("BELT_TEST_BACKEND") || !strcmp(backend(), "cpu"))
 		tcase_add_test(more, test_pycoder);
 	suite_add_tcase(su, more);
+	/* "rings" is small enough for valgrind too (tests/run-tests.sh) */
+	TCase *rings = tcase_create("rings");
+	tcase_set_timeout(rings, 0);
+	tcase_add_loop_test(rings, test_rings, 0, 2);
+	suite_add_tcase(su, rings);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

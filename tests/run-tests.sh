@@ -67,6 +67,8 @@ echo "valgrind: tests/check_prefix (stories260K f32: prefix reuse)"
 BELT_GOLDEN_ONLY=stories260K.f32.gguf $vg ./tests/check_prefix >/dev/null
 echo "valgrind: tests/check_group light (sessions of a group in threads, stories260K f32)"
 CK_RUN_CASE=light $vg ./tests/check_group >/dev/null
+echo "valgrind: tests/check_group rings (gemma2 and gemma3: a group's sliding-window layers as rings)"
+CK_RUN_CASE=rings $vg ./tests/check_group >/dev/null
 echo "valgrind: tests/check_grammar_gbnf language (the GBNF plugin on its tiny vocabulary)"
 CK_RUN_CASE=language $vg ./tests/check_grammar_gbnf >/dev/null
 echo "valgrind: tests/check_grammar_schema (JSON Schemas on a byte vocabulary)"

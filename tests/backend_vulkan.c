@@ -4596,6 +4596,73 @@ START_TEST(test_kv_errors)
 }
 END_TEST
 
+/* A table of sequences (backend ABI 6) whose seq_ctx does not divide its
+ * positions or whose caches do not split into its parts is refused by
+ * table_prepare, and a run's row outside its part (seq_base not a
+ * multiple of seq_ctx, seq_pos not below it) by table_run, on both
+ * backends, with a message that says what was expected. */
+START_TEST(test_seq_errors)
+{
+	struct be be2[2] = {open_vk(), open_cpu()};
+	enum { N = 32, ROWS = 2, CTX = 12 }; /* seq_ctx 4: three parts */
+	static const struct {
+		uint32_t seq_ctx, slots; /* the table's, the caches' */
+		const char *says;	 /* from table_prepare (NULL: none) */
+	} prep[] = {{0, CTX, "expected a divisor"},
+		    {5, CTX, "expected a divisor"},
+		    {4, 10, "expected 3 equal parts"},
+		    {4, CTX, NULL}};
+	for (int bi = 0; bi < 2; bi++)
+		for (size_t i = 0; i < sizeof prep / sizeof prep[0]; i++) {
+			struct be *b = &be2[bi];
+			struct belt_buffer *kv = buf_new(b, (uint64_t)2 * CTX * N * 4);
+			struct belt_buffer *x = buf_new(b, (uint64_t)ROWS * N * 4);
+			struct belt_cmd c = cmd_new(b, "kv_store", BELT_TYPE_ANY, "blk.0.kv");
+			c.patch = BELT_PATCH_POSITION;
+			bind_rows(&c, x, 0, N, ROWS);
+			bind_rows(&c, x, 0, N, ROWS);
+			uint64_t cache = (uint64_t)prep[i].slots * N * 4;
+			bind(&c, kv, 0, cache, BELT_TYPE_F32);
+			bind(&c, kv, (uint64_t)CTX * N * 4, cache, BELT_TYPE_F32);
+			pi(&c, N);
+			struct belt_table tab;
+			table_rows(&tab, &c, 1, CTX, NULL, ROWS, NULL);
+			uint32_t pos[ROWS] = {0, 0}, base[ROWS] = {0, 4};
+			tab.seqs = true;
+			tab.seq_ctx = prep[i].seq_ctx;
+			tab.seq_pos = pos;
+			tab.seq_base = base;
+			int rc = b->B->table_prepare(b->ctx, &tab, err, sizeof err);
+			if (prep[i].says) {
+				ck_assert_msg(rc != 0, "%s: seq_ctx %u, caches of %u: prepared",
+					      b->B->name, prep[i].seq_ctx, prep[i].slots);
+				ck_assert_msg(strstr(err, prep[i].says), "%s: %s", b->B->name, err);
+			} else {
+				ck_assert_msg(rc == 0, "%s: %s", b->B->name, err);
+				run(b, &tab, 0, ROWS, 0);
+				/* a row outside its part: the base, then the position */
+				static const uint32_t bad[2][2] = {{2, 0}, {4, 4}};
+				for (int k = 0; k < 2; k++) {
+					base[1] = bad[k][0];
+					pos[1] = bad[k][1];
+					ck_assert_msg(b->B->table_run(b->ctx, &tab, 0, ROWS, 0, err,
+								      sizeof err) != 0,
+						      "%s: row at %u + %u ran", b->B->name, base[1],
+						      pos[1]);
+					ck_assert_msg(strstr(err, "row 1 at slot") &&
+							      strstr(err, "positions of a sequence"),
+						      "%s: %s", b->B->name, err);
+				}
+				b->B->table_release(b->ctx, &tab);
+			}
+			buf_free(b, kv);
+			buf_free(b, x);
+		}
+	be_close(&be2[0]);
+	be_close(&be2[1]);
+}
+END_TEST
+
 START_TEST(test_validation)
 {
 	setenv("BELT_VK_VALIDATION", "fatal", 1);
@@ -4712,6 +4779,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tk, test_kv_attention, 0, N_KV_TYPES);
 	tcase_add_loop_test(tk, test_kv_ring, 0, N_KV_TYPES);
 	tcase_add_test(tk, test_kv_errors);
+	tcase_add_test(tk, test_seq_errors);
 	tcase_add_test(tk, test_attention_rows_cm);
 	suite_add_tcase(s, tk);
 	TCase *te = tcase_create("contract");

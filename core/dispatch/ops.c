@@ -429,6 +429,40 @@ void belt_row_at_seq(enum belt_patch patch, uint32_t pos, uint32_t row, uint32_t
 		out->out = row;
 }
 
+int belt_seq_parts(const struct belt_table *t, uint32_t *parts, char *err, size_t errsz)
+{
+	if (!t->seq_ctx || !t->n_ctx || t->n_ctx % t->seq_ctx)
+		return belt_errf(err, errsz,
+				 "a table of sequences of %u positions, seq_ctx %u: expected a divisor "
+				 "of the positions",
+				 t->n_ctx, t->seq_ctx);
+	*parts = t->n_ctx / t->seq_ctx;
+	return 0;
+}
+
+int belt_seq_part_slots(const struct belt_cmd *c, uint32_t slots, uint32_t parts,
+			uint32_t *part, char *err, size_t errsz)
+{
+	if (slots % parts)
+		return belt_errf(err, errsz,
+				 "%s: %s caches of %u slots: expected %u equal parts, one a "
+				 "sequence's",
+				 c->label ? c->label : "?", c->kernel ? c->kernel->op : "?", slots,
+				 parts);
+	*part = slots / parts;
+	return 0;
+}
+
+int belt_seq_row_check(const struct belt_table *t, uint32_t r, char *err, size_t errsz)
+{
+	if (t->seq_base[r] % t->seq_ctx || t->seq_pos[r] >= t->seq_ctx)
+		return belt_errf(err, errsz,
+				 "row %u at slot %u + %u: expected a multiple of the %u positions "
+				 "of a sequence, and fewer",
+				 r, t->seq_base[r], t->seq_pos[r], t->seq_ctx);
+	return 0;
+}
+
 struct belt_kernel belt_arch_op_kernel(const struct belt_arch_op *op, const void *impl)
 {
 	return (struct belt_kernel){.op = op->contract.op,

@@ -428,23 +428,14 @@ static int prepare_cmd(struct cpu_ctx *ctx, const struct belt_cmd *cmd,
  * part's. */
 static int seq_parts(const struct belt_table *t, struct plan *pl, char *err, size_t errsz)
 {
-	if (!t->seq_ctx || !t->n_ctx || t->n_ctx % t->seq_ctx)
-		return belt_errf(err, errsz,
-				 "cpu: table_prepare: a table of sequences of %u positions, seq_ctx "
-				 "%u: expected a divisor of the positions",
-				 t->n_ctx, t->seq_ctx);
-	uint32_t parts = t->n_ctx / t->seq_ctx;
+	uint32_t parts;
+	if (belt_seq_parts(t, &parts, err, errsz))
+		return belt_err_prefix(err, errsz, "cpu: table_prepare");
 	for (uint32_t i = 0; i < pl->n_cmds; i++) {
 		struct cpu_cmd *c = &pl->cmds[i];
-		if (!c->kv_slots)
-			continue;
-		if (c->kv_slots % parts)
-			return belt_errf(err, errsz,
-					 "cpu: %s: caches of %u slots: expected %u equal parts, one "
-					 "a sequence's",
-					 t->cmds[i].label ? t->cmds[i].label : "?", c->kv_slots,
-					 parts);
-		c->kv_slots /= parts;
+		if (c->kv_slots &&
+		    belt_seq_part_slots(&t->cmds[i], c->kv_slots, parts, &c->kv_slots, err, errsz))
+			return belt_err_prefix(err, errsz, "cpu");
 	}
 	pl->seq_ctx = t->seq_ctx;
 	return 0;
@@ -670,11 +661,8 @@ static int cpu_table_run(void *vctx, struct belt_table *t, uint32_t pos,
 						 "cpu: table_run: row %u at slot %u + %u: the "
 						 "cache holds %" PRIu64, r, t->seq_base[r],
 						 t->seq_pos[r], pl->max_pos);
-			if (t->seq_base[r] % pl->seq_ctx || t->seq_pos[r] >= pl->seq_ctx)
-				return belt_errf(err, errsz,
-						 "cpu: table_run: row %u at slot %u + %u: expected "
-						 "a multiple of the %u positions of a sequence, and "
-						 "fewer", r, t->seq_base[r], t->seq_pos[r], pl->seq_ctx);
+			if (belt_seq_row_check(t, r, err, errsz))
+				return belt_err_prefix(err, errsz, "cpu: table_run");
 		}
 		j.seqs = t;
 	}

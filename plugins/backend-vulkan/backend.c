@@ -258,15 +258,10 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	for (int i = 0; i < BELT_MAX_PARAMS; i++)
 		memcpy(&c->pc.p[i], &cmd->param[i], 4);
 	memcpy(c->pc.aux, pr->aux, sizeof c->pc.aux);
-	if (pr->kv_slots && pr->seqs) {
-		/* a table of sequences: a sequence's part of the caches */
-		if (pr->kv_slots % parts)
-			return belt_errf(err, errsz,
-					 "%s: %s caches of %u slots: expected %u equal parts, "
-					 "one a sequence's",
-					 name, k->op, pr->kv_slots, parts);
-		pr->kv_slots /= parts;
-	}
+	/* a table of sequences: a sequence's part of the caches */
+	if (pr->kv_slots && pr->seqs &&
+	    belt_seq_part_slots(cmd, pr->kv_slots, parts, &pr->kv_slots, err, errsz))
+		return -1;
 	if (pr->kv_slots)
 		c->pc.p[VK_PC_KV_SLOTS] = pr->kv_slots;
 	c->pc.mode = (uint32_t)cmd->patch;
@@ -615,14 +610,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	/* a table of sequences: its caches' parts, one a sequence's */
 	uint32_t parts = 0;
 	if (t->seqs && batched) {
-		if (!t->seq_ctx || !t->n_ctx || t->n_ctx % t->seq_ctx) {
-			belt_errf(err, errsz,
-				  "vulkan: table_prepare: a table of sequences of %u positions, "
-				  "seq_ctx %u: expected a divisor of the positions",
-				  t->n_ctx, t->seq_ctx);
+		if (belt_seq_parts(t, &parts, err, errsz)) {
+			belt_err_prefix(err, errsz, "vulkan: table_prepare");
 			goto out;
 		}
-		parts = t->n_ctx / t->seq_ctx;
 		pl->seq_ctx = t->seq_ctx;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -794,12 +785,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			if (failed)
 				goto out;
 			i += used;
-		} else if ((fuse || (fuse_rows && i + 1 < n && preps[i].chunk_rows >= pl->rows &&
-				     preps[i + 1].chunk_rows >= pl->rows)) &&
+		} else if (fuse_rows && i + 1 < n && rows_whole(preps, i, 2, pl->rows) &&
 			   vk_norm_add_fuse(ctx, t, oc, obi, writes, i,
-					    !batched || (i + 2 < n && preps[i + 2].chunk_rows >= pl->rows),
-					    c, bis[np], rs[np],
-					    &nrs[np], &used, &failed, err, errsz)) {
+					    i + 2 < n && rows_whole(preps, i + 2, 1, pl->rows), c,
+					    bis[np], rs[np], &nrs[np], &used, &failed, err, errsz)) {
 			if (failed)
 				goto out;
 			i += used;

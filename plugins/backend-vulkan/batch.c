@@ -158,13 +158,8 @@ static int put_seqs(const struct belt_table *t, struct plan *pl, uint32_t n,
 					 "%u + %u: the cache holds %" PRIu64,
 					 r, t->seq_base[r], t->seq_pos[r],
 					 pl->max_pos);
-		if (t->seq_base[r] % pl->seq_ctx || t->seq_pos[r] >= pl->seq_ctx)
-			return belt_errf(err, errsz,
-					 "vulkan: table_run: row %u at slot "
-					 "%u + %u: expected a multiple of the "
-					 "%u positions of a sequence, and fewer",
-					 r, t->seq_base[r], t->seq_pos[r],
-					 pl->seq_ctx);
+		if (belt_seq_row_check(t, r, err, errsz))
+			return belt_err_prefix(err, errsz, "vulkan: table_run");
 		rows[VK_META_ROW_WORDS * r] = t->seq_pos[r];
 		rows[VK_META_ROW_WORDS * r + 1] = t->seq_base[r] / pl->seq_ctx;
 	}

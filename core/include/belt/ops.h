@@ -116,5 +116,17 @@ void belt_row_at(enum belt_patch patch, bool batched, uint32_t pos,
  * the whole context, in the caches' parts as belt_table.seq_ctx says). */
 void belt_row_at_seq(enum belt_patch patch, uint32_t pos, uint32_t row, uint32_t seq_pos,
 		     uint32_t seq_base, struct belt_row_at *out);
+/* A table of sequences' parts of each cache binding, n_ctx / seq_ctx
+ * (belt_table.seq_ctx), in *parts; -1 with a message where seq_ctx does
+ * not divide n_ctx. Backends call it from table_prepare. */
+int belt_seq_parts(const struct belt_table *t, uint32_t *parts, char *err, size_t errsz);
+/* A sequence's part of command c's caches of slots slots, in *part; -1
+ * with a message naming c where they are not parts equal parts. */
+int belt_seq_part_slots(const struct belt_cmd *c, uint32_t slots, uint32_t parts,
+			uint32_t *part, char *err, size_t errsz);
+/* Whether row r of a run of table of sequences t lies in its part:
+ * seq_base[r] a multiple of seq_ctx and seq_pos[r] below it; else -1
+ * with a message naming the row. */
+int belt_seq_row_check(const struct belt_table *t, uint32_t r, char *err, size_t errsz);
 
 #endif

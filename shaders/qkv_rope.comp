@@ -60,6 +60,16 @@ bool head_of(uint g, uint nh, uint nkv, out uint seg, out uint head)
 	return g < nh + 2u * nkv;
 }
 
+// Pair j of a head, (x0, x1), rotated at position pos as rope.comp
+// rotates it
+vec2 rotate_pair(float x0, float x1, uint j, uint pos)
+{
+	precise float f = meta.freq[pc.aux[0] + j];
+	precise float ang = float(pos) * f;
+	vec2 sc = sincos_f(ang);
+	return vec2(x0 * sc.y - x1 * sc.x, x0 * sc.x + x1 * sc.y);
+}
+
 // Without HNORM: the thread's pair j of its head, at row r (q from qo, k
 // and v from ko).
 void pair(uint r, uint qo, uint ko)
@@ -78,12 +88,9 @@ void pair(uint r, uint qo, uint ko)
 		x1 += add_of(seg, base + b);
 	}
 	if (rot) {
-		precise float f = meta.freq[pc.aux[0] + j];
-		precise float ang = float(at_position(0u, r)) * f;
-		vec2 sc = sincos_f(ang);
-		float y0 = x0 * sc.y - x1 * sc.x, y1 = x0 * sc.x + x1 * sc.y;
-		x0 = y0;
-		x1 = y1;
+		vec2 y = rotate_pair(x0, x1, j, at_position(0u, r));
+		x0 = y.x;
+		x1 = y.y;
 	}
 	uint row = at_slot(0u, r) * nkv * hd + base;
 	if (seg == 0u) {
@@ -133,12 +140,9 @@ void main()
 		uint half_dim = rd / 2u, pos = at_position(0u, r);
 		for (uint i = tid; i < half_dim; i += WG) {
 			uint a = neox ? i : 2u * i, b = a + (neox ? half_dim : 1u);
-			precise float f = meta.freq[pc.aux[0] + i];
-			precise float ang = float(pos) * f;
-			vec2 sc = sincos_f(ang);
-			float x0 = h[a], x1 = h[b];
-			h[a] = x0 * sc.y - x1 * sc.x;
-			h[b] = x0 * sc.x + x1 * sc.y;
+			vec2 y = rotate_pair(h[a], h[b], i, pos);
+			h[a] = y.x;
+			h[b] = y.y;
 		}
 	}
 	barrier();

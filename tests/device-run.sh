@@ -4,6 +4,8 @@
 # Vulkan kernel tests, the golden end-to-end suite on the GPU, and belt
 # bench on synthetic models. Results go to $OUT; a summary is printed last.
 #   usage: sh tests/device-run.sh BUILD_DIR SHARED_COPY "SHAPES" "TYPES"
+# Before the first run of a checkout: ../shared/gpu/fetch-debs, then
+# tests/device-debs.sh (what belt links beyond fetch-debs' packages).
 # Env: SKIPCHECK=1 skips the tests; GOLDEN_ONLY filters the golden models;
 # PROFILE=1 adds a BELT_VK_PROFILE run per file; VARIANTS="A=1,B=2 C=3"
 # adds a decode-only bench per file for each comma-separated env setting;
@@ -23,10 +25,18 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
+# .gl/extra (tests/device-debs.sh): only the libraries the machine lacks,
+# from a folder of their own, so that none of its own is replaced
+EXTRA=/tmp/belt-extra-libs
+mkdir -p "$EXTRA/deb" "$EXTRA/lib"
+for f in .gl/extra/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$EXTRA/deb"; done
+for so in $(find "$EXTRA/deb" -name '*.so.*'); do
+	ldconfig -p | grep -q " $(basename "$so") " || cp -a "$so" "$EXTRA/lib/"
+done
 for j in /usr/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
 	[ -f "$j" ] && export VK_DRIVER_FILES="$j"
 done
-export LD_LIBRARY_PATH="$B/.libs" BELT_PLUGIN_PATH="$B/plugins" BELT_ARCH_PATH="$PWD/conf/arch"
+export LD_LIBRARY_PATH="$B/.libs:$EXTRA/lib" BELT_PLUGIN_PATH="$B/plugins" BELT_ARCH_PATH="$PWD/conf/arch"
 export BELT_CONF_PATH="$PWD/conf" BELT_SHARED_DIR="$S"
 nvidia-smi -L
 if [ -z "$SKIPCHECK" ]; then

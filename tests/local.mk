@@ -126,7 +126,7 @@ tests_check_sampler_vulkan_SOURCES = tests/sampler_vulkan.c tests/sampler_ref.c
 tests_check_sampler_vulkan_CFLAGS = $(TEST_CFLAGS) $(VULKAN_CFLAGS)
 tests_check_sampler_vulkan_LDADD = $(TEST_LIBS) $(LTDL_LIBS) -lm
 endif
-EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/batch-vulkan.sh tests/quant-vulkan.sh tests/archs-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh
+EXTRA_DIST += tests/lsan.supp tests/golden-vulkan.sh tests/batch-vulkan.sh tests/quant-vulkan.sh tests/archs-vulkan.sh tests/bench-synthetic.sh tests/run-tests.sh tests/device-run.sh tests/device-debs.sh
 
 # The batched pass against the one-token path, on every shipped model.
 check_PROGRAMS += tests/check_batch

@@ -2174,7 +2174,9 @@ static void check_fused(const struct chain_out *of, const struct chain_out *ou,
  * defer_norms 0: both in the matvec before them (TAIL); runs 7 and 8
  * add Qwen2's q/k/v biases (BIAS); run 9 the post norms with
  * pend_one_pass 0 (PEND's pass over y first, which this chain's short
- * rows do not otherwise take). */
+ * rows do not otherwise take); run 10 the post norms with 2 row groups
+ * a subgroup in the dispatches with a norm and 4 in the others
+ * (mv_blocks, mv_blocks_plain: the default takes 2 on long rows only). */
 START_TEST(test_fused)
 {
 	int wt = loop_wtype(_i);
@@ -2185,8 +2187,8 @@ START_TEST(test_fused)
 	 * measured on Q4_0), so token ids only here; test_q8x_fused checks
 	 * each flag exactly */
 	bool ids_only = (wt == BELT_TYPE_Q4_0 || wt == BELT_TYPE_Q8_0) && vk_q8x();
-	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4, 4, 1, 4, 4};
-	for (int r = 0; r < 10; r++) {
+	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4, 4, 1, 4, 4, 4};
+	for (int r = 0; r < 11; r++) {
 		struct chain_out of, ou;
 		/* runs 4 to 6: Gemma's post norms (5 with the k-split), 7
 		 * and 8 Qwen2's biases; not with x as int8, where this
@@ -2196,13 +2198,21 @@ START_TEST(test_fused)
 		 * check Q4_0 and Q8_0 with them on the float path */
 		if (r >= 4 && ids_only)
 			break;
-		chain_post_norms = (r >= 4 && r <= 6) || r == 9;
+		chain_post_norms = (r >= 4 && r <= 6) || r == 9 || r == 10;
 		chain_qkv_bias = r == 7 || r == 8;
 		setenv("BELT_VK_FUSE", "0", 1);
 		chain_model(&vk, wt, wt, runs[r], &ou);
 		unsetenv("BELT_VK_FUSE");
 		if (r < 2 || r == 4 || r == 7) {
 			chain_model(&vk, wt, wt, runs[r], &of);
+		} else if (r == 10) {
+			setenv("BELT_VK_MV_BLOCKS", "2", 1);
+			setenv("BELT_VK_MV_BLOCKS_PLAIN", "4", 1);
+			struct be bl = open_vk();
+			unsetenv("BELT_VK_MV_BLOCKS");
+			unsetenv("BELT_VK_MV_BLOCKS_PLAIN");
+			chain_model(&bl, wt, wt, runs[r], &of);
+			be_close(&bl);
 		} else if (r == 6 || r == 9) {
 			const char *var = r == 6 ? "BELT_VK_DEFER_NORMS" : "BELT_VK_PEND_ONE_PASS";
 			setenv(var, "0", 1);
@@ -2320,6 +2330,8 @@ START_TEST(test_settings)
 		{"mv_tile", "3000", "multiple of 2048"},
 		{"mv_ksplit", "3", "1, 2 or 4"},
 		{"mv_ksplit_k", "-1", ">= 0"},
+		{"mv_blocks", "5", "1 to 4"},
+		{"mv_blocks_plain", "0", "1 to 4"},
 		{"coopmat", "on", "0 or 1"},
 		{"mm_tile", "128x128x48x32", "BMxBNxWMxWN"},
 		{"mm_tile", "128x128", "BMxBNxWMxWN"},

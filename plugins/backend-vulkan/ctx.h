@@ -29,6 +29,10 @@ struct vk_tuning {
 	int validation;	  /* validation: 0 off, 1 count, 2 fatal */
 	unsigned q8x;	  /* q8x: VK_Q8X_* bits wanted */
 	uint32_t mv_rows, mv_wg, mv_unroll, mv_tile, mv_ksplit;
+	/* mv_blocks, mv_blocks_plain: row groups a subgroup of a decode
+	 * table's matvec_fused dispatch works through, with and without a
+	 * norm (0: the default) */
+	uint32_t mv_blocks, mv_blocks_plain;
 	int64_t mv_ksplit_k;
 	bool mv_swizzle;
 	bool coopmat;	  /* coopmat: matrix units where the device has them */

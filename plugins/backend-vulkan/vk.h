@@ -56,6 +56,15 @@
  * Q6_K 847.0 and 893.8). */
 #define VK_MVF_ROWS 1
 #define VK_MVF_ROWS_Q4_0_XQ 2
+/* A decode table's matvec_fused dispatch with a norm (NORM, PEND) over
+ * rows of at least VK_MVF_BLOCKS_K, Q4_0 with x as int8: each subgroup
+ * works through 2 row groups, so that half the workgroups stage x (the
+ * settings mv_blocks and mv_blocks_plain override it; H200, tg128, 8B
+ * llama 380.6 -> 413.8 tokens/s, gemma2 358.5 -> 397.1; with rows of
+ * 2048, 1B, slower: 1,266.1 -> 1,187.2 and 1,201.7 -> 1,143.3; 4 row
+ * groups, or 2 for the matvecs without a norm, slower on 8B too) */
+#define VK_MVF_BLOCKS 2
+#define VK_MVF_BLOCKS_K 4096
 /* Threads per workgroup of matvec_fused (the mv_wg setting overrides both):
  * 256, and 512 for Q4_0 and for int8 x. On the H100, tg128 tokens/s, 256
  * vs 512 threads of one row per subgroup: 1B Q4_0 989 vs 994, 8B Q4_0 253

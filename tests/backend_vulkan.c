@@ -2160,6 +2160,20 @@ static void check_fused(const struct chain_out *of, const struct chain_out *ou,
 			      ou->x_last[i]);
 }
 
+/* chain_model (weights wt, n_run tokens a run) on a backend opened with
+ * the n variables var set to val, unset again once it is open. */
+static void chain_model_with(const char *const *var, const char *const *val, int n, int wt,
+			     uint32_t n_run, struct chain_out *o)
+{
+	for (int i = 0; i < n; i++)
+		setenv(var[i], val[i], 1);
+	struct be b = open_vk();
+	for (int i = 0; i < n; i++)
+		unsetenv(var[i]);
+	chain_model(&b, wt, wt, n_run, o);
+	be_close(&b);
+}
+
 /* Fusion (the default) against BELT_VK_FUSE=0, the table as the core
  * built it: in the chained model the backend fuses attn_norm + q/k/v +
  * rope_kv, wo + res1, ffn_norm + gate/up + silu_mul and down + res2. The
@@ -2206,28 +2220,18 @@ START_TEST(test_fused)
 		if (r < 2 || r == 4 || r == 7) {
 			chain_model(&vk, wt, wt, runs[r], &of);
 		} else if (r == 10) {
-			setenv("BELT_VK_MV_BLOCKS", "2", 1);
-			setenv("BELT_VK_MV_BLOCKS_PLAIN", "4", 1);
-			struct be bl = open_vk();
-			unsetenv("BELT_VK_MV_BLOCKS");
-			unsetenv("BELT_VK_MV_BLOCKS_PLAIN");
-			chain_model(&bl, wt, wt, runs[r], &of);
-			be_close(&bl);
+			static const char *const var[] = {"BELT_VK_MV_BLOCKS",
+							  "BELT_VK_MV_BLOCKS_PLAIN"};
+			static const char *const val[] = {"2", "4"};
+			chain_model_with(var, val, 2, wt, runs[r], &of);
 		} else if (r == 6 || r == 9) {
 			const char *var = r == 6 ? "BELT_VK_DEFER_NORMS" : "BELT_VK_PEND_ONE_PASS";
-			setenv(var, "0", 1);
-			struct be tl = open_vk();
-			unsetenv(var);
-			chain_model(&tl, wt, wt, runs[r], &of);
-			be_close(&tl);
+			const char *val = "0";
+			chain_model_with(&var, &val, 1, wt, runs[r], &of);
 		} else {
-			setenv("BELT_VK_MV_KSPLIT", "2", 1);
-			setenv("BELT_VK_MV_KSPLIT_K", "0", 1);
-			struct be ks = open_vk();
-			unsetenv("BELT_VK_MV_KSPLIT");
-			unsetenv("BELT_VK_MV_KSPLIT_K");
-			chain_model(&ks, wt, wt, runs[r], &of);
-			be_close(&ks);
+			static const char *const var[] = {"BELT_VK_MV_KSPLIT", "BELT_VK_MV_KSPLIT_K"};
+			static const char *const val[] = {"2", "0"};
+			chain_model_with(var, val, 2, wt, runs[r], &of);
 		}
 		check_fused(&of, &ou, belt_type_name(wt), ids_only);
 	}

@@ -220,14 +220,21 @@ static uint32_t group_rpw(const struct vk_ctx *ctx, enum vk_shader sh, int k)
  * (matvec_fused's MAXRG at most), so that fewer workgroups stage x:
  * the settings mv_blocks (groups with a norm) and mv_blocks_plain (the
  * others), else VK_MVF_BLOCKS for those with a norm and rows of at least
- * VK_MVF_BLOCKS_K on Q4_0 with x as int8, 1 for the rest */
+ * VK_MVF_BLOCKS_K on Q4_0 with x as int8, 1 for the rest. With the
+ * k-split, fewer where the subgroups' sums of all those rows would not
+ * fit the shader's KP_MAX (group_ks checks one row group). */
 #define MAXRG 4 /* matvec_fused.comp */
 static uint32_t fused_rpw(const struct vk_ctx *ctx, enum vk_shader sh, int k, bool norm)
 {
 	uint32_t b = norm ? ctx->tune.mv_blocks : ctx->tune.mv_blocks_plain;
 	if (!b)
 		b = norm && k >= VK_MVF_BLOCKS_K && sh == VK_SH_FMV_Q4_0_XQ ? VK_MVF_BLOCKS : 1;
-	return group_rpw(ctx, sh, k) * (b <= MAXRG ? b : 1);
+	if (b > MAXRG)
+		b = MAXRG;
+	uint32_t rpw = group_rpw(ctx, sh, k), ks = group_ks(ctx, sh, k);
+	while (b > 1 && ks > 1 && rpw * ks * b > KP_MAX)
+		b--;
+	return rpw * b;
 }
 
 /* The bindings a fused group writes: y of each matvec, or the tail's. */

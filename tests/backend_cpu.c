@@ -41,6 +41,7 @@
 #include "belt/plugin.h"
 #include "belt/types.h"
 #include "cmd.h"
+#include "copy_check.h"
 #include "mask_check.h"
 #include "kquant_ref.h"
 #include "quant_ref.h"
@@ -1083,6 +1084,18 @@ START_TEST(test_attention_gqa)
 }
 END_TEST
 
+/* ---- buffer_copy: a tree's accepted cache entries moved ---- */
+
+START_TEST(test_buffer_copy)
+{
+	void *ctx = open_config(_i);
+	if (!ctx)
+		return;
+	check_buffer_copy(B, ctx);
+	B->destroy(ctx);
+}
+END_TEST
+
 /* ---- logit_mask: a grammar's mask before argmax ---- */
 
 START_TEST(test_logit_mask)
@@ -1912,6 +1925,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_attention_gqa, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_argmax, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_logit_mask, 0, N_CONFIGS);
+	tcase_add_loop_test(tc, test_buffer_copy, 0, N_CONFIGS);
 	tcase_add_loop_test(tc, test_head_last_only, 0, N_CONFIGS);
 	tcase_add_test(tc, test_chained_model);
 	tcase_add_test(tc, test_many_chunks);

@@ -65,6 +65,7 @@
 #include "belt/quant.h"
 #include "belt/types.h"
 #include "cmd.h"
+#include "copy_check.h"
 #include "mask_check.h"
 #include "gated_check.h"
 #include "kquant_ref.h"
@@ -1633,6 +1634,16 @@ START_TEST(test_attention_gqa)
 		free(o);
 		free(ref);
 	}
+	be_close(&vk);
+}
+END_TEST
+
+/* ---- buffer_copy: a tree's accepted cache entries moved ---- */
+
+START_TEST(test_buffer_copy)
+{
+	struct be vk = open_vk();
+	check_buffer_copy(V, vk.ctx);
 	be_close(&vk);
 }
 END_TEST
@@ -4762,6 +4773,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);
 	tcase_add_test(tc, test_argmax);
 	tcase_add_test(tc, test_logit_mask);
+	tcase_add_test(tc, test_buffer_copy);
 	tcase_add_test(tc, test_gated_run);
 	tcase_add_test(tc, test_head_last_only);
 	tcase_add_loop_test(tc, test_chained_model, 0, N_WTYPES + 2);

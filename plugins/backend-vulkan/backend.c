@@ -1166,5 +1166,6 @@ const struct belt_backend_ops vk_backend_ops = {
 	.table_run = vk_table_run,
 	.list_devices = vk_list_devices,
 	.table_run_gated = vk_table_run_gated,
+	.buffer_copy = vk_buffer_copy,
 };
 

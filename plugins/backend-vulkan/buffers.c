@@ -339,3 +339,63 @@ int vk_buffer_read(void *vctx, struct belt_buffer *b, uint64_t offset,
 	}
 	return staged(ctx, b, offset, dst, size, false, err, errsz);
 }
+
+static bool overlaps(const struct belt_buffer *a, uint64_t ao, const struct belt_buffer *b,
+		     uint64_t bo, uint64_t size_a, uint64_t size_b)
+{
+	return a == b && ao < bo + size_b && bo < ao + size_a;
+}
+
+/* Whether region r reads or writes what one of q[0..n) writes, or writes
+ * what one of them reads. */
+static bool conflicts(const struct belt_copy *r, const struct belt_copy *q, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (overlaps(r->src, r->src_off, q[j].dst, q[j].dst_off, r->size, q[j].size) ||
+		    overlaps(r->dst, r->dst_off, q[j].dst, q[j].dst_off, r->size, q[j].size) ||
+		    overlaps(r->dst, r->dst_off, q[j].src, q[j].src_off, r->size, q[j].size))
+			return true;
+	return false;
+}
+
+/* One transfer submission: the regions as copy commands, a barrier only
+ * before one that touches what the copies since the last barrier wrote
+ * or read (the moves of one position across every layer run together). */
+int vk_buffer_copy(void *vctx, const struct belt_copy *r, uint32_t n, char *err, size_t errsz)
+{
+	struct vk_ctx *ctx = vctx;
+	for (uint32_t i = 0; i < n; i++) {
+		if (check_range(r[i].src, r[i].src_off, r[i].size, "buffer_copy source", err,
+				errsz) ||
+		    check_range(r[i].dst, r[i].dst_off, r[i].size, "buffer_copy destination",
+				err, errsz))
+			return -1;
+		if (overlaps(r[i].src, r[i].src_off, r[i].dst, r[i].dst_off, r[i].size, r[i].size))
+			return belt_errf(err, errsz,
+					 "vulkan: buffer_copy region %u: source and destination "
+					 "overlap",
+					 i);
+		if (vk_repacked_overlaps(r[i].dst, r[i].dst_off, r[i].size))
+			return belt_errf(err, errsz,
+					 "vulkan: buffer_copy region %u: the destination holds "
+					 "weights in the GPU layout",
+					 i);
+	}
+	if (!n)
+		return 0;
+	if (vk_check_messages(ctx, "buffer_copy", err, errsz) || vk_xfer_begin(ctx, err, errsz))
+		return -1;
+	uint32_t b0 = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!r[i].size)
+			continue;
+		if (conflicts(&r[i], r + b0, i - b0)) {
+			vk_barrier_all(ctx->xfer);
+			b0 = i;
+		}
+		VkBufferCopy bc = {.srcOffset = r[i].src_off, .dstOffset = r[i].dst_off,
+				   .size = r[i].size};
+		vkCmdCopyBuffer(ctx->xfer, r[i].src->buf, r[i].dst->buf, 1, &bc);
+	}
+	return vk_xfer_end(ctx, err, errsz);
+}

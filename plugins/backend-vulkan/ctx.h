@@ -203,6 +203,8 @@ int vk_buffer_write(void *vctx, struct belt_buffer *b, uint64_t offset,
 		    const void *src, uint64_t size, char *err, size_t errsz);
 int vk_buffer_read(void *vctx, struct belt_buffer *b, uint64_t offset,
 		   void *dst, uint64_t size, char *err, size_t errsz);
+/* belt_backend_ops.buffer_copy: the regions in one transfer submission */
+int vk_buffer_copy(void *vctx, const struct belt_copy *r, uint32_t n, char *err, size_t errsz);
 void vk_barrier_all(VkCommandBuffer cb);
 
 /* The name of a VkResult. */

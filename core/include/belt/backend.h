@@ -24,8 +24,9 @@
  * 4: tables of sequences (belt_table.seqs, seq_pos, seq_base)
  * 5: gated runs (belt_table.gate, belt_backend_ops.table_run_gated)
  * 6: tables of sequences split the caches into parts (belt_table.seq_ctx),
- *    sliding-window layers' parts rings */
-#define BELT_BACKEND_ABI 6
+ *    sliding-window layers' parts rings
+ * 7: belt_backend_ops.buffer_copy */
+#define BELT_BACKEND_ABI 7
 /* The oldest backend ABI the core still loads (one-row tables only). */
 #define BELT_BACKEND_ABI_MIN 2
 
@@ -192,6 +193,13 @@ int belt_settings_check(const struct belt_backend_options *o, const char *backen
 
 /* A backend: one versioned table of functions, filled with designated
  * initializers. ctx is what create() returned. */
+/* One region of buffer_copy: size bytes of src from src_off to dst at
+ * dst_off. */
+struct belt_copy {
+	struct belt_buffer *src, *dst;
+	uint64_t src_off, dst_off, size;
+};
+
 struct belt_backend_ops {
 	uint32_t abi; /* BELT_BACKEND_ABI */
 	const char *name;
@@ -263,6 +271,15 @@ struct belt_backend_ops {
 	int (*table_run_gated)(void *ctx, struct belt_table *t, uint32_t pos, uint32_t n,
 			       int (*gate_fn)(void *ud, uint32_t i), void *ud, char *err,
 			       size_t errsz);
+
+	/* ABI 7; may be NULL. Copy regions[0..n) on the device, in order
+	 * (each sees what the ones before it wrote), after every table_run
+	 * before the call and before any after it; returns when done. A
+	 * region's source and destination must not overlap. Must not
+	 * allocate. (The core moves a tree pass's accepted cache entries to
+	 * their positions with it.) */
+	int (*buffer_copy)(void *ctx, const struct belt_copy *regions, uint32_t n, char *err,
+			   size_t errsz);
 };
 
 #endif

@@ -94,10 +94,11 @@ void cpu_run_attn_block(const struct cpu_cmd *c, struct cpu_worker *w,
 		if (r1 > ps->row0 + ps->n_rows)
 			r1 = ps->row0 + ps->n_rows;
 		int nrow = (int)(r1 - r0), nq = nrow * d.group;
-		if ((ps->n_rows <= CPU_FEW_ROWS && !ps->parent) || ps->seq_pos) {
+		if (ps->n_rows <= CPU_FEW_ROWS || ps->seq_pos) {
 			/* a verification of few drafts: each row attends as
-			 * one-token decode does, so its pick is decode's; the
-			 * rows of a table of sequences each see their own */
+			 * one-token decode does, so its pick is decode's (a
+			 * tree's row over its ancestors); the rows of a table
+			 * of sequences each see their own */
 			for (int j = 0; j < nq; j++)
 				cpu_attend_row_head(c, w, ps, r0 + (uint32_t)(j / d.group),
 						    hk * d.group + j % d.group);

@@ -158,16 +158,20 @@ typedef void (*cpu_quant_fn)(const float *x, void *xq, int k);
 /* Index of the largest of n floats, the lowest on ties. */
 typedef int64_t (*cpu_argmax_fn)(const float *x, int64_t n);
 /* One attention head over n_kv cached positions: att[t] = softmax_t(scale
- * * q . k_t), out = sum_t att[t] v_t; k_t = kc + t * stride (floats), v_t
- * likewise. */
+ * * q . k_t), out = sum_t att[t] v_t; k_t = kc + slot(t) * stride
+ * (floats), v_t likewise, slot(t) = t, or tail[t - base] for t >= base
+ * where tail is not NULL (a tree row's ancestors, in slots of their own:
+ * the same sums over other addresses). */
 typedef void (*cpu_attend_fn)(const float *q, const float *kc,
 			      const float *vc, size_t stride, int64_t n_kv,
 			      int head_dim, float scale, float *att,
-			      float *out);
+			      float *out, int64_t base, const uint32_t *tail);
 /* The same over caches of halves (stride in halves). */
 typedef void (*cpu_attend_f16_fn)(const float *q, const uint16_t *kc, const uint16_t *vc,
 				  size_t stride, int64_t n_kv, int head_dim, float scale,
-				  float *att, float *out);
+				  float *att, float *out, int64_t base, const uint32_t *tail);
+/* slot(t) of the attend functions, whose parameters base and tail it reads */
+#define CPU_ATT_SLOT(t) ((size_t)(tail && (t) >= base ? tail[(t) - base] : (uint64_t)(t)))
 /* out[i] = g[i] / (1 + exp(-g[i])) * u[i] for i < n; out may alias g. */
 typedef void (*cpu_silu_mul_fn)(const float *g, const float *u, float *out,
 				int64_t n);
@@ -379,13 +383,13 @@ struct cpu_cmd {
  * F16 or Q8_0 blocks. Store src as row slot; read elements [off, off +
  * len) of row slot as floats (the cache itself for F32, else decoded into
  * tmp; off and len whole blocks); one head of attention (bindings and
- * params of the attention ops) over n_kv positions of typed caches. */
+ * params of the attention ops) over n_kv positions of typed caches, from
+ * slot first on, position t in slot first + slot(t) (cpu_attend_fn). */
 void cpu_kv_put(int type, void *cache, size_t slot, size_t n, const float *src);
 const float *cpu_kv_get(int type, const void *cache, size_t slot, size_t n, size_t off,
 			size_t len, cpu_f16_fn f16, float *tmp);
-void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t base,
-		   uint32_t n_kv,
-		   float *att, float *out);
+void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t first,
+		   uint32_t n_kv, float *att, float *out, int64_t base, const uint32_t *tail);
 
 /* What a kernel's prepare tells the backend about a command. */
 struct cpu_prep {

@@ -870,10 +870,11 @@ static void run_attention_ext(const struct cpu_cmd *c, struct cpu_worker *w,
 
 /* ---- attention over pos + 1 cached positions ---- */
 
-/* One head of row r of a tree pass: the cache before pos, then the row's
- * ancestors in the block (slot pos + a), itself included. */
-static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
-			const float *q, size_t kv_off, float *att, float *out, float *tmp)
+/* One head of row r of a tree pass deeper than CPU_FEW_ROWS (a tree of
+ * a prompt's size): the cache before pos, then the row's ancestors in
+ * the block (slot pos + a), itself included, in scalar sums. */
+static void attend_tree_deep(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+			     const float *q, size_t kv_off, float *att, float *out, float *tmp)
 {
 	int head_dim = c->prm[2].i;
 	size_t kv_dim = (size_t)c->prm[1].i * head_dim;
@@ -920,6 +921,45 @@ static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint
 	}
 }
 
+/* One head over n_kv positions as one-token decode attends, position t
+ * in slot slot(t) (cpu_attend_fn: base and tail) from slot first on. */
+static void attend_slots(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t first,
+			 uint32_t n_kv, float *att, float *out, int64_t base, const uint32_t *tail)
+{
+	int head_dim = c->prm[2].i;
+	size_t kv_dim = (size_t)c->prm[1].i * head_dim, at0 = (size_t)first * kv_dim + kv_off;
+	if (c->kv_type[0] == BELT_TYPE_F32 && c->kv_type[1] == BELT_TYPE_F32)
+		c->attend(q, (const float *)c->p[1] + at0, (const float *)c->p[2] + at0, kv_dim,
+			  n_kv, head_dim, c->prm[4].f, att, out, base, tail);
+	else if (c->kv_type[0] == BELT_TYPE_F16 && c->kv_type[1] == BELT_TYPE_F16)
+		c->attend_f16(q, (const uint16_t *)c->p[1] + at0, (const uint16_t *)c->p[2] + at0,
+			      kv_dim, n_kv, head_dim, c->prm[4].f, att, out, base, tail);
+	else
+		cpu_attend_kv(c, q, kv_off, first, n_kv, att, out, base, tail);
+}
+
+/* One head of row r of a tree pass: the cache before pos, then the row's
+ * ancestors in the block (slot pos + a), itself included. Up to
+ * CPU_FEW_ROWS deep (a verification of drafts), as one-token decode
+ * attends at the row's position, so that its pick is decode's: the same
+ * kernel, the ancestors' slots in place of the positions after pos. */
+static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
+			const float *q, size_t kv_off, float *att, float *out, float *tmp)
+{
+	uint32_t depth = 0;
+	for (int32_t a = ps->parent[r]; a >= 0 && depth <= CPU_FEW_ROWS; a = ps->parent[a])
+		depth++;
+	if (depth < CPU_FEW_ROWS) {
+		uint32_t tail[CPU_FEW_ROWS];
+		int32_t a = (int32_t)r;
+		for (uint32_t i = depth + 1; i-- > 0; a = ps->parent[a])
+			tail[i] = ps->pos + (uint32_t)a;
+		attend_slots(c, q, kv_off, 0, ps->pos + depth + 1, att, out, ps->pos, tail);
+		return;
+	}
+	attend_tree_deep(c, ps, r, q, kv_off, att, out, tmp);
+}
+
 void cpu_attend_tree_head(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 			  int h, float *att, float *tmp)
 {
@@ -936,7 +976,6 @@ void cpu_attend_row_head(const struct cpu_cmd *c, struct cpu_worker *w, const st
 	int n_head = c->prm[0].i, n_head_kv = c->prm[1].i;
 	int head_dim = c->prm[2].i, n_ctx = c->prm[3].i;
 	int group = n_head / n_head_kv;
-	size_t kv_dim = (size_t)n_head_kv * head_dim;
 	size_t q_dim = (size_t)n_head * head_dim;
 	struct belt_row_at at;
 	cpu_row_at(c, ps, r, &at);
@@ -949,19 +988,10 @@ void cpu_attend_row_head(const struct cpu_cmd *c, struct cpu_worker *w, const st
 	/* a table of sequences: the row's entries from its part's first
 	 * slot on (a part of the whole context: no ring here) */
 	uint32_t first = cpu_kv_first(c, ps, r);
-	size_t base = (size_t)first * kv_dim;
 	if (ps->parent)
 		attend_tree(c, ps, r, q, kv_off, att, out, kv_tmp(c, w, ps));
-	else if (c->kv_type[0] == BELT_TYPE_F32 && c->kv_type[1] == BELT_TYPE_F32)
-		c->attend(q, (const float *)c->p[1] + base + kv_off,
-			  (const float *)c->p[2] + base + kv_off, kv_dim, at.n_kv, head_dim,
-			  c->prm[4].f, att, out);
-	else if (c->kv_type[0] == BELT_TYPE_F16 && c->kv_type[1] == BELT_TYPE_F16)
-		c->attend_f16(q, (const uint16_t *)c->p[1] + base + kv_off,
-			      (const uint16_t *)c->p[2] + base + kv_off, kv_dim, at.n_kv, head_dim,
-			      c->prm[4].f, att, out);
 	else
-		cpu_attend_kv(c, q, kv_off, first, at.n_kv, att, out);
+		attend_slots(c, q, kv_off, first, at.n_kv, att, out, 0, NULL);
 }
 
 static void run_attention(const struct cpu_cmd *c, struct cpu_worker *w,

@@ -95,18 +95,21 @@ static void kv_axpy(int type, const void *cache, size_t slot, size_t n, size_t o
 	}
 }
 
-void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t base,
-		   uint32_t n_kv, float *att, float *out)
+void cpu_attend_kv(const struct cpu_cmd *c, const float *q, size_t kv_off, uint32_t first,
+		   uint32_t n_kv, float *att, float *out, int64_t base, const uint32_t *tail)
 {
 	int hd = c->prm[2].i;
 	size_t kv_dim = (size_t)c->prm[1].i * hd;
 	float scale = c->prm[4].f, mx = -INFINITY;
 	for (uint32_t t = 0; t < n_kv; t++) {
-		att[t] = kv_dot(c->kv_type[0], c->p[1], base + t, kv_dim, kv_off, hd, q) * scale;
+		att[t] = kv_dot(c->kv_type[0], c->p[1], first + CPU_ATT_SLOT(t), kv_dim, kv_off, hd,
+				q) *
+			 scale;
 		mx = att[t] > mx ? att[t] : mx;
 	}
 	float sum = n_kv ? c->exp_sum(att, n_kv, mx) : 1.0f;
 	memset(out, 0, (size_t)hd * sizeof *out);
 	for (uint32_t t = 0; t < n_kv; t++)
-		kv_axpy(c->kv_type[1], c->p[2], base + t, kv_dim, kv_off, hd, att[t] / sum, out);
+		kv_axpy(c->kv_type[1], c->p[2], first + CPU_ATT_SLOT(t), kv_dim, kv_off, hd,
+			att[t] / sum, out);
 }

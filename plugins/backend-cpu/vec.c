@@ -335,11 +335,12 @@ ROWS_FN(rows_iq4_xs, struct cpu_block_iq4_xs, dot_iq4_xs)
 #define AT_F16(p) cpu_fp16(*(p))
 #define ATTEND_GENERIC(NAME, T, DOT, AT)                                                   \
 	static void NAME(const float *q, const T *kc, const T *vc, size_t stride, int64_t n_kv, \
-			 int head_dim, float scale, float *att, float *out)                    \
+			 int head_dim, float scale, float *att, float *out, int64_t base,      \
+			 const uint32_t *tail)                                                 \
 	{                                                                                    \
 		float max = -INFINITY;                                                       \
 		for (int64_t t = 0; t < n_kv; t++) {                                         \
-			att[t] = scale * DOT(kc + (size_t)t * stride, q, head_dim);          \
+			att[t] = scale * DOT(kc + CPU_ATT_SLOT(t) * stride, q, head_dim);          \
 			if (att[t] > max)                                                    \
 				max = att[t];                                                \
 		}                                                                            \
@@ -352,7 +353,7 @@ ROWS_FN(rows_iq4_xs, struct cpu_block_iq4_xs, dot_iq4_xs)
 			att[t] /= sum;                                                       \
 		memset(out, 0, (size_t)head_dim * sizeof(float));                            \
 		for (int64_t t = 0; t < n_kv; t++) {                                         \
-			const T *v = vc + (size_t)t * stride;                                \
+			const T *v = vc + CPU_ATT_SLOT(t) * stride;                                \
 			float a = att[t];                                                    \
 			for (int i = 0; i < head_dim; i++)                                   \
 				out[i] += a * AT(v + i);                                     \

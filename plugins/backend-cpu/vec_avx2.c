@@ -846,39 +846,42 @@ AVX2 static float dot_tail_f16(const uint16_t *a, const float *b, int n)
 #define AT_F16(p) cpu_fp16(*(p))
 #define ATTEND(NAME, T, LD8, AT, TAIL)                                                   \
 	AVX2 static void NAME(const float *q, const T *kc, const T *vc, size_t stride,      \
-			      int64_t n_kv, int head_dim, float scale, float *att, float *out) \
+			      int64_t n_kv, int head_dim, float scale, float *att, float *out, \
+			      int64_t base, const uint32_t *tail)                                \
 	{                                                                                  \
 		int hd8 = head_dim & ~7;                                                   \
 		const __m256 vscale = _mm256_set1_ps(scale);                               \
 		int64_t t = 0;                                                             \
 		for (; t + 8 <= n_kv; t += 8) {                                            \
-			const T *k0 = kc + (size_t)t * stride;                             \
 			__m256 a[8];                                                       \
-			for (int r = 0; r < 8; r++)                                        \
+			const T *kr[8];                                                    \
+			for (int r = 0; r < 8; r++) {                                      \
 				a[r] = _mm256_setzero_ps();                                \
+				kr[r] = kc + CPU_ATT_SLOT(t + r) * stride;                 \
+			}                                                                  \
 			/* rows are stride apart, beyond what the hardware prefetches */  \
 			if (t + 16 <= n_kv)                                                \
 				for (int r = 8; r < 16; r++)                               \
 					for (int j = 0; j < head_dim; j += 16)             \
-						_mm_prefetch((const char *)(k0 + r * stride + j), \
+						_mm_prefetch((const char *)(kc + CPU_ATT_SLOT(t + r) * stride + j), \
 							     _MM_HINT_T0);                  \
 			for (int j = 0; j < hd8; j += 8) {                                 \
 				__m256 qv = _mm256_loadu_ps(q + j);                        \
 				for (int r = 0; r < 8; r++)                                \
-					a[r] = _mm256_fmadd_ps(LD8(k0 + r * stride + j), qv, a[r]); \
+					a[r] = _mm256_fmadd_ps(LD8(kr[r] + j), qv, a[r]);         \
 			}                                                                  \
 			__m256 s = hsum8x8(a);                                             \
 			if (hd8 < head_dim) {                                              \
-				float tail[8];                                             \
+				float tail_[8];                                             \
 				for (int r = 0; r < 8; r++)                                \
-					tail[r] = TAIL(k0 + r * stride + hd8, q + hd8,     \
+					tail_[r] = TAIL(kr[r] + hd8, q + hd8,                    \
 						       head_dim - hd8);                    \
-				s = _mm256_add_ps(s, _mm256_loadu_ps(tail));               \
+				s = _mm256_add_ps(s, _mm256_loadu_ps(tail_));               \
 			}                                                                  \
 			_mm256_storeu_ps(att + t, _mm256_mul_ps(s, vscale));               \
 		}                                                                          \
 		for (; t < n_kv; t++)                                                      \
-			att[t] = scale * TAIL(kc + (size_t)t * stride, q, head_dim);       \
+			att[t] = scale * TAIL(kc + CPU_ATT_SLOT(t) * stride, q, head_dim);       \
                                                                                            \
 		/* softmax */                                                              \
 		float max = att[0];                                                        \
@@ -908,10 +911,10 @@ AVX2 static float dot_tail_f16(const uint16_t *a, const float *b, int n)
 			for (int i = 0; i < 8; i++)                                        \
 				o[i] = _mm256_setzero_ps();                                \
 			for (t = 0; t < n_kv; t++) {                                       \
-				const T *v = vc + (size_t)t * stride + j0;                 \
+				const T *v = vc + CPU_ATT_SLOT(t) * stride + j0;           \
 				if (t + 4 < n_kv)                                          \
 					for (int i = 0; i < nv; i += 2)                    \
-						_mm_prefetch((const char *)(v + 4 * stride + 8 * i), \
+						_mm_prefetch((const char *)(vc + CPU_ATT_SLOT(t + 4) * stride + j0 + 8 * i), \
 							     _MM_HINT_T0);                  \
 				__m256 a = _mm256_broadcast_ss(att + t);                   \
 				for (int i = 0; i < nv; i++)                               \
@@ -923,7 +926,7 @@ AVX2 static float dot_tail_f16(const uint16_t *a, const float *b, int n)
 		for (int j = hd8; j < head_dim; j++) {                                     \
 			float o = 0.0f;                                                    \
 			for (t = 0; t < n_kv; t++)                                         \
-				o += att[t] * AT(vc + (size_t)t * stride + j);             \
+				o += att[t] * AT(vc + CPU_ATT_SLOT(t) * stride + j);             \
 			out[j] = o;                                                        \
 		}                                                                          \
 	}

@@ -793,7 +793,8 @@ AVX512 static inline __m256 hsum8x16(const __m512 *a)
  * out accumulated in registers; 16 lanes, masked tails. */
 AVX512 static void attend(const float *q, const float *kc, const float *vc,
 			  size_t stride, int64_t n_kv, int head_dim,
-			  float scale, float *att, float *out)
+			  float scale, float *att, float *out, int64_t base,
+			  const uint32_t *tail)
 {
 	const __mmask16 all = 0xffff;
 	int nq = (head_dim + 15) / 16;
@@ -802,15 +803,17 @@ AVX512 static void attend(const float *q, const float *kc, const float *vc,
 	int64_t t = 0;
 	for (; t < n_kv; t += 8) {
 		int rows = n_kv - t < 8 ? (int)(n_kv - t) : 8;
-		const float *k0 = kc + (size_t)t * stride;
 		__m512 a[8];
-		for (int r = 0; r < 8; r++)
+		const float *kr[8];
+		for (int r = 0; r < 8; r++) {
 			a[r] = _mm512_setzero_ps();
+			kr[r] = r < rows ? kc + CPU_ATT_SLOT(t + r) * stride : kc;
+		}
 		/* rows are stride apart, beyond what the hardware prefetches */
 		if (t + 16 <= n_kv)
 			for (int r = 8; r < 16; r++)
 				for (int i = 0; i < head_dim; i += 16)
-					_mm_prefetch((const char *)(k0 + r * stride + i),
+					_mm_prefetch((const char *)(kc + CPU_ATT_SLOT(t + r) * stride + i),
 						     _MM_HINT_T0);
 		for (int i = 0; i < nq; i++) {
 			__mmask16 m = i == nq - 1 ? last : all;
@@ -818,7 +821,7 @@ AVX512 static void attend(const float *q, const float *kc, const float *vc,
 			for (int r = 0; r < rows; r++)
 				a[r] = _mm512_fmadd_ps(
 					_mm512_maskz_loadu_ps(
-						m, k0 + r * stride + 16 * i),
+						m, kr[r] + 16 * i),
 					qv, a[r]);
 		}
 		__m256 s = _mm256_mul_ps(hsum8x16(a), _mm256_set1_ps(scale));
@@ -857,10 +860,10 @@ AVX512 static void attend(const float *q, const float *kc, const float *vc,
 		for (int i = 0; i < 8; i++)
 			o[i] = _mm512_setzero_ps();
 		for (t = 0; t < n_kv; t++) {
-			const float *v = vc + (size_t)t * stride + 16 * i0;
+			const float *v = vc + CPU_ATT_SLOT(t) * stride + 16 * i0;
 			if (t + 4 < n_kv)
 				for (int i = 0; i < nv; i++)
-					_mm_prefetch((const char *)(v + 4 * stride + 16 * i),
+					_mm_prefetch((const char *)(vc + CPU_ATT_SLOT(t + 4) * stride + 16 * (i0 + i)),
 						     _MM_HINT_T0);
 			__m512 a = _mm512_set1_ps(att[t]);
 			for (int i = 0; i < nv; i++) {

@@ -90,7 +90,7 @@ static uint32_t cap(uint32_t n)
 /* Totals over a file's prompts, to show the drafts were exercised. */
 struct tally {
 	unsigned prompts, identical;
-	uint64_t verify, drafted, accepted;
+	uint64_t verify, drafted, accepted, moved;
 };
 
 /* The CPU backend verifies with decode's own kernels per row, bit for bit
@@ -166,7 +166,8 @@ static void check_prompt(struct belt_model *m, struct belt_session *s,
 		while (same < n && drafted.id[same] == plain.id[same])
 			same++;
 		const struct belt_stats *st = belt_session_stats(s);
-		uint32_t verify = st->n_verify, drafted_n = st->n_drafted, accepted = st->n_accepted;
+		uint32_t verify = st->n_verify, drafted_n = st->n_drafted, accepted = st->n_accepted,
+			 moved = st->n_moved;
 		double mg = -1;
 		if (same < n && !exact_backend()) {
 			mg = margin_at(m, s, prompt, n_prompt, plain.id, same);
@@ -179,6 +180,7 @@ static void check_prompt(struct belt_model *m, struct belt_session *s,
 		t[i].verify += verify;
 		t[i].drafted += drafted_n;
 		t[i].accepted += accepted;
+		t[i].moved += moved;
 		t[i].prompts++;
 		t[i].identical += same == n;
 	}
@@ -198,7 +200,9 @@ static void check_file(const char *model, const char *file)
 	}
 	struct belt_model *m = ref_load_model(file);
 	struct belt_session *s = session(m, 1024);
-	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"), drafter(m, "test", "6")};
+	/* the test drafter's trees: a second branch that often holds */
+	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"),
+				      drafter(m, "test", "4,tree")};
 	const char *names[2] = {"ngram", "test"};
 	struct tally t[2] = {{0}};
 	struct tsv *ref = tsv_load(shared_path("models/reference.tsv"));
@@ -229,11 +233,15 @@ static void check_file(const char *model, const char *file)
 		 * text repeats, which a few tokens (BELT_DRAFT_TOKENS) may not */
 		ck_assert_msg(t[i].prompts > 0 && (t[i].verify > 0 || (i == 0 && getenv("BELT_DRAFT_TOKENS"))),
 			      "%s: drafter %s verified no proposal", file, names[i]);
-		printf("draft %-26s %s %-5s: %u of %u prompts identical with and without drafts; %llu passes verified %llu drafted tokens, %llu accepted\n",
+		printf("draft %-26s %s %-5s: %u of %u prompts identical with and without drafts; %llu passes verified %llu drafted tokens, %llu accepted (%llu off a tree's first chain)\n",
 		       file, getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu",
 		       names[i], t[i].identical, t[i].prompts, (unsigned long long)t[i].verify,
-		       (unsigned long long)t[i].drafted, (unsigned long long)t[i].accepted);
+		       (unsigned long long)t[i].drafted, (unsigned long long)t[i].accepted,
+		       (unsigned long long)t[i].moved);
 	}
+	/* the trees' second branches held somewhere, their entries moved */
+	ck_assert_msg(t[1].moved > 0 || getenv("BELT_DRAFT_TOKENS"),
+		      "%s: no tree branch past the first chain was accepted", file);
 	/* over the references' full lengths the text repeats somewhere */
 	ck_assert_msg(t[0].accepted > 0 || getenv("BELT_DRAFT_TOKENS"),
 		      "%s: no ngram draft was accepted", file);

@@ -50,7 +50,8 @@ static const char help[] =
 	"      --draft NAME     speculative decoding with the drafter NAME (ngram; doc/drafting.md):\n"
 	"                       the same tokens, fewer passes where the text repeats\n"
 	"      --draft-max N    drafted tokens per verification pass at most (default 8)\n"
-	"      --draft-options TEXT  the drafter's settings (ngram: min=N,max=N, default min=2,max=4)\n"
+	"      --draft-options TEXT  the drafter's settings (ngram: min=N,max=N,tree=0|1, default\n"
+	"                            min=2,max=4,tree=1)\n"
 	"  -h, --help           this help\n";
 
 /* Set by SIGINT or SIGTERM (to the signal): generation stops after the

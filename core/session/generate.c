@@ -265,12 +265,13 @@ int belt_session_verify(struct belt_session *s, const int32_t *tokens, const int
 	return 0;
 }
 
-int belt_session_verify_rows(struct belt_session *s, const int32_t *tokens, size_t n,
-			     uint32_t pos, int32_t *out, char *err, size_t errsz)
+int belt_session_verify_rows(struct belt_session *s, const int32_t *tokens,
+			     const int32_t *parent, size_t n, uint32_t pos, int32_t *out,
+			     char *err, size_t errsz)
 {
-	if (verify_check(s, tokens, NULL, n, pos, err, errsz))
+	if (verify_check(s, tokens, parent, n, pos, err, errsz))
 		return -1;
-	return verify_run(s, tokens, NULL, n, pos, out, err, errsz);
+	return verify_run(s, tokens, parent, n, pos, out, err, errsz);
 }
 
 bool belt_session_emit(struct belt_session *s, struct belt_tok_stream *ts, int32_t id,

@@ -60,6 +60,9 @@ struct belt_session {
 	/* speculative decode (speculate.c), made on first use */
 	struct belt_draft_node *draft_nodes; /* n_ubatch */
 	int32_t *draft_rows, *draft_out;     /* n_ubatch */
+	int32_t *draft_parent, *draft_path;  /* n_ubatch: a tree's rows */
+	uint32_t *draft_from, *draft_to;     /* n_ubatch: cache entries to move */
+	struct belt_copy *draft_copies;	     /* their regions (kv_move.c) */
 	float *draft_logits; /* rows x n_vocab, sampled verification */
 	uint32_t draft_logit_rows;
 	/* a group's session (group.c): its KV cache is sequence seq of the
@@ -228,10 +231,22 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 			   const struct belt_sampler_ops *so, const struct belt_sampler_ops *so_idle,
 			   struct belt_table *t, struct belt_tok_stream *ts, uint32_t *pos,
 			   belt_token_fn fn, void *ud, bool *go, char *err, size_t errsz);
-/* belt_session_verify of a chain, leaving s->n_kv as it is: decode sets
- * it once it stops (speculate.c's rejected rows are not what it holds). */
-int belt_session_verify_rows(struct belt_session *s, const int32_t *tokens, size_t n,
-			     uint32_t pos, int32_t *out, char *err, size_t errsz);
+/* belt_session_verify (of a chain where parent is NULL), leaving s->n_kv
+ * as it is: decode sets it once it stops (speculate.c's rejected rows
+ * are not what it holds). */
+int belt_session_verify_rows(struct belt_session *s, const int32_t *tokens,
+			     const int32_t *parent, size_t n, uint32_t pos, int32_t *out,
+			     char *err, size_t errsz);
+/* Whether belt_session_kv_move can move this session's cache entries:
+ * the backend copies buffers and the session's caches are its own. */
+bool belt_session_kv_movable(const struct belt_session *s);
+/* Move the cache entries of positions from[i] to to[i], i = 0 .. n - 1
+ * in order, in every layer of every cache (regions: room for n times
+ * the layers of the caches; belt_session_kv_regions). */
+int belt_session_kv_move(struct belt_session *s, const uint32_t *from, const uint32_t *to,
+			 uint32_t n, struct belt_copy *regions, char *err, size_t errsz);
+/* Regions belt_session_kv_move needs for one position. */
+uint32_t belt_session_kv_regions(const struct belt_session *s);
 /* Release speculate's arrays. */
 void belt_session_speculate_release(struct belt_session *s);
 

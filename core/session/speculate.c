@@ -7,7 +7,11 @@
  * and comes free. Row r's cache slot is pos + r, so the slots of the
  * accepted rows are already those plain decoding writes; the rejected
  * rows' slots lie past the new position and are written again before
- * any row reads them. A sampler draws with noise keyed by seed and
+ * any row reads them. Greedy, where the backend copies buffers, a
+ * proposal may be a tree: the pass runs it with each row attending to
+ * its ancestors, the longest path whose every token is its parent's pick
+ * holds, and the entries of that path's rows that are not in their
+ * position's slot are moved there (kv_move.c). A sampler draws with noise keyed by seed and
  * position (doc/samplers.md), so sampled output equals plain sampled
  * output too, not only in distribution. Where the drafter has nothing,
  * positions run as plain chains, longer the longer it stays silent; and
@@ -36,8 +40,15 @@ void belt_session_speculate_release(struct belt_session *s)
 	free(s->draft_rows);
 	free(s->draft_out);
 	free(s->draft_logits);
+	free(s->draft_parent);
+	free(s->draft_path);
+	free(s->draft_from);
+	free(s->draft_to);
+	free(s->draft_copies);
 	s->draft_nodes = NULL;
-	s->draft_rows = s->draft_out = NULL;
+	s->draft_rows = s->draft_out = s->draft_parent = s->draft_path = NULL;
+	s->draft_from = s->draft_to = NULL;
+	s->draft_copies = NULL;
 	s->draft_logits = NULL;
 	s->draft_logit_rows = 0;
 }
@@ -50,6 +61,17 @@ static int setup(struct belt_session *s, uint32_t max, bool sampled, char *err, 
 		s->draft_nodes = malloc(n * sizeof *s->draft_nodes);
 		s->draft_rows = malloc(n * sizeof *s->draft_rows);
 		s->draft_out = malloc(n * sizeof *s->draft_out);
+	}
+	if (!sampled && !s->draft_parent && belt_session_kv_movable(s)) {
+		s->draft_parent = malloc(n * sizeof *s->draft_parent);
+		s->draft_path = malloc(n * sizeof *s->draft_path);
+		s->draft_from = malloc(n * sizeof *s->draft_from);
+		s->draft_to = malloc(n * sizeof *s->draft_to);
+		s->draft_copies = malloc(n * belt_session_kv_regions(s) * sizeof *s->draft_copies);
+		if (!s->draft_parent || !s->draft_path || !s->draft_from || !s->draft_to ||
+		    !s->draft_copies)
+			return belt_errf(err, errsz, "drafting: out of memory for trees of %zu rows",
+					 n);
 	}
 	if (sampled && s->draft_logit_rows < max + 1) {
 		free(s->draft_logits);
@@ -98,7 +120,7 @@ static int verify(struct belt_session *s, const struct belt_sampler_ops *so,
 {
 	struct belt_model *m = s->m;
 	if (!so) {
-		if (belt_session_verify_rows(s, rows, n, pos, out, err, errsz))
+		if (belt_session_verify_rows(s, rows, NULL, n, pos, out, err, errsz))
 			return -1;
 	} else {
 		size_t nv = (size_t)m->n_vocab;
@@ -127,6 +149,43 @@ static int verify(struct belt_session *s, const struct belt_sampler_ops *so,
 	for (uint32_t r = 0; r <= j; r++)
 		s->ids[pos + r + 1] = out[r];
 	return (int)j;
+}
+
+/* Check the tree rows[0..n) (row r continuing row parent[r]) at pos in
+ * one pass, greedy; path[0..d] gets the rows of the longest path from
+ * row 0 whose every row is its parent's pick, and s->ids its tokens and
+ * the last one's pick. The path's rows are moved into the slots of their
+ * positions. Returns d, the drafts that held. */
+static int verify_tree(struct belt_session *s, const int32_t *rows, const int32_t *parent,
+		       uint32_t n, uint32_t pos, int32_t *out, int32_t *path, char *err,
+		       size_t errsz)
+{
+	if (belt_session_verify_rows(s, rows, parent, n, pos, out, err, errsz))
+		return -1;
+	uint32_t d = 0, cur = 0, moves = 0;
+	path[0] = 0;
+	for (;;) {
+		uint32_t c = cur + 1;
+		while (c < n && !(parent[c] == (int32_t)cur && rows[c] == out[cur]))
+			c++;
+		if (c == n)
+			break;
+		path[++d] = (int32_t)c;
+		cur = c;
+	}
+	for (uint32_t i = 1; i <= d; i++) {
+		s->ids[pos + i] = rows[path[i]];
+		if (path[i] != (int32_t)i) {
+			s->draft_from[moves] = pos + (uint32_t)path[i];
+			s->draft_to[moves++] = pos + i;
+		}
+	}
+	s->ids[pos + d + 1] = out[cur];
+	if (moves && belt_session_kv_move(s, s->draft_from, s->draft_to, moves, s->draft_copies,
+					  err, errsz))
+		return -1;
+	s->stats.n_moved += moves;
+	return (int)d;
 }
 
 /* What drafting costs against plain decoding, measured as it runs and
@@ -194,14 +253,26 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 				       : 0;
 		if (got < 0)
 			return belt_err_prefix(err, errsz, d->ops->name);
-		/* a chain: the nodes up to the first that branches */
+		/* a chain: the nodes up to the first that branches; greedy,
+		 * where cache entries can move, the whole tree */
+		bool trees = !so && s->draft_parent, chain = true;
 		uint32_t n = 0;
-		while (n < (uint32_t)got && n < k && s->draft_nodes[n].parent == (int32_t)n - 1)
-			if (s->draft_nodes[n++].token < 0 ||
-			    s->draft_nodes[n - 1].token >= s->m->n_vocab)
+		for (; n < (uint32_t)got && n < k; n++) {
+			const struct belt_draft_node *nd = &s->draft_nodes[n];
+			if (nd->parent != (int32_t)n - 1) {
+				if (!trees)
+					break;
+				if (nd->parent < -1 || nd->parent >= (int32_t)n)
+					return belt_errf(err, errsz,
+							 "%s: proposed node %u's parent is %d: expected "
+							 "-1 .. %u",
+							 d->ops->name, n, nd->parent, n - 1 + (n == 0));
+				chain = false;
+			}
+			if (nd->token < 0 || nd->token >= s->m->n_vocab)
 				return belt_errf(err, errsz, "%s: proposed token %d: expected 0 .. %d",
-						 d->ops->name, s->draft_nodes[n - 1].token,
-						 s->m->n_vocab - 1);
+						 d->ops->name, nd->token, s->m->n_vocab - 1);
+		}
 		uint32_t add; /* new tokens, in s->ids[pos + 1 ..] */
 		if (n == 0) {
 			uint32_t want = paused || pc->plain == 0 ? s->chunk : idle;
@@ -218,13 +289,25 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 			s->draft_rows[0] = s->ids[pos];
 			for (uint32_t i = 0; i < n; i++)
 				s->draft_rows[i + 1] = s->draft_nodes[i].token;
-			int held = verify(s, so, gp->sampling, s->draft_rows, n + 1, pos, s->draft_out,
-					  err, errsz);
+			int held;
+			int32_t *path = s->draft_rows; /* the rows are spent */
+			if (chain) {
+				held = verify(s, so, gp->sampling, s->draft_rows, n + 1, pos,
+					      s->draft_out, err, errsz);
+				for (int i = 0; i < held; i++)
+					path[i] = i;
+			} else {
+				s->draft_parent[0] = -1;
+				for (uint32_t i = 0; i < n; i++)
+					s->draft_parent[i + 1] = s->draft_nodes[i].parent + 1;
+				held = verify_tree(s, s->draft_rows, s->draft_parent, n + 1, pos,
+						   s->draft_out, s->draft_path, err, errsz);
+				/* the path's nodes (rows less the first) */
+				for (int i = 0; i < held; i++)
+					path[i] = s->draft_path[i + 1] - 1;
+			}
 			if (held < 0)
 				return -1;
-			int32_t *path = s->draft_rows; /* the rows are spent */
-			for (int i = 0; i < held; i++)
-				path[i] = i;
 			d->ops->accept(d->ctx, path, held);
 			s->stats.n_verify++;
 			s->stats.n_drafted += n;

@@ -2,7 +2,10 @@
  * from the options, default 4). Its feedback shows in the next proposal,
  * as a real drafter tunes its depth to how much holds: after n accepted
  * it proposes n + 1 (at most k). Options "k,fail=N": its N-th proposal
- * is an error, for tests of a generation that fails half-way. */
+ * is an error, for tests of a generation that fails half-way. "k,tree":
+ * a tree of two branches, that chain first and then what followed the
+ * last token's previous occurrence (which holds more often, and holds
+ * off the first chain, so that its cache entries move). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +16,7 @@ struct drafter {
 	int k;
 	int depth; /* of the next proposal */
 	long fail; /* proposals left until the failing one; 0: none fails */
+	int tree;  /* propose the second branch too */
 };
 
 static int create(int32_t n_vocab, uint32_t n_embd, const char *options, void **ctx,
@@ -22,14 +26,19 @@ static int create(int32_t n_vocab, uint32_t n_embd, const char *options, void **
 	(void)n_embd;
 	char *end = NULL;
 	long k = options ? strtol(options, &end, 10) : 4, fail = 0;
+	int tree = 0;
 	if (options && !strncmp(end, ",fail=", 6))
 		fail = strtol(end + 6, &end, 10);
+	if (options && !strcmp(end, ",tree")) {
+		tree = 1;
+		end += 5;
+	}
 	if ((options && *end) || k < 1 || k > 64 || fail < 0)
 		return belt_errf(err, errsz, "draft 'test': expected k in 1..64, got '%s'", options);
 	struct drafter *d = malloc(sizeof *d);
 	if (!d)
 		return belt_errf(err, errsz, "draft 'test': out of memory");
-	*d = (struct drafter){.k = (int)k, .depth = (int)k, .fail = fail};
+	*d = (struct drafter){.k = (int)k, .depth = (int)k, .fail = fail, .tree = tree};
 	*ctx = d;
 	return 0;
 }
@@ -48,15 +57,27 @@ static int propose(void *ctx, const int32_t *history, size_t n_hist, const float
 		return belt_errf(err, errsz, "draft 'test': no history to continue");
 	if (d->fail && --d->fail == 0)
 		return belt_errf(err, errsz, "draft 'test': the failing proposal, as asked");
-	int n = d->depth < max ? d->depth : max;
+	/* the second branch: after the last token's previous occurrence */
+	size_t e = n_hist - 1;
+	while (d->tree && e-- > 0 && history[e] != history[n_hist - 1])
+		;
+	int nb = d->tree && e < n_hist - 1 ? (int)(n_hist - 1 - e) : 0;
+	if (nb > d->k)
+		nb = d->k;
+	if (nb > max / 2)
+		nb = max / 2;
+	int n = d->depth < max - nb ? d->depth : max - nb;
 	for (int i = 0; i < n; i++)
 		nodes[i] = (struct belt_draft_node){.token = history[n_hist - 1], .parent = i - 1};
-	return n < 0 ? 0 : n;
+	for (int i = 0; i < nb; i++)
+		nodes[n + i] = (struct belt_draft_node){.token = history[e + 1 + (size_t)i],
+							.parent = i ? n + i - 1 : -1};
+	return n + nb < 0 ? 0 : n + nb;
 }
 
 static void accept(void *ctx, const int32_t *path, int n)
 {
-	(void)path; /* a chain: the path is 0 .. n - 1 */
+	(void)path; /* its first node says which branch held */
 	struct drafter *d = ctx;
 	d->depth = n < d->k ? n + 1 : d->k;
 }

@@ -247,6 +247,9 @@ struct belt_stats {
 	uint32_t n_forced;
 	/* a group's session: tokens decoded in passes with other sessions */
 	uint32_t n_grouped;
+	/* with a drafter: accepted tokens of a tree's branch other than its
+	 * first chain, whose cache entries were moved to their positions */
+	uint32_t n_moved;
 };
 /* Timing and stop reason of the last belt_generate. */
 const struct belt_stats *belt_session_stats(const struct belt_session *s);

@@ -66,23 +66,65 @@ static bool same(const int32_t *h, size_t a, size_t b, int n)
 	return true;
 }
 
+/* The latest earlier end of the k-gram ending at h[last], or -1. */
+static int32_t match(struct ngram_index *x, const int32_t *h, size_t last, int k)
+{
+	if ((size_t)k > last) /* an earlier occurrence needs room */
+		return -1;
+	int32_t e = *slot(x, k, hash(h, last, k, x->bits));
+	if (e < k - 1 || (size_t)e >= last || !same(h, (size_t)e, last, k))
+		return -1;
+	return e;
+}
+
+/* nodes[at .. at + len): what followed h[e], a chain; where it runs into
+ * the present, the chain's own earlier nodes. */
+static void chain(const int32_t *h, size_t n, int32_t e, struct belt_draft_node *nodes, int at,
+		  int len)
+{
+	for (int i = 0; i < len; i++) {
+		size_t src = (size_t)e + 1 + (size_t)i;
+		int32_t t = src < n ? h[src] : nodes[at + (int)(src - n)].token;
+		nodes[at + i] = (struct belt_draft_node){.token = t, .parent = i ? at + i - 1 : -1};
+	}
+}
+
 int ngram_propose(struct ngram_index *x, const int32_t *h, size_t n,
-		  struct belt_draft_node *nodes, int max)
+		  struct belt_draft_node *nodes, int depth, int max, struct ngram_tree *tree)
 {
 	enter(x, h, n);
 	size_t last = n - 1;
-	for (int k = x->nmax; k >= x->nmin; k--) {
-		if ((size_t)k > last) /* an earlier occurrence needs room */
+	int32_t ends[NGRAM_BRANCHES];
+	int nb = 0;
+	for (int k = x->nmax; k >= x->nmin && nb < (tree ? NGRAM_BRANCHES : 1); k--) {
+		int32_t e = match(x, h, last, k);
+		if (e < 0)
 			continue;
-		int32_t e = *slot(x, k, hash(h, last, k, x->bits));
-		if (e < k - 1 || (size_t)e >= last || !same(h, (size_t)e, last, k))
-			continue;
-		for (int i = 0; i < max; i++) {
-			size_t src = (size_t)e + 1 + (size_t)i;
-			int32_t t = src < n ? h[src] : nodes[src - n].token;
-			nodes[i] = (struct belt_draft_node){.token = t, .parent = i - 1};
-		}
-		return max;
+		/* a branch of its own where its next token is new */
+		bool seen = false;
+		for (int b = 0; b < nb; b++)
+			seen = seen || h[ends[b] + 1] == h[e + 1];
+		if (!seen)
+			ends[nb++] = e;
 	}
-	return 0;
+	if (depth > max)
+		depth = max;
+	if (!nb || depth < 1)
+		return 0;
+	int side = depth / 4 > 1 ? depth / 4 : 1;
+	while (nb > 1 && max - (nb - 1) * side < 1)
+		nb--;
+	int main_len = max - (nb - 1) * side < depth ? max - (nb - 1) * side : depth, at = 0;
+	if (tree)
+		tree->n = nb;
+	for (int b = 0; b < nb; b++) {
+		int len = b ? side : main_len;
+		chain(h, n, ends[b], nodes, at, len);
+		if (tree) {
+			tree->start[b] = at;
+			tree->len[b] = len;
+		}
+		at += len;
+	}
+	return at;
 }

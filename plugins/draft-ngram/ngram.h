@@ -23,13 +23,26 @@ struct ngram_index {
 int ngram_index_init(struct ngram_index *x, int nmin, int nmax, uint32_t bits);
 void ngram_index_free(struct ngram_index *x);
 
+#define NGRAM_BRANCHES 3 /* a proposal's chains at most */
+
+/* A proposal's chains: branch b is nodes[start[b] .. start[b] + len[b]),
+ * the first continuing the last token, each node the one before. */
+struct ngram_tree {
+	int n;
+	int start[NGRAM_BRANCHES], len[NGRAM_BRANCHES];
+};
+
 /* Enter the n-grams of history[0..n) that end before its last token
  * (starting over when history is not the text entered so far), then
  * find the longest n-gram ending at the last token that occurred before,
- * and fill nodes[0..max) (a chain) with what followed that occurrence,
- * repeating the proposal itself where the match runs into the present.
+ * and fill nodes (a chain of depth, at most max, nodes) with what
+ * followed that occurrence, repeating the proposal itself where the
+ * match runs into the present. With tree, where shorter n-grams' latest
+ * occurrences were followed by other tokens, up to two of those
+ * continuations follow as branches of their own (depth / 4 nodes each,
+ * at least 1), the first chain shorter where max leaves no room.
  * Returns the count; 0 when nothing matches. Does not allocate. */
 int ngram_propose(struct ngram_index *x, const int32_t *history, size_t n,
-		  struct belt_draft_node *nodes, int max);
+		  struct belt_draft_node *nodes, int depth, int max, struct ngram_tree *tree);
 
 #endif

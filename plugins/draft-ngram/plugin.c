@@ -1,9 +1,11 @@
 /* Draft "ngram": prompt lookup (doc/drafting.md). The text so far (prompt
  * and output) is its own draft model: when the last n tokens occurred
  * before, what followed them then is proposed now, a chain of up to
- * `depth` tokens. The depth follows what the target accepts, and after
- * proposals that fail outright the drafter stays quiet for a while, so
- * text it cannot predict runs at the plain decode's speed. */
+ * `depth` tokens, with branches for the other tokens that followed
+ * shorter n-grams (a tree). The depth follows what the target accepts,
+ * and after proposals that fail outright the drafter stays quiet for a
+ * while, so text it cannot predict runs at the plain decode's speed. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,21 +19,31 @@
 struct drafter {
 	struct ngram_index x;
 	int depth;  /* of the next proposal */
-	int last;   /* tokens in the last proposal */
+	int last;   /* tokens in the last proposal's first chain */
 	int misses; /* proposals in a row of which nothing held */
 	int quiet;  /* calls left to answer with no proposal */
+	bool tree;  /* branches (option tree, default 1) */
+	struct ngram_tree branches; /* of the last proposal */
 };
 
-/* Parse "min=N,max=N" (either, in any order) into *nmin, *nmax. */
-static int parse_options(const char *options, int *nmin, int *nmax, char *err, size_t errsz)
+/* Parse "min=N,max=N,tree=B" (any of them, in any order) into *nmin,
+ * *nmax, *tree. */
+static int parse_options(const char *options, int *nmin, int *nmax, int *tree, char *err,
+			 size_t errsz)
 {
 	for (const char *p = options; p && *p;) {
-		int *dst = !strncmp(p, "min=", 4) ? nmin : !strncmp(p, "max=", 4) ? nmax : NULL;
+		int *dst = !strncmp(p, "min=", 4)    ? nmin
+			   : !strncmp(p, "max=", 4)  ? nmax
+			   : !strncmp(p, "tree=", 5) ? tree
+						     : NULL;
+		const char *v0 = dst == tree ? p + 5 : p + 4;
 		char *end;
-		long v = dst ? strtol(p + 4, &end, 10) : 0;
-		if (!dst || end == p + 4 || (*end && *end != ',') || v < 1 || v > 16)
+		long v = dst ? strtol(v0, &end, 10) : 0;
+		if (!dst || end == v0 || (*end && *end != ',') ||
+		    (dst == tree ? v < 0 || v > 1 : v < 1 || v > 16))
 			return belt_errf(err, errsz,
-					 "draft 'ngram': options '%s': expected min=N,max=N with N in 1..16",
+					 "draft 'ngram': options '%s': expected min=N,max=N with N in "
+					 "1..16, tree=0 or tree=1",
 					 options);
 		*dst = (int)v;
 		p = *end ? end + 1 : end;
@@ -47,8 +59,8 @@ static int create(int32_t n_vocab, uint32_t n_embd, const char *options, void **
 {
 	(void)n_vocab;
 	(void)n_embd;
-	int nmin = 2, nmax = 4;
-	if (parse_options(options, &nmin, &nmax, err, errsz))
+	int nmin = 2, nmax = 4, tree = 1;
+	if (parse_options(options, &nmin, &nmax, &tree, err, errsz))
 		return -1;
 	struct drafter *d = calloc(1, sizeof *d);
 	if (!d || ngram_index_init(&d->x, nmin, nmax, 16)) {
@@ -56,6 +68,7 @@ static int create(int32_t n_vocab, uint32_t n_embd, const char *options, void **
 		return belt_errf(err, errsz, "draft 'ngram': out of memory");
 	}
 	d->depth = 1 << 30; /* as deep as the caller allows, until told */
+	d->tree = tree;
 	*ctx = d;
 	return 0;
 }
@@ -82,20 +95,22 @@ static int propose(void *ctx, const int32_t *history, size_t n_hist, const float
 		d->quiet--;
 		/* the index still follows the text, so that it is current when
 		 * the drafter speaks again */
-		ngram_propose(&d->x, history, n_hist, nodes, 0);
+		ngram_propose(&d->x, history, n_hist, nodes, 0, 0, NULL);
 		return 0;
 	}
-	d->last = ngram_propose(&d->x, history, n_hist, nodes, d->depth < max ? d->depth : max);
-	return d->last;
+	d->branches.n = 0;
+	int n = ngram_propose(&d->x, history, n_hist, nodes, d->depth, max,
+			      d->tree ? &d->branches : NULL);
+	d->last = d->branches.n ? d->branches.len[0] : n; /* the first chain */
+	return n;
 }
 
-/* A chain: the path is 0 .. n - 1 of the last proposal. Twice as deep
- * after a proposal that held entirely, one past what held otherwise;
- * after m misses in a row, 2^m - 1 calls (at most QUIET_MAX) without
- * proposals. */
+/* The path runs down one branch of the last proposal. Twice as deep
+ * after a proposal whose branch held entirely, one past what held
+ * otherwise; after m misses in a row, 2^m - 1 calls (at most QUIET_MAX)
+ * without proposals. */
 static void accept(void *ctx, const int32_t *path, int n)
 {
-	(void)path;
 	struct drafter *d = ctx;
 	if (n == 0) {
 		d->misses++;
@@ -106,7 +121,11 @@ static void accept(void *ctx, const int32_t *path, int n)
 		return;
 	}
 	d->misses = 0;
-	d->depth = n >= d->last ? (d->last < 1 << 20 ? 2 * d->last : d->last) : n + 1;
+	int len = d->last; /* the held branch's nodes */
+	for (int b = 0; b < d->branches.n; b++)
+		if (path[0] == d->branches.start[b])
+			len = d->branches.len[b];
+	d->depth = n >= len ? (d->last < 1 << 20 ? 2 * d->last : d->last) : n + 1;
 }
 
 static const struct belt_draft_ops ngram_draft = {

@@ -107,8 +107,12 @@ int ngram_propose(struct ngram_index *x, const int32_t *h, size_t n,
 		if (!seen)
 			ends[nb++] = e;
 	}
-	if (depth > max)
+	/* a depth that reaches max: the chain held whole lately, and gets
+	 * all of max; branches where it is shorter, as after a miss */
+	if (depth >= max) {
 		depth = max;
+		nb = nb ? 1 : 0;
+	}
 	if (!nb || depth < 1)
 		return 0;
 	int side = depth / 4 > 1 ? depth / 4 : 1;

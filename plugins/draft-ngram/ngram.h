@@ -40,7 +40,8 @@ struct ngram_tree {
  * match runs into the present. With tree, where shorter n-grams' latest
  * occurrences were followed by other tokens, up to two of those
  * continuations follow as branches of their own (depth / 4 nodes each,
- * at least 1), the first chain shorter where max leaves no room.
+ * at least 1), where depth is below max (the first chain then shorter
+ * where max leaves no room; a depth of max is the chain's alone).
  * Returns the count; 0 when nothing matches. Does not allocate. */
 int ngram_propose(struct ngram_index *x, const int32_t *history, size_t n,
 		  struct belt_draft_node *nodes, int depth, int max, struct ngram_tree *tree);

@@ -288,10 +288,11 @@ START_TEST(sampled_same_draws)
 {
 	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
 	struct belt_session *s = session(m, 256);
-	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"), drafter(m, "test", "4")};
+	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"),
+				      drafter(m, "test", "4,tree")};
 	const int32_t prompt[] = {1, 403, 407, 261, 378}; /* "Once upon a time" */
 	static struct ids plain, a, b;
-	uint64_t verified = 0;
+	uint64_t verified = 0, moved = 0;
 	unsigned identical = 0;
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		struct belt_sampling sp;
@@ -301,6 +302,7 @@ START_TEST(sampled_same_draws)
 		for (int i = 0; i < 2; i++) {
 			generate(s, prompt, 5, 48, ds[i], &sp, &a);
 			verified += belt_session_stats(s)->n_verify;
+			moved += belt_session_stats(s)->n_moved;
 			generate(s, prompt, 5, 48, ds[i], &sp, &b);
 			ck_assert_msg(!memcmp(a.id, b.id, sizeof a.id), "seed %llu: two runs differ",
 				      (unsigned long long)seed);
@@ -312,10 +314,12 @@ START_TEST(sampled_same_draws)
 		}
 	}
 	ck_assert_uint_gt(verified, 0);
-	printf("draft sampled %s: 20 seeds x 2 drafters, each run twice alike; %u of 40 the same 48 draws as without drafts%s (%llu passes)\n",
+	/* the test drafter's second branches held somewhere: sampled trees */
+	ck_assert_uint_gt(moved, 0);
+	printf("draft sampled %s: 20 seeds x 2 drafters, each run twice alike; %u of 40 the same 48 draws as without drafts%s (%llu passes, %llu tokens off a tree's first chain)\n",
 	       getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", identical,
 	       exact_backend() ? "" : " (not asserted: this backend's rows differ in the last bits)",
-	       (unsigned long long)verified);
+	       (unsigned long long)verified, (unsigned long long)moved);
 	belt_drafter_free(ds[0]);
 	belt_drafter_free(ds[1]);
 	belt_session_free(s);
@@ -335,7 +339,7 @@ START_TEST(sampled_chi_square)
 	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
 	int32_t nv = belt_model_n_vocab(m);
 	struct belt_session *s = session(m, 256);
-	struct belt_drafter *d = drafter(m, "test", "4");
+	struct belt_drafter *d = drafter(m, "test", "4,tree");
 	const int32_t prompt[] = {1, 403, 407, 261, 378};
 	uint32_t *cnt = calloc((size_t)2 * SAMPLED_TOKENS * (size_t)nv, sizeof *cnt);
 	ck_assert(cnt);

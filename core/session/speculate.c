@@ -7,11 +7,11 @@
  * and comes free. Row r's cache slot is pos + r, so the slots of the
  * accepted rows are already those plain decoding writes; the rejected
  * rows' slots lie past the new position and are written again before
- * any row reads them. Greedy, where the backend copies buffers, a
- * proposal may be a tree: the pass runs it with each row attending to
- * its ancestors, the longest path whose every token is its parent's pick
- * holds, and the entries of that path's rows that are not in their
- * position's slot are moved there (kv_move.c). A sampler draws with noise keyed by seed and
+ * any row reads them. Where the backend copies buffers, a proposal may
+ * be a tree: the pass runs it with each row attending to its ancestors,
+ * the longest path whose every token is its parent's pick holds, and the
+ * entries of that path's rows that are not in their position's slot are
+ * moved there (kv_move.c). A sampler draws with noise keyed by seed and
  * position (doc/samplers.md), so sampled output equals plain sampled
  * output too, not only in distribution. Where the drafter has nothing,
  * positions run as plain chains, longer the longer it stays silent; and
@@ -62,14 +62,14 @@ static int setup(struct belt_session *s, uint32_t max, bool sampled, char *err, 
 		s->draft_rows = malloc(n * sizeof *s->draft_rows);
 		s->draft_out = malloc(n * sizeof *s->draft_out);
 	}
-	if (!sampled && !s->draft_parent && belt_session_kv_movable(s)) {
-		s->draft_parent = malloc(n * sizeof *s->draft_parent);
+	if (!s->draft_path)
 		s->draft_path = malloc(n * sizeof *s->draft_path);
+	if (!s->draft_parent && belt_session_kv_movable(s)) {
+		s->draft_parent = malloc(n * sizeof *s->draft_parent);
 		s->draft_from = malloc(n * sizeof *s->draft_from);
 		s->draft_to = malloc(n * sizeof *s->draft_to);
 		s->draft_copies = malloc(n * belt_session_kv_regions(s) * sizeof *s->draft_copies);
-		if (!s->draft_parent || !s->draft_path || !s->draft_from || !s->draft_to ||
-		    !s->draft_copies)
+		if (!s->draft_parent || !s->draft_from || !s->draft_to || !s->draft_copies)
 			return belt_errf(err, errsz, "drafting: out of memory for trees of %zu rows",
 					 n);
 	}
@@ -78,7 +78,7 @@ static int setup(struct belt_session *s, uint32_t max, bool sampled, char *err, 
 		s->draft_logits = malloc((size_t)(max + 1) * (size_t)s->m->n_vocab * sizeof(float));
 		s->draft_logit_rows = s->draft_logits ? max + 1 : 0;
 	}
-	if (!s->draft_nodes || !s->draft_rows || !s->draft_out ||
+	if (!s->draft_nodes || !s->draft_rows || !s->draft_out || !s->draft_path ||
 	    (sampled && !s->draft_logits))
 		return belt_errf(err, errsz, "drafting: out of memory for %u rows", max + 1);
 	return 0;
@@ -110,64 +110,60 @@ static int plain(struct belt_session *s, struct belt_table *t, const struct belt
 				  &s->ids[pos + 1], (uint64_t)n * 4, err, errsz);
 }
 
-/* Check rows[0..n) at pos in one pass; out[r] the pick after row r,
- * drawn by so on the host (rows after the first that differs from its
- * draft are left as they are) or the pass's argmax. The accepted drafts
- * and their picks go to s->ids. Returns how many drafts held. */
-static int verify(struct belt_session *s, const struct belt_sampler_ops *so,
-		  const struct belt_sampling *sp, const int32_t *rows, uint32_t n, uint32_t pos,
-		  int32_t *out, char *err, size_t errsz)
+/* The first row after c0 that continues row cur with token t (a chain:
+ * parent NULL, row cur + 1), or n. */
+static uint32_t child(const int32_t *rows, const int32_t *parent, uint32_t n, uint32_t cur,
+		      int32_t t)
 {
-	struct belt_model *m = s->m;
-	if (!so) {
-		if (belt_session_verify_rows(s, rows, NULL, n, pos, out, err, errsz))
-			return -1;
-	} else {
-		size_t nv = (size_t)m->n_vocab;
-		if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, rows,
-					(uint64_t)n * 4, err, errsz) ||
-		    m->be->table_run(m->be_ctx, &s->batch, pos, n, 0, err, errsz) ||
-		    m->be->buffer_read(m->be_ctx, s->logits->buf, 0, s->draft_logits,
-				       (uint64_t)n * nv * 4, err, errsz))
-			return -1;
-		for (uint32_t r = 0; r < n; r++) {
-			/* the history the sampler's penalties read: the
-			 * accepted drafts up to this row */
-			s->ids[pos + r] = rows[r];
-			out[r] = so->sample(sp, s->draft_logits + r * nv, m->n_vocab, s->ids,
-					    pos + r + 1, pos + r, s->sample_work);
-			if (out[r] < 0 || out[r] >= m->n_vocab)
-				return belt_errf(err, errsz, "sampler %s returned token %d",
-						 so->name, out[r]);
-			if (r + 1 < n && out[r] != rows[r + 1])
-				break;
-		}
-	}
-	uint32_t j = 0;
-	while (j + 1 < n && out[j] == rows[j + 1])
-		j++;
-	for (uint32_t r = 0; r <= j; r++)
-		s->ids[pos + r + 1] = out[r];
-	return (int)j;
+	uint32_t c = cur + 1;
+	if (!parent)
+		return c < n && rows[c] == t ? c : n;
+	while (c < n && !(parent[c] == (int32_t)cur && rows[c] == t))
+		c++;
+	return c;
 }
 
-/* Check the tree rows[0..n) (row r continuing row parent[r]) at pos in
- * one pass, greedy; path[0..d] gets the rows of the longest path from
- * row 0 whose every row is its parent's pick, and s->ids its tokens and
- * the last one's pick. The path's rows are moved into the slots of their
- * positions. Returns d, the drafts that held. */
-static int verify_tree(struct belt_session *s, const int32_t *rows, const int32_t *parent,
-		       uint32_t n, uint32_t pos, int32_t *out, int32_t *path, char *err,
-		       size_t errsz)
+/* Check rows[0..n) at pos in one pass, a chain (parent NULL) or the tree
+ * parent gives (row r continuing row parent[r]). From row 0, the path
+ * goes to the child whose token is its row's pick (the pass's argmax, or
+ * drawn by so on the host from the row's logits, the path's tokens as
+ * the history its penalties read) while there is one: path[0..d] gets
+ * its rows, s->ids its tokens and the last row's pick, and the entries
+ * of its rows out of their positions' slots are moved there. Returns d,
+ * the drafts that held. */
+static int verify(struct belt_session *s, const struct belt_sampler_ops *so,
+		  const struct belt_sampling *sp, const int32_t *rows, const int32_t *parent,
+		  uint32_t n, uint32_t pos, int32_t *out, int32_t *path, char *err, size_t errsz)
 {
-	if (belt_session_verify_rows(s, rows, parent, n, pos, out, err, errsz))
-		return -1;
+	struct belt_model *m = s->m;
+	size_t nv = (size_t)m->n_vocab;
+	if (!so) {
+		if (belt_session_verify_rows(s, rows, parent, n, pos, out, err, errsz))
+			return -1;
+	} else {
+		s->batch.parent = parent;
+		int rc = m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, rows,
+					     (uint64_t)n * 4, err, errsz) ||
+			 m->be->table_run(m->be_ctx, &s->batch, pos, n, parent ? BELT_RUN_TREE : 0,
+					  err, errsz) ||
+			 m->be->buffer_read(m->be_ctx, s->logits->buf, 0, s->draft_logits,
+					    (uint64_t)n * nv * 4, err, errsz);
+		s->batch.parent = NULL;
+		if (rc)
+			return -1;
+	}
 	uint32_t d = 0, cur = 0, moves = 0;
 	path[0] = 0;
 	for (;;) {
-		uint32_t c = cur + 1;
-		while (c < n && !(parent[c] == (int32_t)cur && rows[c] == out[cur]))
-			c++;
+		if (so) {
+			s->ids[pos + d] = rows[cur];
+			out[cur] = so->sample(sp, s->draft_logits + cur * nv, m->n_vocab, s->ids,
+					      pos + d + 1, pos + d, s->sample_work);
+			if (out[cur] < 0 || out[cur] >= m->n_vocab)
+				return belt_errf(err, errsz, "sampler %s returned token %d",
+						 so->name, out[cur]);
+		}
+		uint32_t c = child(rows, parent, n, cur, out[cur]);
 		if (c == n)
 			break;
 		path[++d] = (int32_t)c;
@@ -253,9 +249,9 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 				       : 0;
 		if (got < 0)
 			return belt_err_prefix(err, errsz, d->ops->name);
-		/* a chain: the nodes up to the first that branches; greedy,
-		 * where cache entries can move, the whole tree */
-		bool trees = !so && s->draft_parent, chain = true;
+		/* a chain: the nodes up to the first that branches; where
+		 * cache entries can move, the whole tree */
+		bool trees = s->draft_parent != NULL, chain = true;
 		uint32_t n = 0;
 		for (; n < (uint32_t)got && n < k; n++) {
 			const struct belt_draft_node *nd = &s->draft_nodes[n];
@@ -289,25 +285,20 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 			s->draft_rows[0] = s->ids[pos];
 			for (uint32_t i = 0; i < n; i++)
 				s->draft_rows[i + 1] = s->draft_nodes[i].token;
-			int held;
-			int32_t *path = s->draft_rows; /* the rows are spent */
-			if (chain) {
-				held = verify(s, so, gp->sampling, s->draft_rows, n + 1, pos,
-					      s->draft_out, err, errsz);
-				for (int i = 0; i < held; i++)
-					path[i] = i;
-			} else {
+			if (!chain) {
 				s->draft_parent[0] = -1;
 				for (uint32_t i = 0; i < n; i++)
 					s->draft_parent[i + 1] = s->draft_nodes[i].parent + 1;
-				held = verify_tree(s, s->draft_rows, s->draft_parent, n + 1, pos,
-						   s->draft_out, s->draft_path, err, errsz);
-				/* the path's nodes (rows less the first) */
-				for (int i = 0; i < held; i++)
-					path[i] = s->draft_path[i + 1] - 1;
 			}
+			int held = verify(s, so, gp->sampling, s->draft_rows,
+					  chain ? NULL : s->draft_parent, n + 1, pos, s->draft_out,
+					  s->draft_path, err, errsz);
 			if (held < 0)
 				return -1;
+			/* the path's nodes (its rows less the first) */
+			int32_t *path = s->draft_rows; /* the rows are spent */
+			for (int i = 0; i < held; i++)
+				path[i] = s->draft_path[i + 1] - 1;
 			d->ops->accept(d->ctx, path, held);
 			s->stats.n_verify++;
 			s->stats.n_drafted += n;

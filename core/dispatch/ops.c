@@ -463,6 +463,35 @@ int belt_seq_row_check(const struct belt_table *t, uint32_t r, char *err, size_t
 	return 0;
 }
 
+int belt_copy_check(const struct belt_copy *r, uint32_t n,
+		    uint64_t (*size_of)(const struct belt_buffer *b), const char *who,
+		    char *err, size_t errsz)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct belt_buffer *b[2] = {r[i].src, r[i].dst};
+		const uint64_t off[2] = {r[i].src_off, r[i].dst_off};
+		for (int j = 0; j < 2; j++) {
+			const char *side = j ? "destination" : "source";
+			if (!b[j])
+				return belt_errf(err, errsz, "%s: buffer_copy region %u: NULL %s",
+						 who, i, side);
+			uint64_t size = size_of(b[j]);
+			if (off[j] > size || r[i].size > size - off[j])
+				return belt_errf(err, errsz,
+						 "%s: buffer_copy region %u: %s of %" PRIu64
+						 " bytes at offset %" PRIu64
+						 " is outside the buffer of %" PRIu64 " bytes",
+						 who, i, side, r[i].size, off[j], size);
+		}
+		if (r[i].src == r[i].dst && r[i].src_off < r[i].dst_off + r[i].size &&
+		    r[i].dst_off < r[i].src_off + r[i].size)
+			return belt_errf(err, errsz,
+					 "%s: buffer_copy region %u: source and destination overlap",
+					 who, i);
+	}
+	return 0;
+}
+
 struct belt_kernel belt_arch_op_kernel(const struct belt_arch_op *op, const void *impl)
 {
 	return (struct belt_kernel){.op = op->contract.op,

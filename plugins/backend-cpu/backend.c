@@ -325,6 +325,11 @@ static int cpu_buffer_read(void *ctx, struct belt_buffer *b, uint64_t offset,
 	return 0;
 }
 
+static uint64_t buffer_bytes(const struct belt_buffer *b)
+{
+	return b->size;
+}
+
 /* Regions in order: a memmove each (what a region reads an earlier one
  * may have written). Wrapped memory (weights the core mapped read-only)
  * is never a destination. */
@@ -332,23 +337,14 @@ static int cpu_buffer_copy(void *ctx, const struct belt_copy *r, uint32_t n, cha
 			   size_t errsz)
 {
 	(void)ctx;
-	for (uint32_t i = 0; i < n; i++) {
-		if (check_range(r[i].src, r[i].src_off, r[i].size, "buffer_copy source", err,
-				errsz) ||
-		    check_range(r[i].dst, r[i].dst_off, r[i].size, "buffer_copy destination",
-				err, errsz))
-			return -1;
-		if (r[i].src == r[i].dst && r[i].src_off < r[i].dst_off + r[i].size &&
-		    r[i].dst_off < r[i].src_off + r[i].size)
-			return belt_errf(err, errsz,
-					 "cpu: buffer_copy region %u: source and destination overlap",
-					 i);
+	if (belt_copy_check(r, n, buffer_bytes, "cpu", err, errsz))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
 		if (!r[i].dst->owned)
 			return belt_errf(err, errsz,
 					 "cpu: buffer_copy region %u: the destination wraps the "
 					 "caller's memory, which the backend only reads",
 					 i);
-	}
 	for (uint32_t i = 0; i < n; i++)
 		if (r[i].size)
 			memmove((char *)r[i].dst->data + r[i].dst_off,

@@ -340,6 +340,11 @@ int vk_buffer_read(void *vctx, struct belt_buffer *b, uint64_t offset,
 	return staged(ctx, b, offset, dst, size, false, err, errsz);
 }
 
+static uint64_t buffer_bytes(const struct belt_buffer *b)
+{
+	return b->size;
+}
+
 static bool overlaps(const struct belt_buffer *a, uint64_t ao, const struct belt_buffer *b,
 		     uint64_t bo, uint64_t size_a, uint64_t size_b)
 {
@@ -364,17 +369,9 @@ static bool conflicts(const struct belt_copy *r, const struct belt_copy *q, uint
 int vk_buffer_copy(void *vctx, const struct belt_copy *r, uint32_t n, char *err, size_t errsz)
 {
 	struct vk_ctx *ctx = vctx;
+	if (belt_copy_check(r, n, buffer_bytes, "vulkan", err, errsz))
+		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		if (check_range(r[i].src, r[i].src_off, r[i].size, "buffer_copy source", err,
-				errsz) ||
-		    check_range(r[i].dst, r[i].dst_off, r[i].size, "buffer_copy destination",
-				err, errsz))
-			return -1;
-		if (overlaps(r[i].src, r[i].src_off, r[i].dst, r[i].dst_off, r[i].size, r[i].size))
-			return belt_errf(err, errsz,
-					 "vulkan: buffer_copy region %u: source and destination "
-					 "overlap",
-					 i);
 		if (vk_repacked_overlaps(r[i].dst, r[i].dst_off, r[i].size))
 			return belt_errf(err, errsz,
 					 "vulkan: buffer_copy region %u: the destination holds "

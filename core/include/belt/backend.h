@@ -200,6 +200,13 @@ struct belt_copy {
 	uint64_t src_off, dst_off, size;
 };
 
+/* For backends' buffer_copy: 0 when every region of r[0..n) lies in its
+ * buffers (size_of: a buffer's bytes) with source and destination apart;
+ * else -1 with a message naming who ("cpu"), the region and the fault. */
+int belt_copy_check(const struct belt_copy *r, uint32_t n,
+		    uint64_t (*size_of)(const struct belt_buffer *b), const char *who,
+		    char *err, size_t errsz);
+
 struct belt_backend_ops {
 	uint32_t abi; /* BELT_BACKEND_ABI */
 	const char *name;

@@ -110,7 +110,7 @@ static int plain(struct belt_session *s, struct belt_table *t, const struct belt
 				  &s->ids[pos + 1], (uint64_t)n * 4, err, errsz);
 }
 
-/* The first row after c0 that continues row cur with token t (a chain:
+/* The first row after cur that continues it with token t (a chain:
  * parent NULL, row cur + 1), or n. */
 static uint32_t child(const int32_t *rows, const int32_t *parent, uint32_t n, uint32_t cur,
 		      int32_t t)

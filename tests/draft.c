@@ -21,6 +21,7 @@
 
 #include "belt/belt.h"
 #include "belt/sampler.h"
+#include "ngram.h"
 #include "ref.h"
 
 #define MAX_TOKENS 512
@@ -282,6 +283,48 @@ static void sampling(struct belt_sampling *sp, uint64_t seed)
 	sp->seed = seed;
 }
 
+/* The n-gram index's trees (plugins/draft-ngram/ngram.c). The text
+ * 1 2 3 4 8 9 3 4 5 8 7 2 3 4 6 8 9 3 4 ends with the 3-gram 9 3 4, last
+ * seen ending at position 7 (then 5 8 7 ...), and the 2-gram 3 4, last
+ * seen ending at 13 (then 6 8 ...): two continuations, a chain of the
+ * depth and a branch of a quarter of it. Without trees, or with a depth
+ * of max, the chain alone; a text whose n-grams saw one continuation
+ * (1 2 3 4 1 2 3: 4 after both), a chain. */
+START_TEST(ngram_tree)
+{
+	struct ngram_index x;
+	ck_assert_int_eq(ngram_index_init(&x, 2, 3, 10), 0);
+	static const int32_t h[] = {1, 2, 3, 4, 8, 9, 3, 4, 5, 8, 7, 2, 3, 4, 6, 8, 9, 3, 4};
+	size_t n = sizeof h / sizeof h[0];
+	struct belt_draft_node nodes[16];
+	struct ngram_tree t;
+	ck_assert_int_eq(ngram_propose(&x, h, n, nodes, 8, 16, &t), 10);
+	ck_assert_int_eq(t.n, 2);
+	ck_assert(t.start[0] == 0 && t.len[0] == 8 && t.start[1] == 8 && t.len[1] == 2);
+	static const int32_t chain[8] = {5, 8, 7, 2, 3, 4, 6, 8};
+	for (int i = 0; i < 8; i++)
+		ck_assert(nodes[i].token == chain[i] && nodes[i].parent == i - 1);
+	ck_assert(nodes[8].token == 6 && nodes[8].parent == -1);
+	ck_assert(nodes[9].token == 8 && nodes[9].parent == 8);
+	ck_assert_int_eq(ngram_propose(&x, h, n, nodes, 8, 16, NULL), 8);
+	ck_assert_int_eq(nodes[0].token, 5);
+	ck_assert_int_eq(ngram_propose(&x, h, n, nodes, 16, 16, &t), 16);
+	ck_assert_int_eq(t.n, 1);
+	/* max leaves the branch 1 node, the chain the rest */
+	ck_assert_int_eq(ngram_propose(&x, h, n, nodes, 12, 10, &t), 10);
+	ck_assert(t.n == 1 && t.len[0] == 10);
+	ck_assert_int_eq(ngram_propose(&x, h, n, nodes, 8, 9, &t), 9);
+	ck_assert(t.n == 2 && t.len[0] == 7 && t.len[1] == 2);
+	static const int32_t once[] = {1, 2, 3, 4, 1, 2, 3};
+	ck_assert_int_eq(ngram_propose(&x, once, 7, nodes, 4, 16, &t), 4);
+	ck_assert_int_eq(t.n, 1);
+	static const int32_t cont[4] = {4, 1, 2, 3}; /* running into itself */
+	for (int i = 0; i < 4; i++)
+		ck_assert(nodes[i].token == cont[i] && nodes[i].parent == i - 1);
+	ngram_index_free(&x);
+}
+END_TEST
+
 /* Sampled: a seed gives the same draws with and without drafts (the
  * sampler's noise is keyed by seed and position), twice alike. */
 START_TEST(sampled_same_draws)
@@ -428,6 +471,7 @@ static Suite *suite(void)
 	tcase_add_test(sm, sampled_same_draws);
 	tcase_add_test(sm, sampled_chi_square);
 	tcase_add_test(sm, bad_drafters);
+	tcase_add_test(sm, ngram_tree);
 	suite_add_tcase(s, sm);
 	return s;
 }

@@ -71,8 +71,9 @@ tests_plugins_arch_broken_la_LIBADD = libbelt.la
 # without them (doc/drafting.md), on every shipped model.
 check_PROGRAMS += tests/check_draft
 TESTS += tests/check_draft
-tests_check_draft_SOURCES = tests/draft.c tests/ref.c tests/ref_model.c
-tests_check_draft_CFLAGS = $(TEST_CFLAGS)
+tests_check_draft_SOURCES = tests/draft.c tests/ref.c tests/ref_model.c \
+	plugins/draft-ngram/ngram.c
+tests_check_draft_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/plugins/draft-ngram
 tests_check_draft_LDADD = $(TEST_LIBS) -lm
 if HAVE_VULKAN
 TESTS += tests/draft-vulkan.sh

@@ -264,8 +264,9 @@ static void report(const struct belt_session *s)
 		st->decode_s > 0 && st->n_generated > 1 ? (st->n_generated - 1) / st->decode_s : 0);
 	if (st->n_verify)
 		fprintf(stderr,
-			"belt: drafts: %u verification passes, %u of %u drafted tokens accepted, %.2f tokens per pass\n",
-			st->n_verify, st->n_accepted, st->n_drafted,
+			"belt: drafts: %u verification passes, %u of %u drafted tokens accepted "
+			"(%u off a tree's first chain), %.2f tokens per pass\n",
+			st->n_verify, st->n_accepted, st->n_drafted, st->n_moved,
 			(double)(st->n_accepted + st->n_verify) / st->n_verify);
 	if (st->n_forced)
 		fprintf(stderr, "belt: grammar: %u of the %u tokens forced (run in batches, no logits of their own)\n",

@@ -447,6 +447,20 @@ START_TEST(bad_drafters)
 		ck_assert_int_eq(belt_drafter_new(m, "ngram", bad[i], &d, err, sizeof err), -1);
 		ck_assert_msg(strstr(err, "ngram") && strstr(err, bad[i]), "%s: %s", bad[i], err);
 	}
+	/* a tree whose node names itself as its parent: refused, named */
+	struct belt_session *s = session(m, 256);
+	d = drafter(m, "test", "4,badtree");
+	struct belt_generate_params gp;
+	belt_generate_params_default(&gp);
+	gp.n_predict = 32;
+	gp.drafter = d;
+	gp.draft_unpaced = true;
+	const int32_t prompt[] = {1, 403, 407, 261, 378};
+	struct ids out = {0};
+	ck_assert_int_eq(belt_generate(s, prompt, 5, &gp, collect, &out, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "test") && strstr(err, "parent is 1"), "%s", err);
+	belt_drafter_free(d);
+	belt_session_free(s);
 	belt_model_free(m);
 }
 END_TEST

@@ -5,7 +5,9 @@
  * is an error, for tests of a generation that fails half-way. "k,tree":
  * a tree of two branches, that chain first and then what followed the
  * last token's previous occurrence (which holds more often, and holds
- * off the first chain, so that its cache entries move). */
+ * off the first chain, so that its cache entries move). "k,badtree":
+ * a tree whose second node names itself as its parent (the core must
+ * refuse it with a message). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +18,7 @@ struct drafter {
 	int k;
 	int depth; /* of the next proposal */
 	long fail; /* proposals left until the failing one; 0: none fails */
-	int tree;  /* propose the second branch too */
+	int tree;  /* propose the second branch too (2: a bad one) */
 };
 
 static int create(int32_t n_vocab, uint32_t n_embd, const char *options, void **ctx,
@@ -32,6 +34,9 @@ static int create(int32_t n_vocab, uint32_t n_embd, const char *options, void **
 	if (options && !strcmp(end, ",tree")) {
 		tree = 1;
 		end += 5;
+	} else if (options && !strcmp(end, ",badtree")) {
+		tree = 2;
+		end += 8;
 	}
 	if ((options && *end) || k < 1 || k > 64 || fail < 0)
 		return belt_errf(err, errsz, "draft 'test': expected k in 1..64, got '%s'", options);
@@ -72,6 +77,8 @@ static int propose(void *ctx, const int32_t *history, size_t n_hist, const float
 	for (int i = 0; i < nb; i++)
 		nodes[n + i] = (struct belt_draft_node){.token = history[e + 1 + (size_t)i],
 							.parent = i ? n + i - 1 : -1};
+	if (d->tree == 2 && n + nb > 1)
+		nodes[1].parent = 1; /* itself: not an earlier node */
 	return n + nb < 0 ? 0 : n + nb;
 }
 

@@ -795,9 +795,7 @@ static void attend_ext(const struct cpu_cmd *c, const struct cpu_pass *ps, uint3
 	/* a tree row: at ps->pos + depth; in a chain, at its slot */
 	uint32_t n = at.n_kv, depth = r, base = cpu_kv_first(c, ps, r);
 	if (ps->parent) {
-		depth = 0;
-		for (int32_t a = ps->parent[r]; a >= 0; a = ps->parent[a])
-			depth++;
+		depth = ps->depth[r];
 		n = ps->pos + r + 1;
 	}
 	/* a row of a table of sequences: at its own position */
@@ -946,9 +944,7 @@ static void attend_slots(const struct cpu_cmd *c, const float *q, size_t kv_off,
 static void attend_tree(const struct cpu_cmd *c, const struct cpu_pass *ps, uint32_t r,
 			const float *q, size_t kv_off, float *att, float *out, float *tmp)
 {
-	uint32_t depth = 0;
-	for (int32_t a = ps->parent[r]; a >= 0 && depth <= CPU_FEW_ROWS; a = ps->parent[a])
-		depth++;
+	uint32_t depth = ps->depth[r];
 	if (depth < CPU_FEW_ROWS) {
 		uint32_t tail[CPU_FEW_ROWS];
 		int32_t a = (int32_t)r;

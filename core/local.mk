@@ -15,6 +15,7 @@ libbelt_la_SOURCES += \
 	core/session/generate.c \
 	core/session/chain.c \
 	core/session/speculate.c \
+	core/session/tap.c \
 	core/session/kv_move.c \
 	core/session/grammar.c \
 	core/session/gated.c \

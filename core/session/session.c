@@ -408,6 +408,7 @@ void belt_session_free(struct belt_session *s)
 	belt_group_forget(s->group, s);
 	belt_session_chain_release(s);
 	belt_session_speculate_release(s);
+	belt_session_tap_release(s);
 	if (s->table.priv)
 		m->be->table_release(m->be_ctx, &s->table);
 	if (s->batch.priv)

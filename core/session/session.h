@@ -65,6 +65,15 @@ struct belt_session {
 	struct belt_copy *draft_copies;	     /* their regions (kv_move.c) */
 	float *draft_logits; /* rows x n_vocab, sampled verification */
 	uint32_t draft_logit_rows;
+	/* the drafter's "hidden" tap (tap.c), made on first use for tap_for */
+	struct belt_table tap;
+	struct belt_buffer **tap_bufs; /* tapped row, scratch, result, tensors */
+	uint32_t n_tap_bufs;
+	char (*tap_labels)[48];
+	float *tap_out; /* host copy of the result */
+	uint64_t tap_result_floats;
+	const struct belt_drafter *tap_for;
+	bool tap_none; /* tap_for has no tap here */
 	/* a group's session (group.c): its KV cache is sequence seq of the
 	 * group's; its greedy decode steps may run in the group's passes */
 	struct belt_group *group;
@@ -135,6 +144,22 @@ struct belt_drafter {
 		uint32_t gap;	     /* plain tokens before the next try */
 	} pace;
 };
+
+/* tap.c: the drafter's commands at the "hidden" tap. */
+/* Make the tap table of d's commands for s (once for d; none where d has
+ * no tap, s is a group's or the head has no final norm); -1 with err. */
+int belt_session_tap_setup(struct belt_session *s, struct belt_drafter *d, char *err,
+			   size_t errsz);
+/* Run the tap on row `row` of the last pass of the batched table (batch)
+ * or of the one-row table's last position: its result (tap_out), or NULL
+ * without a tap or on an error (*rc -1, with err). */
+const float *belt_session_tap_run(struct belt_session *s, bool batch, uint32_t row,
+				  char *err, size_t errsz, int *rc);
+/* Where that row's hidden state lies (from's src, src_off, size): false
+ * where the table's head does not start with the final norm. */
+bool belt_session_tap_source(const struct belt_session *s, bool batch, uint32_t row,
+			     struct belt_copy *from);
+void belt_session_tap_release(struct belt_session *s);
 
 /* A compiled grammar: its plugin and the state compile() made. */
 struct belt_grammar {

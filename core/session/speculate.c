@@ -227,9 +227,13 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 	uint32_t max = gp->draft_max ? gp->draft_max : DRAFT_MAX_DEFAULT;
 	if (max > s->n_ubatch - 1)
 		max = s->n_ubatch - 1;
-	if (setup(s, max, so != NULL, err, errsz))
+	if (setup(s, max, so != NULL, err, errsz) || belt_session_tap_setup(s, d, err, errsz))
 		return -1;
 	uint32_t pos = *pos_io, idle = 1;
+	/* where the hidden state of pos lies: the one-row table's last
+	 * position (prefill's last token, a chain's), or a pass's row */
+	bool tap_batch = false;
+	uint32_t tap_row = 0;
 	struct belt_pace *pc = &d->pace;
 	/* drafting found dearer before: plain tokens until the next try */
 	uint32_t until = pc->plain > 0 && pc->draft > pc->plain ? pc->gap : 0;
@@ -244,9 +248,15 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 		 * drafting found dearer, no proposal until the gap is run */
 		bool paused = !gp->draft_unpaced && (until > 0 || pc->plain == 0);
 		double t0 = now();
-		int got = k && !paused ? d->ops->propose(d->ctx, s->ids, pos + 1, NULL,
-							 s->draft_nodes, (int)k, err, errsz)
-				       : 0;
+		const float *hidden = NULL;
+		int got = 0;
+		if (k && !paused && !s->tap_none &&
+		    !(hidden = belt_session_tap_run(s, tap_batch, tap_row, err, errsz, &got)) &&
+		    got < 0)
+			return belt_err_prefix(err, errsz, "draft tap");
+		if (k && !paused)
+			got = d->ops->propose(d->ctx, s->ids, pos + 1, hidden, s->draft_nodes, (int)k,
+					      err, errsz);
 		if (got < 0)
 			return belt_err_prefix(err, errsz, d->ops->name);
 		/* a chain: the nodes up to the first that branches; where
@@ -277,6 +287,8 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 				add = gp->n_predict - s->stats.n_generated;
 			if (plain(s, t, so_idle, gp, pos, add, err, errsz))
 				return -1;
+			tap_batch = false;
+			tap_row = 0;
 			if (add == want && want == s->chunk)
 				average(&pc->plain, (now() - t0) / add);
 			idle = idle * 2 <= s->chunk ? idle * 2 : s->chunk;
@@ -295,6 +307,8 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 					  s->draft_path, err, errsz);
 			if (held < 0)
 				return -1;
+			tap_batch = true;
+			tap_row = (uint32_t)s->draft_path[held];
 			/* the path's nodes (its rows less the first) */
 			int32_t *path = s->draft_rows; /* the rows are spent */
 			for (int i = 0; i < held; i++)

@@ -201,6 +201,37 @@ int belt_session_eval_all(struct belt_session *s, const int32_t *tokens, size_t 
 	return 0;
 }
 
+int belt_session_eval_hidden(struct belt_session *s, const int32_t *tokens, size_t n,
+			     uint32_t pos, float *hidden, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	bool batch = s->batch.n_cmds > 0;
+	struct belt_copy c;
+	if (!belt_session_tap_source(s, batch, 0, &c))
+		return belt_errf(err, errsz, "hidden states: architecture '%s' has no final norm "
+				 "that its head's matvec reads", m->arch->name);
+	if (check_prompt(s, tokens, n, pos, err, errsz))
+		return -1;
+	belt_session_kv_from(s, pos);
+	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
+				errsz))
+		return -1;
+	size_t step = batch ? s->n_ubatch : 1;
+	for (size_t done = 0; done < n; done += step) {
+		uint32_t run = n - done < step ? (uint32_t)(n - done) : (uint32_t)step;
+		if ((!batch && done > 0 &&
+		     m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)(pos + done) * 4,
+					 &tokens[done], 4, err, errsz)) ||
+		    m->be->table_run(m->be_ctx, batch ? &s->batch : &s->table, pos + (uint32_t)done,
+				     run, 0, err, errsz) ||
+		    m->be->buffer_read(m->be_ctx, c.src, c.src_off, hidden + done * (c.size / 4),
+				       (uint64_t)run * c.size, err, errsz))
+			return -1;
+	}
+	kv_ran(s, tokens, n, pos);
+	return 0;
+}
+
 int belt_session_tokens(struct belt_session *s, uint32_t pos, size_t n, int32_t *out,
 			char *err, size_t errsz)
 {

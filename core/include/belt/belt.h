@@ -204,6 +204,14 @@ int belt_session_eval_all(struct belt_session *s, const int32_t *tokens,
 			  size_t n, uint32_t pos, float *logits, char *err,
 			  size_t errsz);
 
+/* As belt_session_eval_all, copying instead every position's hidden
+ * state after the final norm (what the output projection reads; the
+ * "hidden" tap, n x n_embd floats) into hidden; -1 with a message where
+ * the architecture's head has none. */
+int belt_session_eval_hidden(struct belt_session *s, const int32_t *tokens,
+			     size_t n, uint32_t pos, float *hidden, char *err,
+			     size_t errsz);
+
 /* One batched pass over n <= n_ubatch drafted tokens at pos (a chain, or
  * the tree parent gives: parent[r] < r, -1 for the token before pos);
  * out[r] gets the argmax after row r, as one-token decoding of r's path

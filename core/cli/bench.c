@@ -42,7 +42,7 @@ static const char help[] =
 	"      --draft NAME     also time decode with the drafter NAME (doc/drafting.md), its\n"
 	"                       tokens per verification pass, and a pass's cost against a\n"
 	"                       decode step\n"
-	"      --draft-max N, --draft-options TEXT  as for belt run\n"
+	"      --draft-max N, --draft-options TEXT, --draft-heads FILE  as for belt run\n"
 	"      --grammar-file FILE  also time decode constrained by this GBNF grammar, and\n"
 	"                       its mask's cost per token (one core, the generated tokens\n"
 	"                       replayed through a new state of the grammar)\n"
@@ -53,6 +53,7 @@ static const char help[] =
 struct bench_opts {
 	const char *model, *backend, *kernels;
 	const char *draft, *draft_options, *file; /* --draft, --draft-options, -f */
+	const char *draft_heads;		  /* --draft-heads */
 	const char *grammar_file, *grammar_kind;   /* --grammar-file or --json-schema */
 	long draft_max;
 	long n_prompt, n_gen, depth, reps, n_batch, n_ubatch, threads, chunk, device;
@@ -64,7 +65,7 @@ struct bench_opts {
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P,
-	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS,
+	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_DRAFT_HEADS,
 	       O_GRAMMAR_FILE, O_JSON_SCHEMA, O_SWA_FULL };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
@@ -75,6 +76,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{"top-p", 1, 0, O_TOP_P}, {"min-p", 1, 0, O_MIN_P}, {"cache-type-k", 1, 0, O_CTK},
 		{"cache-type-v", 1, 0, O_CTV}, {"draft", 1, 0, O_DRAFT},
 		{"draft-max", 1, 0, O_DRAFT_MAX}, {"draft-options", 1, 0, O_DRAFT_OPTIONS},
+		{"draft-heads", 1, 0, O_DRAFT_HEADS},
 		{"file", 1, 0, 'f'}, {"grammar-file", 1, 0, O_GRAMMAR_FILE},
 		{"json-schema", 1, 0, O_JSON_SCHEMA}, {"swa-full", 0, 0, O_SWA_FULL},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
@@ -128,6 +130,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case O_BACKEND: o->backend = optarg; break;
 		case O_DRAFT: o->draft = optarg; break;
 		case O_DRAFT_OPTIONS: o->draft_options = optarg; break;
+		case O_DRAFT_HEADS: o->draft_heads = optarg; break;
 		case O_DRAFT_MAX: if (!cli_int("bench", "--draft-max", optarg, 1, CLI_MAX_BATCH - 1, &o->draft_max)) return CLI_USAGE; break;
 		case 'f': o->file = optarg; break;
 		case O_GRAMMAR_FILE:
@@ -148,8 +151,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return cli_usage_error("bench", "-m MODEL is required");
-	if ((o->draft_max || o->draft_options) && !o->draft)
-		return cli_usage_error("bench", "--draft-max and --draft-options need --draft NAME");
+	if ((o->draft_max || o->draft_options || o->draft_heads) && !o->draft)
+		return cli_usage_error("bench", "--draft-max, --draft-options and --draft-heads need "
+				       "--draft NAME");
 	if (o->file && o->depth)
 		return cli_usage_error("bench", "-f sets the tg tests' prompt and -d fills the context: give one of them");
 	if (o->draft && o->draft_max >= o->n_ubatch)
@@ -404,7 +408,16 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	sp.swa_full = o->swa_full;
 	struct belt_session *s;
 	struct belt_drafter *d = NULL;
-	if (o->draft && belt_drafter_new(m, o->draft, o->draft_options, &d, err, CLI_ERR_SIZE)) {
+	char dopts[4200];
+	const char *dopt = o->draft_heads || o->draft_options
+				   ? cli_draft_options("bench", o->draft_heads, o->draft_options,
+						       dopts, sizeof dopts)
+				   : NULL;
+	if ((o->draft_heads || o->draft_options) && !dopt) {
+		free(file_ids);
+		return belt_errf(err, CLI_ERR_SIZE, "--draft-heads: see above");
+	}
+	if (o->draft && belt_drafter_new(m, o->draft, dopt, &d, err, CLI_ERR_SIZE)) {
 		free(file_ids);
 		return belt_err_prefix(err, CLI_ERR_SIZE, "--draft");
 	}

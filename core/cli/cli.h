@@ -41,6 +41,11 @@ bool cli_int(const char *cmd, const char *opt, const char *s, long min,
 	     long max, long *out);
 /* Parse a finite number (strtod syntax; one too small for a float rounds
  * to it) for option opt. */
+/* The drafter's options with --draft-heads FILE put first as heads=FILE:
+ * options, heads=FILE or both (buf, bufsz); NULL with a message printed
+ * where they do not fit. */
+const char *cli_draft_options(const char *cmd, const char *heads, const char *options, char *buf,
+			      size_t bufsz);
 bool cli_float(const char *cmd, const char *opt, const char *s, float *out);
 /* The largest -b / -ub a command takes (the longest context). */
 #define CLI_MAX_BATCH (1L << 24)

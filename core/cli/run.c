@@ -51,7 +51,9 @@ static const char help[] =
 	"                       the same tokens, fewer passes where the text repeats\n"
 	"      --draft-max N    drafted tokens per verification pass at most (default 8)\n"
 	"      --draft-options TEXT  the drafter's settings (ngram: min=N,max=N,tree=0|1, default\n"
-	"                            min=2,max=4,tree=1)\n"
+	"                            min=2,max=4,tree=1; medusa: topk=N,min=P, default\n"
+	"                            topk=4,min=0.05)\n"
+	"      --draft-heads FILE  medusa: the heads' GGUF side file\n"
 	"  -h, --help           this help\n";
 
 /* Set by SIGINT or SIGTERM (to the signal): generation stops after the
@@ -114,6 +116,7 @@ struct run_opts {
 	const char *grammar, *grammar_file; /* --grammar TEXT, --grammar-file FILE */
 	const char *json_schema;	    /* --json-schema FILE or TEXT */
 	const char *draft, *draft_options;  /* --draft NAME, --draft-options TEXT */
+	const char *draft_heads;	    /* --draft-heads FILE */
 	long draft_max;
 	long n_predict, n_ctx, n_batch, n_ubatch, threads, chunk, device, keep;
 	int type_k, type_v;
@@ -127,7 +130,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 {
 	enum { O_BACKEND = 256, O_IDS, O_NO_BOS, O_CHUNK, O_IGNORE_EOS, O_KERNEL, O_DEVICE,
 	       O_PROFILE, O_CTK, O_CTV, O_GRAMMAR, O_GRAMMAR_FILE, O_JSON_SCHEMA,
-	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_CONTEXT_SHIFT, O_KEEP, O_SWA_FULL };
+	       O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_DRAFT_HEADS, O_CONTEXT_SHIFT, O_KEEP, O_SWA_FULL };
 	static const struct option opts[] = {
 		{"model", required_argument, 0, 'm'}, {"prompt", required_argument, 0, 'p'},
 		{"file", required_argument, 0, 'f'}, {"n-predict", required_argument, 0, 'n'},
@@ -147,6 +150,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		{"draft", required_argument, 0, O_DRAFT},
 		{"draft-max", required_argument, 0, O_DRAFT_MAX},
 		{"draft-options", required_argument, 0, O_DRAFT_OPTIONS},
+		{"draft-heads", required_argument, 0, O_DRAFT_HEADS},
 		{"context-shift", no_argument, 0, O_CONTEXT_SHIFT},
 		{"keep", required_argument, 0, O_KEEP},
 		{"help", no_argument, 0, 'h'},
@@ -210,6 +214,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case O_JSON_SCHEMA: o->json_schema = optarg; break;
 		case O_DRAFT: o->draft = optarg; break;
 		case O_DRAFT_OPTIONS: o->draft_options = optarg; break;
+		case O_DRAFT_HEADS: o->draft_heads = optarg; break;
 		case O_DRAFT_MAX: if (!cli_int("run", "--draft-max", optarg, 1, CLI_MAX_BATCH - 1, &o->draft_max)) return CLI_USAGE; break;
 		case 'h': fputs(help, stdout); return -1;
 		case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
@@ -227,8 +232,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		return cli_usage_error("run", "give --grammar or --grammar-file, not both");
 	if (o->json_schema && (o->grammar || o->grammar_file))
 		return cli_usage_error("run", "give --json-schema or a grammar, not both");
-	if ((o->draft_max || o->draft_options) && !o->draft)
-		return cli_usage_error("run", "--draft-max and --draft-options need --draft NAME");
+	if ((o->draft_max || o->draft_options || o->draft_heads) && !o->draft)
+		return cli_usage_error("run", "--draft-max, --draft-options and --draft-heads need "
+				       "--draft NAME");
 	if (o->keep && !o->context_shift)
 		return cli_usage_error("run", "--keep %ld needs --context-shift", o->keep);
 	if (o->draft && (o->grammar || o->grammar_file || o->json_schema))
@@ -332,7 +338,14 @@ static int generate(struct belt_model *m, const struct run_opts *o, struct belt_
 	sp.swa_full = o->swa_full;
 	struct belt_session *s;
 	struct belt_drafter *drafter = NULL;
-	if (o->draft && belt_drafter_new(m, o->draft, o->draft_options, &drafter, err, sizeof err))
+	char dopts[4200];
+	const char *dopt = o->draft_heads || o->draft_options
+				   ? cli_draft_options("run", o->draft_heads, o->draft_options,
+						       dopts, sizeof dopts)
+				   : NULL;
+	if ((o->draft_heads || o->draft_options) && !dopt)
+		return CLI_USAGE;
+	if (o->draft && belt_drafter_new(m, o->draft, dopt, &drafter, err, sizeof err))
 		return cli_error("run", "--draft %s: %s", o->draft, err);
 	if (belt_session_create(m, &sp, &s, err, sizeof err)) {
 		belt_drafter_free(drafter);
@@ -425,4 +438,19 @@ int cmd_run(int argc, char **argv)
 	belt_tok_free(gtok);
 	free(file_text);
 	return rc;
+}
+
+const char *cli_draft_options(const char *cmd, const char *heads, const char *options, char *buf,
+			      size_t bufsz)
+{
+	int n = heads && options ? snprintf(buf, bufsz, "heads=%s,%s", heads, options)
+		: heads	     ? snprintf(buf, bufsz, "heads=%s", heads)
+			     : snprintf(buf, bufsz, "%s", options ? options : "");
+	if (n < 0 || (size_t)n >= bufsz || (heads && strchr(heads, ','))) {
+		cli_usage_error(cmd, "--draft-heads '%s': expected a file name without commas, "
+				"of at most %zu bytes with the options", heads ? heads : "",
+				bufsz - 1);
+		return NULL;
+	}
+	return buf;
 }

@@ -119,6 +119,15 @@ static const struct belt_op_contract contracts[] = {
 	 .bind = {{"y", BELT_BIND_ROWS, R, "n_used*n"},
 		  {"weights", BELT_BIND_ROWS, R, "n_used"},
 		  {"out", BELT_BIND_ROWS, W, "n"}}},
+	/* what Medusa draft heads need besides matvec, bias_add and add (h +
+	 * silu(W h + b), the output projection, the best k tokens): silu in
+	 * place; the k largest logits' ids (exact floats below 2^24) then
+	 * their probabilities under the softmax of all n */
+	{.op = "silu", .params = "n:i", .n_bind = 1, .row_wise = true,
+	 .bind = {{"x", BELT_BIND_ROWS, R | W, "n"}}},
+	{.op = "top_k", .params = "n:i k:i", .n_bind = 2, .row_wise = true,
+	 .bind = {{"logits", BELT_BIND_ROWS, R, "n"},
+		  {"out", BELT_BIND_ROWS, W, "2*k"}}},
 	/* a grammar's mask (doc/grammars.md), decode tables only: logits of
 	 * tokens whose bit of mask is clear become -inf */
 	{.op = "logit_mask", .params = "n:i", .n_bind = 2, .row_wise = true, .sampler = true,
@@ -197,6 +206,17 @@ int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
 	int64_t v = 1;
 	for (const char *p = c->bind[i].row; *p;) {
 		size_t len = strcspn(p, "*");
+		/* a factor is a param, or a number (top_k's out: "2*k") */
+		if (len && len < 7 && strspn(p, "0123456789") == len) {
+			int64_t f = 0;
+			for (size_t j = 0; j < len; j++)
+				f = f * 10 + (p[j] - '0');
+			if (f <= 0)
+				return -1;
+			v *= f;
+			p += len + (p[len] == '*');
+			continue;
+		}
 		int at = param_index(c->params, p, len);
 		if (at < 0 || param[at].i <= 0)
 			return -1;

@@ -31,8 +31,9 @@ struct belt_op_binding {
 	const char *name;   /* "x", "W", "k_cache": for messages */
 	uint8_t kind;	    /* enum belt_bind_kind */
 	uint8_t access;	    /* BELT_ACCESS_R | BELT_ACCESS_W */
-	/* elements per row: a product of param names ("k",
-	 * "n_head*head_dim"); NULL where the kernel checks it itself */
+	/* elements per row: a product of param names and, in the core's
+	 * contracts, numbers ("k", "n_head*head_dim", "2*k"); NULL where
+	 * the kernel checks it itself */
 	const char *row;
 };
 

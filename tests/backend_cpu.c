@@ -24,6 +24,8 @@
  *  - embed: bit-exact with the dequantized row; add: bit-exact.
  *  - rmsnorm, silu_mul, attention: 1e-5 relative (plus 1e-6 absolute).
  *  - rope: 2e-6 * (1 + pos) absolute on inputs in [-1, 1] (float angle).
+ *  - silu: 1e-6 relative; top_k: ids exactly, probabilities 1e-5
+ *    relative (silu_topk_check.h).
  *  - threads: results with 2 and 3 threads are bit-identical to 1 thread.
  */
 #include <check.h>
@@ -43,6 +45,7 @@
 #include "cmd.h"
 #include "copy_check.h"
 #include "mask_check.h"
+#include "silu_topk_check.h"
 #include "kquant_ref.h"
 #include "quant_ref.h"
 #include "ref.h"
@@ -1171,6 +1174,36 @@ START_TEST(test_argmax)
 }
 END_TEST
 
+/* ---- silu, top_k: Medusa draft heads' ops (silu_topk_check.h) ---- */
+
+START_TEST(test_silu)
+{
+	void *ctx = open_config(_i);
+	if (!ctx)
+		return;
+	check_silu(B, ctx);
+	B->destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_top_k)
+{
+	void *ctx = open_config(_i);
+	if (!ctx)
+		return;
+	check_top_k(B, ctx);
+	B->destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_top_k_errors)
+{
+	void *ctx = open_config(0);
+	check_top_k_errors(B, ctx);
+	B->destroy(ctx);
+}
+END_TEST
+
 /* ---- tables: head skipping, runs of positions, a chained model ---- */
 
 /* cmd: out = a + b, all one-float bindings. */
@@ -1930,6 +1963,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_chained_model);
 	tcase_add_test(tc, test_many_chunks);
 	suite_add_tcase(s, tc);
+	/* a case of their own, to run alone (CK_RUN_CASE=silu_top_k) */
+	TCase *tk = tcase_create("silu_top_k");
+	tcase_set_timeout(tk, 0); /* no limit: CI bounds the run */
+	tcase_add_loop_test(tk, test_silu, 0, N_CONFIGS);
+	tcase_add_loop_test(tk, test_top_k, 0, N_CONFIGS);
+	tcase_add_test(tk, test_top_k_errors);
+	suite_add_tcase(s, tk);
 	TCase *tq = tcase_create("quant_base");
 	tcase_set_timeout(tq, 0);
 	tcase_add_loop_test(tq, test_quant_base_logits, 0, N_QUANT_BASE);

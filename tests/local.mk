@@ -114,7 +114,7 @@ tests_check_noalloc_SOURCES = tests/noalloc.c tests/ref.c
 tests_check_noalloc_CFLAGS = $(TEST_CFLAGS)
 tests_check_noalloc_LDADD = $(TEST_LIBS)
 
-noinst_HEADERS += tests/sampler_ref.h tests/cmd.h tests/mask_check.h
+noinst_HEADERS += tests/sampler_ref.h tests/cmd.h tests/mask_check.h tests/silu_topk_check.h
 
 if HAVE_VULKAN
 TESTS += tests/golden-vulkan.sh tests/batch-vulkan.sh tests/quant-vulkan.sh tests/archs-vulkan.sh

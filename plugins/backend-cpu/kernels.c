@@ -1155,6 +1155,91 @@ static int prep_logit_mask(const struct cpu_ctx *ctx, const struct belt_cmd *cmd
 	return 0;
 }
 
+/* ---- silu, top_k: what Medusa draft heads need ---- */
+
+/* x = x / (1 + e^-x) in place, in float: the Vulkan backend's formula */
+static void run_silu(const struct cpu_cmd *c, struct cpu_worker *w,
+		     const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	float *x = (float *)c->p[0] + (int64_t)ps->row0 * c->prm[0].i;
+	for (int64_t i = i0; i < i1; i++)
+		x[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+static int prep_silu(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		     struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx, (void)c;
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	pr->len = cmd->param[0].i;
+	pr->align = 16;
+	pr->item_bytes = 8;
+	return 0;
+}
+
+#define TOP_K_MAX 64	     /* top_k's k at most */
+#define TOP_K_MAX_N 16777216 /* and n: ids are exact floats below 2^24 */
+
+/* Row by row: the k largest of n logits in one pass, kept in order (a
+ * logit enters only ahead of a smaller one, so equal ones stay in index
+ * order and -inf ones, masked tokens, come last: a row with fewer than k
+ * finite fills its slots with the lowest of those), their ids as floats,
+ * then their probabilities under the softmax of all n (max-subtracted,
+ * the sum in double so that it does not drift over a vocabulary). */
+static void run_top_k(const struct cpu_cmd *c, struct cpu_worker *w,
+		      const struct cpu_pass *ps, int64_t i0, int64_t i1)
+{
+	(void)w;
+	int n = c->prm[0].i, k = c->prm[1].i;
+	for (int64_t i = i0; i < i1; i++) {
+		size_t r = ps->row0 + (size_t)i;
+		const float *l = (const float *)c->p[0] + r * (size_t)n;
+		float *out = (float *)c->p[1] + r * 2 * (size_t)k;
+		float bv[TOP_K_MAX] = {0};
+		int bi[TOP_K_MAX], have = 0;
+		for (int t = 0; t < n; t++) {
+			float v = l[t];
+			if (have == k && !(v > bv[k - 1]))
+				continue;
+			int j = have < k ? have++ : k - 1;
+			for (; j > 0 && v > bv[j - 1]; j--) {
+				bv[j] = bv[j - 1];
+				bi[j] = bi[j - 1];
+			}
+			bv[j] = v;
+			bi[j] = t;
+		}
+		float mx = bv[0];
+		double sum = 0.0;
+		if (mx != -INFINITY)
+			for (int t = 0; t < n; t++)
+				sum += expf(l[t] - mx);
+		for (int j = 0; j < k; j++) {
+			out[j] = (float)bi[j];
+			out[k + j] = bv[j] == -INFINITY ? 0.0f : (float)(expf(bv[j] - mx) / sum);
+		}
+	}
+}
+
+static int prep_top_k(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
+		      struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
+{
+	(void)ctx, (void)c;
+	if (need_int(cmd, 0, "n", 1, err, errsz))
+		return -1;
+	int n = cmd->param[0].i, k = cmd->param[1].i;
+	if (n > TOP_K_MAX_N || k < 1 || k > TOP_K_MAX || k > n)
+		return belt_errf(err, errsz,
+				 "%s: top_k n %d (at most %d, for exact float ids) and k %d "
+				 "(1 to %d, at most n)",
+				 label(cmd), n, TOP_K_MAX_N, k, TOP_K_MAX);
+	pr->item_bytes = (size_t)n * 4; /* a row per item: a pass's rows spread */
+	return 0;
+}
+
 /* ---- the table ---- */
 
 #define OP(name_, w_, run_, prep_)                                  \
@@ -1222,6 +1307,8 @@ OP(op_moe_matvec_q5_k, CPU_W_Q5_K, run_moe_matvec, prep_moe_matvec);
 OP(op_moe_matvec_iq4_xs, CPU_W_IQ4_XS, run_moe_matvec, prep_moe_matvec);
 OP(op_moe_route, CPU_W_F32, run_moe_route, prep_moe_route);
 OP(op_moe_combine, CPU_W_F32, run_moe_combine, prep_moe_combine);
+OP(op_silu, CPU_W_F32, run_silu, prep_silu);
+OP(op_top_k, CPU_W_F32, run_top_k, prep_top_k);
 
 #define KERNEL(op_, w_, n_bind_, params_, impl_)                        \
 	{                                                               \
@@ -1329,6 +1416,8 @@ const struct belt_kernel cpu_kernels[] = {
 	KERNEL("moe_matvec_slots", BELT_TYPE_IQ4_XS, 4, "k:i m:i n_expert:i n_used:i", op_moe_matvec_iq4_xs),
 	KERNEL("moe_route", BELT_TYPE_ANY, 3, "n_expert:i n_used:i", op_moe_route),
 	KERNEL("moe_combine", BELT_TYPE_ANY, 3, "n:i n_used:i", op_moe_combine),
+	KERNEL("silu", BELT_TYPE_ANY, 1, "n:i", op_silu),
+	KERNEL("top_k", BELT_TYPE_ANY, 2, "n:i k:i", op_top_k),
 };
 
 const size_t cpu_n_kernels = sizeof cpu_kernels / sizeof cpu_kernels[0];

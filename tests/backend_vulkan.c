@@ -27,6 +27,8 @@
  *    sum); embed bit-exact with quant_ref.h.
  *  - embed: bit-exact with the CPU backend; add: bit-exact.
  *  - rmsnorm, silu_mul: 1e-5 relative (+1e-6 absolute) to the CPU backend.
+ *  - silu: 1e-6 relative to the double reference and to the CPU backend;
+ *    top_k: ids exactly, probabilities 1e-5 relative (silu_topk_check.h).
  *  - rope_kv: 1e-5 absolute to the CPU backend (same float angle, sin/cos
  *    to float accuracy), caches hold exactly the rotated k and v.
  *  - attention: 1e-5 relative (+1e-6) to the double reference.
@@ -57,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "belt/backend.h"
 #include "belt/belt.h"
@@ -67,6 +70,7 @@
 #include "cmd.h"
 #include "copy_check.h"
 #include "mask_check.h"
+#include "silu_topk_check.h"
 #include "gated_check.h"
 #include "kquant_ref.h"
 #include "quant_ref.h"
@@ -2685,6 +2689,73 @@ START_TEST(test_kernel_find)
 }
 END_TEST
 
+/* ---- silu, top_k: Medusa draft heads' ops (silu_topk_check.h) ---- */
+
+/* silu against the double reference, and the two backends within 1e-6
+ * relative of each other (the shader reduces e^-x's argument as expf
+ * does, not exp2(-x log2(e))) */
+START_TEST(test_silu)
+{
+	struct be vk = open_vk(), cpu = open_cpu();
+	check_silu(V, vk.ctx);
+	enum { N = 301 };
+	float x[3 * N], a[3 * N], c[3 * N];
+	for (uint32_t r = 0; r < 3; r++)
+		silu_values(x + r * N, N, 40 + r);
+	silu_run(V, vk.ctx, x, N, 3, a);
+	silu_run(C, cpu.ctx, x, N, 3, c);
+	for (int i = 0; i < 3 * N; i++)
+		silu_close(a[i], c[i], "vulkan against cpu", i, x[i]);
+	be_close(&vk);
+	be_close(&cpu);
+}
+END_TEST
+
+/* top_k against the double reference, then the time of a run of a
+ * vocabulary's 32000 logits with k 8 (a workgroup per row: quick on
+ * lavapipe too), reported. */
+START_TEST(test_top_k)
+{
+	struct be vk = open_vk();
+	check_top_k(V, vk.ctx);
+	const int n = 32000, k = 8, reps = 20;
+	float *l = malloc((size_t)n * 4);
+	ck_assert(l);
+	top_k_vocab(l, n, 11);
+	struct belt_buffer *bl = stk_buf(V, vk.ctx, STK_OFF + (uint64_t)n * 4);
+	struct belt_buffer *bo = stk_buf(V, vk.ctx, STK_OFF + (uint64_t)k * 8);
+	stk_put(V, vk.ctx, bl, l, (uint64_t)n * 4);
+	struct belt_cmd c = stk_cmd(V, vk.ctx, "top_k", "medusa.0.top_k");
+	stk_bind(&c, bl, n, 1);
+	stk_bind(&c, bo, 2 * k, 1);
+	pi(&c, n);
+	pi(&c, k);
+	struct belt_table tab;
+	stk_run(V, vk.ctx, &c, 1, &tab);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < reps; i++)
+		run(&vk, &tab, 0, 1, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "vulkan top_k of %d logits, k %d: %.3f ms a run\n", n, k,
+		((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) /
+			reps);
+	V->table_release(vk.ctx, &tab);
+	buf_free(&vk, bl);
+	buf_free(&vk, bo);
+	free(l);
+	be_close(&vk);
+}
+END_TEST
+
+START_TEST(test_top_k_errors)
+{
+	struct be vk = open_vk();
+	check_top_k_errors(V, vk.ctx);
+	be_close(&vk);
+}
+END_TEST
+
 /* ---- batched tables ---- */
 
 /* Bind `rows` rows of n floats at off of buf (an activation binding). */
@@ -4784,6 +4855,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_staging);
 	tcase_add_test(tc, test_settings);
 	suite_add_tcase(s, tc);
+	/* a case of their own, to run alone (CK_RUN_CASE=silu_top_k) */
+	TCase *ts = tcase_create("silu_top_k");
+	tcase_set_timeout(ts, 0); /* no limit: CI bounds the run */
+	tcase_add_test(ts, test_silu);
+	tcase_add_test(ts, test_top_k);
+	tcase_add_test(ts, test_top_k_errors);
+	suite_add_tcase(s, ts);
 	TCase *tq = tcase_create("quants");
 	tcase_add_loop_test(tq, test_moe, 0, (int)(sizeof moe_types / sizeof moe_types[0]));
 	tcase_add_loop_test(tq, test_moe_few, 0, 2);

@@ -16,7 +16,7 @@
 #include "vk.h"
 
 /* Workgroup sizes and rows per workgroup: must match the shaders. */
-#define WG_ELEM 128	 /* embed, silu_mul, add: elements per workgroup */
+#define WG_ELEM 128	 /* embed, silu_mul, add, silu: elements per workgroup */
 #define MATVEC_ROWS VK_MATVEC_ROWS
 #define ROPE_MAX_PAIRS 512
 #define ATT_MAX_HEAD_DIM 512 /* shaders/attention.comp shared q */
@@ -502,6 +502,35 @@ static int prep_moe_combine(const struct belt_cmd *cmd, struct vk_prep *pr, char
 	return 0;
 }
 
+/* ---- silu, top_k: what Medusa draft heads need ---- */
+
+static int prep_silu(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz) ||
+	    need(cmd, 0, "x", (uint64_t)cmd->param[0].i * 4, err, errsz))
+		return -1;
+	pr->groups = ceil_div((uint64_t)cmd->param[0].i, WG_ELEM);
+	return 0;
+}
+
+#define TOP_K_MAX 64	     /* top_k's k at most */
+#define TOP_K_MAX_N 16777216 /* and n: ids are exact floats below 2^24 */
+
+/* A workgroup per row, whatever n (shaders/top_k.comp) */
+static int prep_top_k(const struct belt_cmd *cmd, struct vk_prep *pr, char *err, size_t errsz)
+{
+	if (need_int(cmd, 0, "n", 1, err, errsz))
+		return -1;
+	int n = cmd->param[0].i, k = cmd->param[1].i;
+	if (n > TOP_K_MAX_N || k < 1 || k > TOP_K_MAX || k > n)
+		return belt_errf(err, errsz,
+				 "%s: top_k n %d (at most %d, for exact float ids) and k %d "
+				 "(1 to %d, at most n)",
+				 label(cmd), n, TOP_K_MAX_N, k, TOP_K_MAX);
+	pr->groups = 1;
+	return 0;
+}
+
 /* ---- attention ---- */
 
 static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
@@ -829,6 +858,8 @@ OP(op_gelu_mul, VK_SH_GELU_MUL, BELT_TYPE_ANY, prep_elementwise, NULL);
 OP(op_attention_ext, VK_SH_ATTENTION_EXT, BELT_TYPE_ANY, prep_attention_ext, NULL);
 OP(op_moe_route, VK_SH_MOE_ROUTE, BELT_TYPE_ANY, prep_moe_route, NULL);
 OP(op_moe_combine, VK_SH_MOE_COMBINE, BELT_TYPE_ANY, prep_moe_combine, NULL);
+OP(op_silu, VK_SH_SILU, BELT_TYPE_ANY, prep_silu, NULL);
+OP(op_top_k, VK_SH_TOP_K, BELT_TYPE_ANY, prep_top_k, NULL);
 OP(op_moe_f32, VK_SH_MOE_F32, BELT_TYPE_F32, prep_moe_matvec, NULL);
 OP(op_moe_f16, VK_SH_MOE_F16, BELT_TYPE_F16, prep_moe_matvec, NULL);
 OP(op_moe_bf16, VK_SH_MOE_BF16, BELT_TYPE_BF16, prep_moe_matvec, NULL);
@@ -926,6 +957,8 @@ const struct belt_kernel vk_kernels[] = {
 	       op_attention_ext),
 	KERNEL("moe_route", BELT_TYPE_ANY, 3, "n_expert:i n_used:i", op_moe_route),
 	KERNEL("moe_combine", BELT_TYPE_ANY, 3, "n:i n_used:i", op_moe_combine),
+	KERNEL("silu", BELT_TYPE_ANY, 1, "n:i", op_silu),
+	KERNEL("top_k", BELT_TYPE_ANY, 2, "n:i k:i", op_top_k),
 	KERNEL("moe_matvec", BELT_TYPE_F32, 4, "k:i m:i n_expert:i n_used:i", op_moe_f32),
 	KERNEL("moe_matvec_slots", BELT_TYPE_F32, 4, "k:i m:i n_expert:i n_used:i", op_moe_f32),
 	KERNEL("moe_matvec", BELT_TYPE_F16, 4, "k:i m:i n_expert:i n_used:i", op_moe_f16),

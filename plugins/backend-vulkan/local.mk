@@ -524,6 +524,15 @@ VK_SPV += $(VK_CMG_TYPES:%=plugins/backend-vulkan/spv/matmul_cmg_%.spv.h)
 plugins/backend-vulkan/spv/matmul_cmg_%.spv.h: $(VK_CM_DEPS) $(srcdir)/shaders/moe_groups.glsl
 	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -DGROUPED -o $@ $(srcdir)/shaders/matmul_cm.comp
 
+# Medusa draft heads' silu (in place) and the best k tokens of a row
+VK_SPV += plugins/backend-vulkan/spv/silu.spv.h \
+	plugins/backend-vulkan/spv/top_k.spv.h
+plugins/backend-vulkan/spv/silu.spv.h: $(srcdir)/shaders/silu.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/silu.comp
+plugins/backend-vulkan/spv/top_k.spv.h: $(srcdir)/shaders/top_k.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/wg_argmax.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/top_k.comp
+EXTRA_DIST += shaders/silu.comp shaders/top_k.comp
+
 # batched attention on the matrix units (F16 caches)
 VK_SPV += plugins/backend-vulkan/spv/attention_rows_cm.spv.h
 plugins/backend-vulkan/spv/attention_rows_cm.spv.h: $(srcdir)/shaders/attention_rows_cm.comp $(srcdir)/shaders/common.glsl

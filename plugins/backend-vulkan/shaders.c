@@ -509,6 +509,13 @@ static const uint32_t spv_matmul_cmg_iq4_xs[] =
 #include "spv/matmul_cmg_iq4_xs.spv.h"
 	;
 
+static const uint32_t spv_silu[] =
+#include "spv/silu.spv.h"
+	;
+static const uint32_t spv_top_k[] =
+#include "spv/top_k.spv.h"
+	;
+
 #define ENTRY(e_, a_) [e_] = {.code = a_, .size = sizeof a_, .name = #a_ + 4}
 
 const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
@@ -677,4 +684,6 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MOEG_Q3_K, spv_matvec_moeg_q3_k),
 	ENTRY(VK_SH_MOEG_Q5_K, spv_matvec_moeg_q5_k),
 	ENTRY(VK_SH_MOEG_IQ4_XS, spv_matvec_moeg_iq4_xs),
+	ENTRY(VK_SH_SILU, spv_silu),
+	ENTRY(VK_SH_TOP_K, spv_top_k),
 };

@@ -329,6 +329,8 @@ enum vk_shader {
 	VK_SH_MOECM_Q5_K,
 	VK_SH_MOECM_Q6_K,
 	VK_SH_MOECM_IQ4_XS,
+	VK_SH_SILU,
+	VK_SH_TOP_K,
 	VK_SH_COUNT
 };
 

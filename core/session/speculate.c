@@ -289,10 +289,17 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 				return -1;
 			tap_batch = false;
 			tap_row = 0;
-			if (add == want && want == s->chunk)
-				average(&pc->plain, (now() - t0) / add);
+			double spent = now() - t0;
+			if (add == want && want == s->chunk && !hidden)
+				average(&pc->plain, spent / add);
 			idle = idle * 2 <= s->chunk ? idle * 2 : s->chunk;
 			until = until > add ? until - add : 0;
+			/* a tap that ran for no proposal is a try that lost */
+			if (hidden && pc->plain > 0 && spent > add * pc->plain) {
+				pc->draft = spent / add;
+				pc->gap = next_gap(pc, spent - add * pc->plain);
+				until = pc->gap;
+			}
 		} else {
 			s->draft_rows[0] = s->ids[pos];
 			for (uint32_t i = 0; i < n; i++)

@@ -43,6 +43,8 @@ static const char help[] =
 	"                       tokens per verification pass, and a pass's cost against a\n"
 	"                       decode step\n"
 	"      --draft-max N, --draft-options TEXT, --draft-heads FILE  as for belt run\n"
+	"      --draft-unpaced  check every proposal, also where drafting is found to cost\n"
+	"                       more than it saves (tau of the drafter alone)\n"
 	"      --grammar-file FILE  also time decode constrained by this GBNF grammar, and\n"
 	"                       its mask's cost per token (one core, the generated tokens\n"
 	"                       replayed through a new state of the grammar)\n"
@@ -54,6 +56,7 @@ struct bench_opts {
 	const char *model, *backend, *kernels;
 	const char *draft, *draft_options, *file; /* --draft, --draft-options, -f */
 	const char *draft_heads;		  /* --draft-heads */
+	bool draft_unpaced;			  /* --draft-unpaced */
 	const char *grammar_file, *grammar_kind;   /* --grammar-file or --json-schema */
 	long draft_max;
 	long n_prompt, n_gen, depth, reps, n_batch, n_ubatch, threads, chunk, device;
@@ -65,7 +68,7 @@ struct bench_opts {
 static int parse(int argc, char **argv, struct bench_opts *o)
 {
 	enum { O_BACKEND = 256, O_CHUNK, O_KERNEL, O_DEVICE, O_PROFILE, O_TEMP, O_TOP_K, O_TOP_P,
-	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_DRAFT_HEADS,
+	       O_MIN_P, O_CTK, O_CTV, O_DRAFT, O_DRAFT_MAX, O_DRAFT_OPTIONS, O_DRAFT_HEADS, O_DRAFT_UNPACED,
 	       O_GRAMMAR_FILE, O_JSON_SCHEMA, O_SWA_FULL };
 	static const struct option opts[] = {
 		{"model", 1, 0, 'm'}, {"n-prompt", 1, 0, 'p'}, {"n-gen", 1, 0, 'n'},
@@ -76,7 +79,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{"top-p", 1, 0, O_TOP_P}, {"min-p", 1, 0, O_MIN_P}, {"cache-type-k", 1, 0, O_CTK},
 		{"cache-type-v", 1, 0, O_CTV}, {"draft", 1, 0, O_DRAFT},
 		{"draft-max", 1, 0, O_DRAFT_MAX}, {"draft-options", 1, 0, O_DRAFT_OPTIONS},
-		{"draft-heads", 1, 0, O_DRAFT_HEADS},
+		{"draft-heads", 1, 0, O_DRAFT_HEADS}, {"draft-unpaced", 0, 0, O_DRAFT_UNPACED},
 		{"file", 1, 0, 'f'}, {"grammar-file", 1, 0, O_GRAMMAR_FILE},
 		{"json-schema", 1, 0, O_JSON_SCHEMA}, {"swa-full", 0, 0, O_SWA_FULL},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
@@ -131,6 +134,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case O_DRAFT: o->draft = optarg; break;
 		case O_DRAFT_OPTIONS: o->draft_options = optarg; break;
 		case O_DRAFT_HEADS: o->draft_heads = optarg; break;
+		case O_DRAFT_UNPACED: o->draft_unpaced = true; break;
 		case O_DRAFT_MAX: if (!cli_int("bench", "--draft-max", optarg, 1, CLI_MAX_BATCH - 1, &o->draft_max)) return CLI_USAGE; break;
 		case 'f': o->file = optarg; break;
 		case O_GRAMMAR_FILE:
@@ -151,9 +155,9 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
 		return cli_usage_error("bench", "-m MODEL is required");
-	if ((o->draft_max || o->draft_options || o->draft_heads) && !o->draft)
-		return cli_usage_error("bench", "--draft-max, --draft-options and --draft-heads need "
-				       "--draft NAME");
+	if ((o->draft_max || o->draft_options || o->draft_heads || o->draft_unpaced) && !o->draft)
+		return cli_usage_error("bench", "--draft-max, --draft-options, --draft-heads and "
+				       "--draft-unpaced need --draft NAME");
 	if (o->file && o->depth)
 		return cli_usage_error("bench", "-f sets the tg tests' prompt and -d fills the context: give one of them");
 	if (o->draft && o->draft_max >= o->n_ubatch)
@@ -468,6 +472,7 @@ static int bench(struct belt_model *m, const struct bench_opts *o, char *err)
 	gp.stop_at_eog = false;
 	gp.n_predict = (uint32_t)o->n_gen + 1;
 	gp.draft_max = (uint32_t)o->draft_max;
+	gp.draft_unpaced = o->draft_unpaced;
 	struct series pp = {0}, tg = {0}, tgs = {0}, tgd = {0}, tgsd = {0}, tgg = {0};
 	uint32_t g_tokens = 0;
 	uint64_t n_verify = 0, n_accepted = 0, n_drafted = 0;

@@ -19,8 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "belt/belt.h"
+#include "belt/gguf_writer.h"
 #include "belt/sampler.h"
+#include "belt/types.h"
 #include "ngram.h"
 #include "ref.h"
 
@@ -80,6 +84,55 @@ static struct belt_drafter *drafter(struct belt_model *m, const char *name, cons
 	char err[BELT_ERR_SIZE];
 	ck_assert_msg(belt_drafter_new(m, name, options, &d, err, sizeof err) == 0, "%s", err);
 	return d;
+}
+
+/* A side file of Medusa heads for m (plugins/draft-medusa): the trained
+ * heads committed for pycoder29M, else 3 heads of small random weights
+ * written to a temporary file (their drafts mostly fail, but are trees
+ * of the tap's candidates all the same). *tmp says which. */
+static void medusa_file(struct belt_model *m, const char *model, char *path, size_t pathsz,
+			bool *tmp)
+{
+	*tmp = false;
+	snprintf(path, pathsz, "%s/../tools/medusa/%s.medusa.gguf", BELT_TEST_SRCDIR, model);
+	FILE *f = fopen(path, "rb");
+	if (f) {
+		fclose(f);
+		return;
+	}
+	double e = 0;
+	ck_assert(belt_model_hparam(m, "n_embd", &e));
+	int64_t n = (int64_t)e;
+	snprintf(path, pathsz, "/tmp/belt-medusa-XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	*tmp = true;
+	uint16_t *w = malloc((size_t)(n * n) * sizeof *w);
+	float *b = calloc((size_t)n, sizeof *b);
+	struct belt_gguf_writer *g = belt_gguf_writer_new();
+	ck_assert(w && b && g);
+	uint64_t x = 88172645463325252ull;
+	for (int64_t i = 0; i < n * n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		w[i] = belt_f32_to_fp16(((float)(x >> 40) / 16777216.0f - 0.5f) * 0.2f);
+	}
+	ck_assert(!belt_gguf_writer_str(g, "general.architecture", "medusa") &&
+		  !belt_gguf_writer_u32(g, "medusa.head_count", 3) &&
+		  !belt_gguf_writer_u32(g, "medusa.embedding_length", (uint32_t)n));
+	for (int k = 0; k < 3; k++) {
+		char wn[32], bn[32];
+		snprintf(wn, sizeof wn, "medusa.%d.weight", k);
+		snprintf(bn, sizeof bn, "medusa.%d.bias", k);
+		const int64_t wne[2] = {n, n}, bne[1] = {n};
+		ck_assert(!belt_gguf_writer_tensor(g, wn, BELT_TYPE_F16, 2, wne, w) &&
+			  !belt_gguf_writer_tensor(g, bn, BELT_TYPE_F32, 1, bne, b));
+	}
+	char err[BELT_ERR_SIZE];
+	ck_assert_msg(belt_gguf_writer_write(g, path, err, sizeof err) == 0, "%s", err);
+	belt_gguf_writer_free(g);
+	free(w);
+	free(b);
 }
 
 static uint32_t cap(uint32_t n)
@@ -201,11 +254,18 @@ static void check_file(const char *model, const char *file)
 	}
 	struct belt_model *m = ref_load_model(file);
 	struct belt_session *s = session(m, 1024);
-	/* the test drafter's trees: a second branch that often holds */
-	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"),
-				      drafter(m, "test", "4,tree")};
-	const char *names[2] = {"ngram", "test"};
-	struct tally t[2] = {{0}};
+	/* the test drafter's trees: a second branch that often holds; its
+	 * tap checks the hidden state each proposal reads */
+	char heads[4096], opts[4200];
+	bool tmp;
+	medusa_file(m, model, heads, sizeof heads, &tmp);
+	snprintf(opts, sizeof opts, "heads=%s", heads);
+	struct belt_drafter *ds[3] = {drafter(m, "ngram", "min=1,max=3"),
+				      drafter(m, "test", "4,tree,tap"), drafter(m, "medusa", opts)};
+	if (tmp)
+		unlink(heads);
+	const char *names[3] = {"ngram", "test", "medusa"};
+	struct tally t[3] = {{0}};
 	struct tsv *ref = tsv_load(shared_path("models/reference.tsv"));
 	ck_assert(ref);
 	for (size_t r = 0; r < ref->n_rows; r++) {
@@ -219,19 +279,20 @@ static void check_file(const char *model, const char *file)
 				 !strcmp(tsv_get(ref, e, "prompt"), prompt) &&
 				 atol(tsv_get(ref, e, "n_steps")) > steps;
 		if (!longer)
-			check_prompt(m, s, ds, names, 2, file, prompt, (uint32_t)steps, t);
+			check_prompt(m, s, ds, names, 3, file, prompt, (uint32_t)steps, t);
 	}
 	tsv_free(ref);
 	struct tsv *lc = tsv_load(shared_path("models/reference_llamacpp.tsv"));
 	ck_assert(lc);
 	for (size_t r = 0; r < lc->n_rows; r++)
 		if (!strcmp(tsv_get(lc, r, "file"), file))
-			check_prompt(m, s, ds, names, 2, file, tsv_get(lc, r, "prompt"),
+			check_prompt(m, s, ds, names, 3, file, tsv_get(lc, r, "prompt"),
 				     (uint32_t)atol(tsv_get(lc, r, "n_predict")), t);
 	tsv_free(lc);
-	for (int i = 0; i < 2; i++) {
-		/* the test drafter proposes at every position; ngram once the
-		 * text repeats, which a few tokens (BELT_DRAFT_TOKENS) may not */
+	for (int i = 0; i < 3; i++) {
+		/* the test drafter proposes at every position, medusa where its
+		 * heads are sure enough; ngram once the text repeats, which a
+		 * few tokens (BELT_DRAFT_TOKENS) may not */
 		ck_assert_msg(t[i].prompts > 0 && (t[i].verify > 0 || (i == 0 && getenv("BELT_DRAFT_TOKENS"))),
 			      "%s: drafter %s verified no proposal", file, names[i]);
 		printf("draft %-26s %s %-5s: %u of %u prompts identical with and without drafts; %llu passes verified %llu drafted tokens, %llu accepted (%llu off a tree's first chain)\n",
@@ -246,8 +307,11 @@ static void check_file(const char *model, const char *file)
 	/* over the references' full lengths the text repeats somewhere */
 	ck_assert_msg(t[0].accepted > 0 || getenv("BELT_DRAFT_TOKENS"),
 		      "%s: no ngram draft was accepted", file);
-	belt_drafter_free(ds[0]);
-	belt_drafter_free(ds[1]);
+	/* trained heads guess right often */
+	ck_assert_msg(tmp || t[2].accepted > 0 || getenv("BELT_DRAFT_TOKENS"),
+		      "%s: no draft of the trained medusa heads was accepted", file);
+	for (int i = 0; i < 3; i++)
+		belt_drafter_free(ds[i]);
 	belt_session_free(s);
 	belt_model_free(m);
 }

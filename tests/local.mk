@@ -74,6 +74,7 @@ TESTS += tests/check_draft
 tests_check_draft_SOURCES = tests/draft.c tests/ref.c tests/ref_model.c \
 	plugins/draft-ngram/ngram.c
 tests_check_draft_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/plugins/draft-ngram
+tests_check_draft_CPPFLAGS = $(AM_CPPFLAGS) -DBELT_TEST_SRCDIR='"$(abs_top_srcdir)/tests"'
 tests_check_draft_LDADD = $(TEST_LIBS) -lm
 if HAVE_VULKAN
 TESTS += tests/draft-vulkan.sh

@@ -1,7 +1,7 @@
 /* belt-medusa: the data and the side file of Medusa draft heads
  * (doc/drafting.md, "Training the heads").
  *
- *   belt-medusa data -m MODEL -o DIR [-p N] [-n N] [--stride N] [--rows N] FILE...
+ *   belt-medusa data -m MODEL -o DIR [-p N] [-n N] [--stride N] [--rows N] [-t N] FILE...
  *     For windows of each text FILE (a prompt of -p tokens every --stride
  *     tokens), the model's greedy continuation of -n tokens; then every
  *     position from the prompt's last on, evaluated again as one text:
@@ -163,11 +163,12 @@ static int write_output(const struct belt_model *m, const char *dir, FILE *meta)
 static int cmd_data(int argc, char **argv)
 {
 	const char *model = NULL, *dir = NULL;
-	long p = 64, n = 96, stride = 256, max_rows = 1L << 40;
+	long p = 64, n = 96, stride = 256, max_rows = 1L << 40, threads = 0;
 	static const struct option lo[] = {{"stride", 1, 0, 's'}, {"rows", 1, 0, 'r'}, {0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "m:o:p:n:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:o:p:n:t:", lo, NULL)) != -1) {
 		if ((c == 'p' && num("-p", optarg, 2, 4096, &p)) ||
+		    (c == 't' && num("-t", optarg, 1, 1024, &threads)) ||
 		    (c == 'n' && num("-n", optarg, 1, 4096, &n)) ||
 		    (c == 's' && num("--stride", optarg, 1, 1L << 30, &stride)) ||
 		    (c == 'r' && num("--rows", optarg, 1, 1L << 40, &max_rows)) || c == '?')
@@ -184,6 +185,7 @@ static int cmd_data(int argc, char **argv)
 	belt_model_params_default(&mp);
 	mp.path = model;
 	mp.backend = getenv("BELT_BACKEND");
+	mp.n_threads = (int)threads;
 	struct belt_model *m;
 	if (belt_model_load(&mp, &m, err, sizeof err))
 		return fail("%s%s", err, "");
@@ -342,7 +344,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "pack"))
 		return cmd_pack(argc - 1, argv + 1);
 	fprintf(stderr, "usage: belt-medusa data -m MODEL -o DIR [-p N] [-n N] [--stride N] "
-		"[--rows N] FILE...\n"
+		"[--rows N] [-t N] FILE...\n"
 		"       belt-medusa pack -i HEADS.f32 -o FILE.gguf -k K -e E -v V [--name S]\n");
 	return 2;
 }

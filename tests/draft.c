@@ -395,8 +395,15 @@ START_TEST(sampled_same_draws)
 {
 	struct belt_model *m = ref_load_model("stories260K.f32.gguf");
 	struct belt_session *s = session(m, 256);
-	struct belt_drafter *ds[2] = {drafter(m, "ngram", "min=1,max=3"),
-				      drafter(m, "test", "4,tree")};
+	char heads[4096], opts[4200];
+	bool tmp;
+	medusa_file(m, "stories260K", heads, sizeof heads, &tmp);
+	snprintf(opts, sizeof opts, "heads=%s", heads);
+	/* medusa: trees of the tap's candidates, the tap after sampled passes */
+	struct belt_drafter *ds[3] = {drafter(m, "ngram", "min=1,max=3"),
+				      drafter(m, "test", "4,tree"), drafter(m, "medusa", opts)};
+	if (tmp)
+		unlink(heads);
 	const int32_t prompt[] = {1, 403, 407, 261, 378}; /* "Once upon a time" */
 	static struct ids plain, a, b;
 	uint64_t verified = 0, moved = 0;
@@ -406,7 +413,7 @@ START_TEST(sampled_same_draws)
 		sampling(&sp, seed);
 		sp.repeat_penalty = seed % 2 ? 1.0f : 1.3f; /* penalties read the drafts */
 		generate(s, prompt, 5, 48, NULL, &sp, &plain);
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 3; i++) {
 			generate(s, prompt, 5, 48, ds[i], &sp, &a);
 			verified += belt_session_stats(s)->n_verify;
 			moved += belt_session_stats(s)->n_moved;
@@ -423,12 +430,12 @@ START_TEST(sampled_same_draws)
 	ck_assert_uint_gt(verified, 0);
 	/* the test drafter's second branches held somewhere: sampled trees */
 	ck_assert_uint_gt(moved, 0);
-	printf("draft sampled %s: 20 seeds x 2 drafters, each run twice alike; %u of 40 the same 48 draws as without drafts%s (%llu passes, %llu tokens off a tree's first chain)\n",
+	printf("draft sampled %s: 20 seeds x 3 drafters, each run twice alike; %u of 60 the same 48 draws as without drafts%s (%llu passes, %llu tokens off a tree's first chain)\n",
 	       getenv("BELT_TEST_BACKEND") ? getenv("BELT_TEST_BACKEND") : "cpu", identical,
 	       exact_backend() ? "" : " (not asserted: this backend's rows differ in the last bits)",
 	       (unsigned long long)verified, (unsigned long long)moved);
-	belt_drafter_free(ds[0]);
-	belt_drafter_free(ds[1]);
+	for (int i = 0; i < 3; i++)
+		belt_drafter_free(ds[i]);
 	belt_session_free(s);
 	belt_model_free(m);
 }

@@ -159,10 +159,9 @@ static int build(struct belt_session *s, const struct belt_draft_tap *tp,
 		 size_t errsz)
 {
 	struct belt_model *m = s->m;
-	if (!tp->n_cmds || !tp->result_floats)
-		return belt_errf(err, errsz, "%s: a tap of %u commands and %llu result floats: "
-				 "expected at least one of each", who, tp->n_cmds,
-				 (unsigned long long)tp->result_floats);
+	if (!tp->result_floats)
+		return belt_errf(err, errsz, "%s: a tap of %u commands and no result floats: "
+				 "expected at least one", who, tp->n_cmds);
 	if (make_buffers(s, tp, n_embd * 4, who, err, errsz))
 		return -1;
 	s->tap.cmds = calloc(tp->n_cmds, sizeof *s->tap.cmds);
@@ -227,8 +226,16 @@ int belt_session_tap_setup(struct belt_session *s, struct belt_drafter *d, char 
 	struct belt_draft_tap tp = {0};
 	char who[64];
 	snprintf(who, sizeof who, "draft '%s'", d->ops->name);
-	if (d->ops->tap(d->ctx, (int)outw->type, &tp, err, errsz) ||
-	    build(s, &tp, outw, (uint64_t)s->table.cmds[at].bind[2].ne[0], who, err, errsz)) {
+	if (d->ops->tap(d->ctx, (int)outw->type, &tp, err, errsz)) {
+		belt_session_tap_release(s);
+		return belt_err_prefix(err, errsz, who);
+	}
+	if (!tp.n_cmds) {
+		s->tap_for = d; /* this drafter asks for no tap */
+		s->tap_none = true;
+		return 0;
+	}
+	if (build(s, &tp, outw, (uint64_t)s->table.cmds[at].bind[2].ne[0], who, err, errsz)) {
 		belt_session_tap_release(s);
 		return belt_err_prefix(err, errsz, who);
 	}

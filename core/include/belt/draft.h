@@ -104,8 +104,8 @@ struct belt_draft_ops {
 
 	/* ABI 2, may be NULL: fill *tap with the commands to run at the
 	 * "hidden" tap of a target whose output projection is of type
-	 * out_type (enum belt_type); 0, or -1 with err. Called once a
-	 * session; *tap's arrays stay valid until free. */
+	 * out_type (enum belt_type); 0 (n_cmds 0: no tap), or -1 with err.
+	 * Called once a session; *tap's arrays stay valid until free. */
 	int (*tap)(void *ctx, int out_type, struct belt_draft_tap *tap, char *err,
 		   size_t errsz);
 };

@@ -408,6 +408,13 @@ int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz)
 					 " (%u rows of %" PRId64 ")",
 					 name, k->op, i, oc->bind[i].name, c->bind[i].size, need, rows, e);
 	}
+	if (!strcmp(k->op, "top_k") &&
+	    (c->param[0].i > BELT_TOP_K_MAX_N || c->param[1].i > BELT_TOP_K_MAX ||
+	     c->param[1].i > c->param[0].i))
+		return belt_errf(err, errsz,
+				 "%s: top_k n %d (at most %d, for exact float ids) and k %d "
+				 "(1 to %d, at most n)",
+				 name, c->param[0].i, BELT_TOP_K_MAX_N, c->param[1].i, BELT_TOP_K_MAX);
 	return 0;
 }
 

@@ -170,15 +170,24 @@ int belt_session_eval(struct belt_session *s, const int32_t *tokens, size_t n,
 	return 0;
 }
 
-int belt_session_eval_all(struct belt_session *s, const int32_t *tokens, size_t n,
-			  uint32_t pos, float *logits, char *err, size_t errsz)
+/* What eval_all and eval_hidden do first: check the tokens, forget the
+ * cache from pos on and write them into token_ids. */
+static int eval_begin(struct belt_session *s, const int32_t *tokens, size_t n, uint32_t pos,
+		      char *err, size_t errsz)
 {
 	struct belt_model *m = s->m;
 	if (check_prompt(s, tokens, n, pos, err, errsz))
 		return -1;
 	belt_session_kv_from(s, pos);
-	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
-				errsz))
+	return m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
+				   errsz);
+}
+
+int belt_session_eval_all(struct belt_session *s, const int32_t *tokens, size_t n,
+			  uint32_t pos, float *logits, char *err, size_t errsz)
+{
+	struct belt_model *m = s->m;
+	if (eval_begin(s, tokens, n, pos, err, errsz))
 		return -1;
 	if (s->batch.n_cmds) {
 		if (run_batched(s, pos, n, 0, logits, err, errsz))
@@ -210,11 +219,7 @@ int belt_session_eval_hidden(struct belt_session *s, const int32_t *tokens, size
 	if (!belt_session_tap_source(s, batch, 0, &c))
 		return belt_errf(err, errsz, "hidden states: architecture '%s' has no final norm "
 				 "that its head's matvec reads", m->arch->name);
-	if (check_prompt(s, tokens, n, pos, err, errsz))
-		return -1;
-	belt_session_kv_from(s, pos);
-	if (m->be->buffer_write(m->be_ctx, s->token_ids, (uint64_t)pos * 4, tokens, n * 4, err,
-				errsz))
+	if (eval_begin(s, tokens, n, pos, err, errsz))
 		return -1;
 	size_t step = batch ? s->n_ubatch : 1;
 	for (size_t done = 0; done < n; done += step) {

@@ -1180,8 +1180,6 @@ static int prep_silu(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 	return 0;
 }
 
-#define TOP_K_MAX 64	     /* top_k's k at most */
-#define TOP_K_MAX_N 16777216 /* and n: ids are exact floats below 2^24 */
 
 /* Row by row: the k largest of n logits in one pass, kept in order (a
  * logit enters only ahead of a smaller one, so equal ones stay in index
@@ -1198,8 +1196,8 @@ static void run_top_k(const struct cpu_cmd *c, struct cpu_worker *w,
 		size_t r = ps->row0 + (size_t)i;
 		const float *l = (const float *)c->p[0] + r * (size_t)n;
 		float *out = (float *)c->p[1] + r * 2 * (size_t)k;
-		float bv[TOP_K_MAX] = {0};
-		int bi[TOP_K_MAX], have = 0;
+		float bv[BELT_TOP_K_MAX] = {0};
+		int bi[BELT_TOP_K_MAX], have = 0;
 		for (int t = 0; t < n; t++) {
 			float v = l[t];
 			if (have == k && !(v > bv[k - 1]))
@@ -1227,16 +1225,9 @@ static void run_top_k(const struct cpu_cmd *c, struct cpu_worker *w,
 static int prep_top_k(const struct cpu_ctx *ctx, const struct belt_cmd *cmd,
 		      struct cpu_cmd *c, struct cpu_prep *pr, char *err, size_t errsz)
 {
-	(void)ctx, (void)c;
-	if (need_int(cmd, 0, "n", 1, err, errsz))
-		return -1;
-	int n = cmd->param[0].i, k = cmd->param[1].i;
-	if (n > TOP_K_MAX_N || k < 1 || k > TOP_K_MAX || k > n)
-		return belt_errf(err, errsz,
-				 "%s: top_k n %d (at most %d, for exact float ids) and k %d "
-				 "(1 to %d, at most n)",
-				 label(cmd), n, TOP_K_MAX_N, k, TOP_K_MAX);
-	pr->item_bytes = (size_t)n * 4; /* a row per item: a pass's rows spread */
+	(void)ctx, (void)c, (void)err, (void)errsz;
+	/* n and k were checked by belt_cmd_check */
+	pr->item_bytes = (size_t)cmd->param[0].i * 4; /* a row per item: a pass's rows spread */
 	return 0;
 }
 

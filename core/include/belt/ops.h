@@ -70,6 +70,10 @@ int64_t belt_op_row_elems(const struct belt_op_contract *c, unsigned i,
  * with whole blocks per head (or row) and holds a row. Backends call it from table_prepare;
  * the message names the command's label. */
 int belt_cmd_check(const struct belt_cmd *c, char *err, size_t errsz);
+/* top_k's limits, which belt_cmd_check applies: k, and n (ids are exact
+ * floats below 2^24). */
+#define BELT_TOP_K_MAX 64
+#define BELT_TOP_K_MAX_N 16777216
 
 /* Whether caches may hold type t: F32, F16 or Q8_0 (llama.cpp's blocks,
  * a position's row of n_head_kv * head_dim values after another). */

@@ -449,7 +449,23 @@ START_TEST(draft_flags)
 	   stories());
 	expect_error(&r, 1, "min=9,max=2");
 	sh(&r, "%s run -m '%s' -p hi --draft-max 4", belt_bin(), stories());
-	expect_error(&r, 2, "--draft-max and --draft-options need --draft NAME");
+	expect_error(&r, 2, "--draft-max, --draft-options and --draft-heads need --draft NAME");
+	/* medusa's side file: missing, unreadable, of another model, not heads */
+	sh(&r, "%s run -m '%s' -p hi -n 4 --draft medusa", belt_bin(), stories());
+	expect_error(&r, 1, "no heads file: give --draft-heads FILE");
+	sh(&r, "%s run -m '%s' -p hi -n 4 --draft medusa --draft-heads /nonexistent.gguf",
+	   belt_bin(), stories());
+	expect_error(&r, 1, "/nonexistent.gguf: cannot open");
+	sh(&r, "%s run -m '%s' -p hi -n 4 --draft medusa --draft-heads '%s'", belt_bin(), stories(),
+	   stories());
+	expect_error(&r, 1, "general.architecture is not \"medusa\"");
+	sh(&r, "%s run -m '%s' -p hi -n 4 --draft medusa --draft-heads '%s/../tools/medusa/"
+	   "pycoder29M.medusa.gguf'", belt_bin(), stories(), BELT_TEST_SRCDIR);
+	expect_error(&r, 1, "4 heads 512 wide for 32000 tokens: expected 1 .. 8 heads as wide as "
+			    "the model (64)");
+	sh(&r, "%s run -m '%s' -p hi -n 4 --draft medusa --draft-heads x --draft-options topk=9",
+	   belt_bin(), stories());
+	expect_error(&r, 1, "option 'topk=9': expected heads=FILE, topk=N (1..8) or min=P (0..1)");
 	sh(&r, "%s run -m '%s' -p hi --draft ngram --grammar 'root ::= \"a\"'", belt_bin(),
 	   stories());
 	expect_error(&r, 2, "--draft does not combine with a grammar");

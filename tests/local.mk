@@ -151,6 +151,7 @@ check_PROGRAMS += tests/check_cli_misuse
 TESTS += tests/check_cli_misuse
 tests_check_cli_misuse_SOURCES = tests/cli_misuse.c tests/ref.c tests/synth/synth.c
 tests_check_cli_misuse_CFLAGS = $(TEST_CFLAGS)
+tests_check_cli_misuse_CPPFLAGS = $(AM_CPPFLAGS) -DBELT_TEST_SRCDIR='"$(abs_top_srcdir)/tests"'
 tests_check_cli_misuse_LDADD = $(TEST_LIBS)
 
 # core/template: chat templates against $BELT_SHARED_DIR/templates'

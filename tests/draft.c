@@ -103,7 +103,8 @@ static void medusa_file(struct belt_model *m, const char *model, char *path, siz
 	double e = 0;
 	ck_assert(belt_model_hparam(m, "n_embd", &e));
 	int64_t n = (int64_t)e;
-	snprintf(path, pathsz, "/tmp/belt-medusa-XXXXXX");
+	const char *dir = getenv("TMPDIR");
+	snprintf(path, pathsz, "%s/belt-medusa-XXXXXX", dir && *dir ? dir : "/tmp");
 	int fd = mkstemp(path);
 	ck_assert(fd >= 0);
 	close(fd);

@@ -74,6 +74,9 @@ struct belt_session {
 	uint64_t tap_result_floats;
 	const struct belt_drafter *tap_for;
 	bool tap_none; /* tap_for has no tap here */
+	/* row 0 of the final norm's output in the one-row table [0] and the
+	 * batched one [1] (size 0: none), a row's bytes apart */
+	struct belt_copy tap_src[2];
 	/* a group's session (group.c): its KV cache is sequence seq of the
 	 * group's; its greedy decode steps may run in the group's passes */
 	struct belt_group *group;
@@ -150,9 +153,10 @@ struct belt_drafter {
  * no tap, s is a group's or the head has no final norm); -1 with err. */
 int belt_session_tap_setup(struct belt_session *s, struct belt_drafter *d, char *err,
 			   size_t errsz);
-/* Run the tap on row `row` of the last pass of the batched table (batch)
- * or of the one-row table's last position: its result (tap_out), or NULL
- * without a tap or on an error (*rc -1, with err). */
+/* Run the tap on row `row` (below the table's rows) of the last pass of
+ * the batched table (batch) or of the one-row table's last position: its
+ * result (tap_out), or NULL without a tap or on an error (*rc -1, with
+ * err). */
 const float *belt_session_tap_run(struct belt_session *s, bool batch, uint32_t row,
 				  char *err, size_t errsz, int *rc);
 /* Where that row's hidden state lies (from's src, src_off, size): false

@@ -249,10 +249,10 @@ int belt_session_speculate(struct belt_session *s, const struct belt_generate_pa
 		bool paused = !gp->draft_unpaced && (until > 0 || pc->plain == 0);
 		double t0 = now();
 		const float *hidden = NULL;
-		int got = 0;
+		int got = 0, tap_rc = 0;
 		if (k && !paused && !s->tap_none &&
-		    !(hidden = belt_session_tap_run(s, tap_batch, tap_row, err, errsz, &got)) &&
-		    got < 0)
+		    !(hidden = belt_session_tap_run(s, tap_batch, tap_row, err, errsz, &tap_rc)) &&
+		    tap_rc < 0)
 			return belt_err_prefix(err, errsz, "draft tap");
 		if (k && !paused)
 			got = d->ops->propose(d->ctx, s->ids, pos + 1, hidden, s->draft_nodes, (int)k,

@@ -82,7 +82,7 @@ static int make_buffers(struct belt_session *s, const struct belt_draft_tap *tp,
 	struct belt_model *m = s->m;
 	s->n_tap_bufs = TB_TENSOR + tp->n_tensors;
 	if (!(s->tap_bufs = calloc(s->n_tap_bufs, sizeof *s->tap_bufs)) ||
-	    !(s->tap_out = malloc((tp->result_floats ? tp->result_floats : 1) * 4)))
+	    !(s->tap_out = malloc(tp->result_floats * 4)))
 		return belt_errf(err, errsz, "%s: out of memory for its tap", who);
 	const uint64_t bytes[3] = {hidden_bytes, tp->scratch_floats * 4, tp->result_floats * 4};
 	for (int i = 0; i < 3; i++)
@@ -219,9 +219,13 @@ int belt_session_tap_setup(struct belt_session *s, struct belt_drafter *d, char 
 		return 0;
 	int at = s->table.n_cmds ? norm_at(&s->table) : -1;
 	/* a group's session runs its steps in the group's tables; a backend
-	 * without copies cannot move the tapped row */
-	if (at < 0 || s->group || !m->be->buffer_copy)
+	 * without copies cannot move the tapped row; where the state lies
+	 * is found once, here, not at every step */
+	if (at < 0 || s->group || !m->be->buffer_copy ||
+	    !belt_session_tap_source(s, false, 0, &s->tap_src[0]))
 		return 0;
+	if (!s->batch.n_cmds || !belt_session_tap_source(s, true, 0, &s->tap_src[1]))
+		s->tap_src[1].size = 0;
 	const struct belt_binding *outw = &s->table.cmds[at + 1].bind[0];
 	struct belt_draft_tap tp = {0};
 	char who[64];
@@ -230,16 +234,12 @@ int belt_session_tap_setup(struct belt_session *s, struct belt_drafter *d, char 
 		belt_session_tap_release(s);
 		return belt_err_prefix(err, errsz, who);
 	}
-	if (!tp.n_cmds) {
-		s->tap_for = d; /* this drafter asks for no tap */
-		s->tap_none = true;
-		return 0;
-	}
+	if (!tp.n_cmds)
+		return 0; /* this drafter asks for no tap */
 	if (build(s, &tp, outw, (uint64_t)s->table.cmds[at].bind[2].ne[0], who, err, errsz)) {
 		belt_session_tap_release(s);
 		return belt_err_prefix(err, errsz, who);
 	}
-	s->tap_for = d;
 	s->tap_none = false;
 	return 0;
 }
@@ -249,9 +249,10 @@ const float *belt_session_tap_run(struct belt_session *s, bool batch, uint32_t r
 {
 	struct belt_model *m = s->m;
 	*rc = 0;
-	struct belt_copy c;
-	if (s->tap_none || !s->tap.priv || !belt_session_tap_source(s, batch, row, &c))
+	if (s->tap_none || !s->tap_src[batch].size)
 		return NULL;
+	struct belt_copy c = s->tap_src[batch];
+	c.src_off += (uint64_t)row * c.size;
 	c.dst = s->tap_bufs[TB_HIDDEN];
 	if (m->be->buffer_copy(m->be_ctx, &c, 1, err, errsz) ||
 	    m->be->table_run(m->be_ctx, &s->tap, 0, 1, 0, err, errsz) ||

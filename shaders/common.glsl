@@ -203,3 +203,21 @@ float wg_max(float v)
 	barrier();
 	return s;
 }
+
+// float f >= 0 rounded to fp16 (to nearest, ties to even) and back, as the
+// CPU's _cvtss_sh(f, 0): packHalf2x16 leaves the rounding to the device
+float half_rte(float f)
+{
+	if (f < 6.103515625e-05) // fp16 subnormal: steps of 2^-24
+		return roundEven(f * 16777216.0) * 5.9604644775390625e-08;
+	uint b = floatBitsToUint(f);
+	b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
+	float r = uintBitsToFloat(b);
+	return r > 65504.0 ? uintBitsToFloat(0x7f800000u) : r;
+}
+
+uint pack_s8(ivec4 q)
+{
+	uvec4 b = uvec4(q) & 0xffu;
+	return b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
+}

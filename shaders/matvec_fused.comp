@@ -117,10 +117,19 @@ layout(constant_id = 7) const uint KS = 1;
 // workgroup computes its rows of W for PR rows of the pass at once, each
 // weight loaded once for all of them (main_pr below)
 layout(constant_id = 8) const uint PR = 1;
+// XG 1 (with PR > 1; Q4_0 and Q8_0 with XQ8): x is in binding 0 as int8
+// already, as quantize_rows.comp's XQ 1 leaves it (the host ran it once
+// for every matvec reading that x): no staging, no barriers; row R's
+// int8s are uvec4s o0 + R k / 16 on (a block's 32 values two of them),
+// its blocks' (d, -8 sum) the uvec2s p14 + R k / 32 on. TILE then only
+// sizes the unused shared arrays.
+layout(constant_id = 9) const uint XG = 0;
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 0) readonly buffer X4 { vec4 x4[]; };
 layout(binding = 1) readonly buffer NW { float nw[]; };
 layout(binding = 1) readonly buffer NW4 { vec4 nw4[]; };
+layout(binding = 0) readonly buffer XG4 { uvec4 xg4[]; };
+layout(binding = 0) readonly buffer XG2 { uvec2 xg2[]; };
 layout(binding = 5) buffer Y0 { float y0[]; };
 layout(binding = 6) writeonly buffer Y1 { float y1[]; };
 layout(binding = 7) writeonly buffer Y2 { float y2[]; };
@@ -460,23 +469,24 @@ void load_x(uint u, uint t0, out XU xv, uint p)
 	xv.d = xqd[dof + b];
 }
 
-// float f >= 0 rounded to fp16 (to nearest, ties to even) and back, as the
-// CPU's _cvtss_sh(f, 0): packHalf2x16 leaves the rounding to the device
-float half_rte(float f)
+#if !defined(KQ)
+#define XG_OK
+// unit u of a pass row from binding 0 (XG): its int8s at uvec4 qb on, its
+// blocks' scales at uvec2 sb on
+void load_xg(uint u, out XU xv, uint qb, uint sb)
 {
-	if (f < 6.103515625e-05) // fp16 subnormal: steps of 2^-24
-		return roundEven(f * 16777216.0) * 5.9604644775390625e-08;
-	uint b = floatBitsToUint(f);
-	b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
-	float r = uintBitsToFloat(b);
-	return r > 65504.0 ? uintBitsToFloat(0x7f800000u) : r;
+#if defined(TYPE_Q8_0)
+	uint e = u * UE, b = e / 32u;
+	xv.lo = xg4[qb + 2u * b + ((e & 16u) != 0u ? 1u : 0u)];
+	xv.hi = uvec4(0);
+#else
+	uint b = u;
+	xv.lo = xg4[qb + 2u * b];
+	xv.hi = xg4[qb + 2u * b + 1u];
+#endif
+	xv.d = xg2[sb + b];
 }
-
-uint pack_s8(ivec4 q)
-{
-	uvec4 b = uvec4(q) & 0xffu;
-	return b.x | (b.y << 8) | (b.z << 16) | (b.w << 24);
-}
+#endif
 
 // stage_item: item j of the staging loops (stage_x), its IH vec4s of x
 // (as ld4 left them) into pass row p's tile. XQ8: as int8 (the tile a
@@ -717,7 +727,8 @@ uint wrow(uint s, uint c)
 			STEP(S, 1)                                          \
 	}
 
-// PR > 1: the workgroup's rows of W (segment 0, no fusion) for pass rows
+// PR > 1: the workgroup's rows of W (segment 0; FLAGS 0, or ADD with
+// XG: y0 the residual an add after the matvec updates) for pass rows
 // p0 .. p0 + PR - 1 (those of the run), each unit of weights loaded once
 // and dotted with every row's x. A row's sum is made exactly as PR 1 makes
 // it (the same units to the same lanes in the same order, the same
@@ -725,6 +736,15 @@ uint wrow(uint s, uint c)
 // matvec bit for bit; the host keeps TILE / UE a multiple of the lanes'
 // stride for that. Rows of W: g * rpw + rg * NR + r, taken by the
 // subgroups in rounds where they are fewer than the host expected.
+#if defined(XG_OK)
+#define LOADX(u, t0, xv, p, qb, sb)            \
+	if (XG != 0u)                          \
+		load_xg(u, xv, qb, sb);        \
+	else                                   \
+		load_x(u, t0, xv, p)
+#else
+#define LOADX(u, t0, xv, p, qb, sb) load_x(u, t0, xv, p)
+#endif
 #define STEP_PR(U)                                                          \
 	{                                                                   \
 		WT q[U][NR];                                                \
@@ -739,7 +759,7 @@ uint wrow(uint s, uint c)
 			if (p < npr) {                                      \
 				XDECL(U);                                   \
 				[[unroll]] for (uint uu = 0; uu < U; uu++)  \
-					load_x(u + uu * st, t0, xv[uu], p); \
+					LOADX(u + uu * st, t0, xv[uu], p, xqb[p], xsb[p]); \
 				[[unroll]] for (uint uu = 0; uu < U; uu++)  \
 					[[unroll]] for (uint r = 0; r < NR; r++) \
 						accp[p][r] += WDOT(q[uu][r], d[uu][r], xv[uu], (u + uu * st) % 8u); \
@@ -766,6 +786,13 @@ void main_pr()
 	iq4_fill(tid); // used after the tile loop's barriers
 #endif
 	uint rounds = (rpw + nsg * NR - 1) / (nsg * NR);
+	uint xqb[PR], xsb[PR]; // XG: where each pass row's x is
+	[[unroll]] for (uint p = 0; p < PR; p++) {
+		uint br = row_in(p0 + min(p, npr - 1u));
+		xqb[p] = pc.o[0] + br * (k / 16u);
+		xsb[p] = pc.p[14] + br * (k / 32u);
+	}
+	uint tstep = XG != 0u ? k : TILE;
 	for (uint j = 0; j < rounds; j++) {
 		uint rg = sg + j * nsg, r0 = g * rpw + rg * NR;
 		bool mine = rg * NR < rpw && r0 < m;
@@ -773,11 +800,12 @@ void main_pr()
 		[[unroll]] for (uint p = 0; p < PR; p++)
 			[[unroll]] for (uint r = 0; r < NR; r++)
 				accp[p][r] = 0.0;
-		for (uint t0 = 0; t0 < k; t0 += TILE) {
-			uint tn = min(TILE, k - t0), u1 = (t0 + tn) / UE;
-			barrier(); // the previous tile is used up
+		for (uint t0 = 0; t0 < k; t0 += tstep) {
+			uint tn = min(tstep, k - t0), u1 = (t0 + tn) / UE;
+			if (XG == 0u)
+				barrier(); // the previous tile is used up
 			[[unroll]] for (uint p = 0; p < PR; p++) {
-				if (p < npr) {
+				if (p < npr && XG == 0u) {
 					XS s;
 					s.xo = pc.o[0] + row_in(p0 + p) * k;
 					s.no = 0u;
@@ -822,6 +850,10 @@ void main_pr()
 						for (uint q = 1; q < kse; q++)
 							v += kps[b + q];
 					}
+					// ADD: y0 is the residual the add after
+					// this matvec updates (add.comp's sum)
+					if ((FLAGS & F_ADD) != 0)
+						v = y0[yo + r0 + r] + v;
 					y0[yo + r0 + r] = v;
 				}
 			}

@@ -3700,7 +3700,9 @@ static void glu_chain(struct be *vk, int t, const char *glu, const uint8_t *cons
 
 /* The down product's x computed by its quantize_rows equals silu_mul's
  * and gelu_mul's: the same y, bit for bit, with mq_glu on and off, in
- * whole passes, passes of some rows and few-row passes (Q4_0, Q8_0). */
+ * whole passes, passes of some rows and few-row passes (Q4_0, Q8_0);
+ * and with the few-row kernels reading x as int8 from memory for every
+ * k (few_xg 32: their quantize_rows computes the silu_mul then). */
 START_TEST(test_glu_pre)
 {
 	static const int types[2] = {BELT_TYPE_Q4_0, BELT_TYPE_Q8_0};
@@ -3715,28 +3717,33 @@ START_TEST(test_glu_pre)
 	w[1] = weights_new(t, k, f, &rb_k);
 	w[2] = weights_new(t, f, k, &rb_f);
 	float *x = malloc((size_t)rows * k * 4);
-	float *y[2] = {malloc((size_t)rows * k * 4), malloc((size_t)rows * k * 4)};
-	ck_assert(x && y[0] && y[1]);
+	float *y[3] = {malloc((size_t)rows * k * 4), malloc((size_t)rows * k * 4),
+		       malloc((size_t)rows * k * 4)};
+	ck_assert(x && y[0] && y[1] && y[2]);
 	fill(x, (size_t)rows * k);
 	const uint32_t ns[3] = {rows, 21, 5};
 	for (int p = 0; p < 3; p++) {
-		for (int g = 0; g < 2; g++) {
-			struct be vk = g ? open_vk() : open_vk_set("BELT_VK_MQ_GLU", "0");
+		for (int g = 0; g < 3; g++) {
+			struct be vk = g == 1 ? open_vk()
+				       : g	  ? open_vk_set("BELT_VK_FEW_XG", "32")
+						  : open_vk_set("BELT_VK_MQ_GLU", "0");
 			glu_chain(&vk, t, glu, (const uint8_t *const *)w, rb_k, rb_f, x, k, f,
 				  rows, ns[p], y[g]);
 			be_close(&vk);
 		}
 		for (size_t i = 0; i < (size_t)ns[p] * k; i++)
-			ck_assert_msg(y[0][i] == y[1][i],
-				      "%s %s in quantize_rows, pass of %u rows: y[%zu] %.9g, "
-				      "%.9g with it run",
-				      belt_type_name(t), glu, ns[p], i, y[1][i], y[0][i]);
+			for (int g = 1; g < 3; g++)
+				ck_assert_msg(y[0][i] == y[g][i],
+					      "%s %s in quantize_rows%s, pass of %u rows: y[%zu] "
+					      "%.9g, %.9g with it run",
+					      belt_type_name(t), glu, g == 2 ? " (few_xg 32)" : "",
+					      ns[p], i, y[g][i], y[0][i]);
 	}
 	for (int h = 0; h < 3; h++)
 		free(w[h]);
 	free(x);
-	free(y[0]);
-	free(y[1]);
+	for (int g = 0; g < 3; g++)
+		free(y[g]);
 }
 END_TEST
 
@@ -3752,19 +3759,25 @@ static void add_chain(struct be *vk, int t, const uint8_t *w, size_t rb, const f
 	struct belt_buffer *bx = buf_from(vk, x, (uint64_t)rows * k * 4);
 	struct belt_buffer *by = buf_new(vk, (uint64_t)rows * m * 4);
 	struct belt_buffer *br = buf_from(vk, r, (uint64_t)rows * m * 4);
-	struct belt_cmd c[2];
+	struct belt_buffer *bz = buf_new(vk, (uint64_t)rows * m * 4);
+	struct belt_cmd c[3];
 	c[0] = matvec_rows_cmd(vk, t, "wo", bw, 0, rb * (size_t)m, k, m, bx, by, rows);
 	c[1] = rows_op_cmd(vk, "add", br, by, br, m, rows);
-	pass_get(vk, c, 2, rows, n, br, out, (uint64_t)rows * m * 4);
+	/* y overwritten before the product writes it again: dead after the
+	 * add, which the product may then do */
+	c[2] = rows_op_cmd(vk, "add", bz, bz, by, m, rows);
+	pass_get(vk, c, 3, rows, n, br, out, (uint64_t)rows * m * 4);
 	buf_free(vk, bw);
 	buf_free(vk, bx);
 	buf_free(vk, by);
 	buf_free(vk, br);
+	buf_free(vk, bz);
 }
 
 /* The add done by the product equals the add run: r bit for bit with
  * mq_add on and off, in whole passes, passes of some rows (the rows past
- * them as they were) and few-row passes (Q4_0, Q8_0). */
+ * them as they were) and few-row passes (Q4_0, Q8_0); and by the few-row
+ * kernel reading x as int8 from memory (few_xg 32). */
 START_TEST(test_add_sink)
 {
 	static const int types[2] = {BELT_TYPE_Q4_0, BELT_TYPE_Q8_0};
@@ -3775,31 +3788,122 @@ START_TEST(test_add_sink)
 	size_t rb;
 	uint8_t *w = weights_new(t, k, m, &rb);
 	float *x = malloc((size_t)rows * k * 4), *r = malloc((size_t)rows * m * 4);
-	float *out[2] = {malloc((size_t)rows * m * 4), malloc((size_t)rows * m * 4)};
-	ck_assert(x && r && out[0] && out[1]);
+	float *out[3] = {malloc((size_t)rows * m * 4), malloc((size_t)rows * m * 4),
+			 malloc((size_t)rows * m * 4)};
+	ck_assert(x && r && out[0] && out[1] && out[2]);
 	fill(x, (size_t)rows * k);
 	fill(r, (size_t)rows * m);
 	const uint32_t ns[3] = {rows, 21, 5};
 	for (int p = 0; p < 3; p++) {
-		for (int g = 0; g < 2; g++) {
-			struct be vk = g ? open_vk() : open_vk_set("BELT_VK_MQ_ADD", "0");
+		for (int g = 0; g < 3; g++) {
+			struct be vk = g == 1 ? open_vk()
+				       : g	  ? open_vk_set("BELT_VK_FEW_XG", "32")
+						  : open_vk_set("BELT_VK_MQ_ADD", "0");
 			add_chain(&vk, t, w, rb, x, r, k, m, rows, ns[p], out[g]);
 			be_close(&vk);
 		}
-		for (size_t i = 0; i < (size_t)rows * m; i++) {
-			ck_assert_msg(out[0][i] == out[1][i],
-				      "%s add in the product, pass of %u rows: r[%zu] %.9g, "
-				      "%.9g with the add run",
-				      belt_type_name(t), ns[p], i, out[1][i], out[0][i]);
-			if (i >= (size_t)ns[p] * m)
-				ck_assert(out[1][i] == r[i]);
-		}
+		for (size_t i = 0; i < (size_t)rows * m; i++)
+			for (int g = 1; g < 3; g++) {
+				ck_assert_msg(out[0][i] == out[g][i],
+					      "%s add in the product%s, pass of %u rows: r[%zu] "
+					      "%.9g, %.9g with the add run",
+					      belt_type_name(t), g == 2 ? " (few_xg 32)" : "", ns[p],
+					      i, out[g][i], out[0][i]);
+				if (i >= (size_t)ns[p] * m)
+					ck_assert(out[g][i] == r[i]);
+			}
 	}
 	free(w);
 	free(x);
 	free(r);
-	free(out[0]);
-	free(out[1]);
+	for (int g = 0; g < 3; g++)
+		free(out[g]);
+}
+END_TEST
+
+/* rmsnorm of x into xn, two matvecs of xn (llama's q and k), then an
+ * add that overwrites xn (so that nothing reads it after them): a
+ * batched pass of n of rows rows, the two products' rows into yq, yk. */
+static void norm_chain_xg(struct be *vk, int t, const uint8_t *wq, const uint8_t *wk, size_t rb,
+			  const float *nw, const float *x, int k, int mq, int mk, uint32_t rows,
+			  uint32_t n, float *yq, float *yk)
+{
+	struct belt_buffer *bq = buf_from(vk, wq, rb * (size_t)mq);
+	struct belt_buffer *bk = buf_from(vk, wk, rb * (size_t)mk);
+	struct belt_buffer *bn = buf_from(vk, nw, (uint64_t)k * 4);
+	struct belt_buffer *bx = buf_from(vk, x, (uint64_t)rows * k * 4);
+	struct belt_buffer *bxn = buf_new(vk, (uint64_t)rows * k * 4);
+	struct belt_buffer *byq = buf_new(vk, (uint64_t)rows * mq * 4);
+	struct belt_buffer *byk = buf_new(vk, (uint64_t)rows * mk * 4);
+	struct belt_cmd c[4];
+	c[0] = cmd_new(vk, "rmsnorm", BELT_TYPE_ANY, "attn_norm");
+	bind_rows(&c[0], bx, 0, k, rows);
+	bind(&c[0], bn, 0, (uint64_t)k * 4, BELT_TYPE_F32);
+	bind_rows(&c[0], bxn, 0, k, rows);
+	pi(&c[0], k);
+	pf(&c[0], 1e-5f);
+	c[1] = matvec_rows_cmd(vk, t, "wq", bq, 0, rb * (size_t)mq, k, mq, bxn, byq, rows);
+	c[2] = matvec_rows_cmd(vk, t, "wk", bk, 0, rb * (size_t)mk, k, mk, bxn, byk, rows);
+	c[3] = rows_op_cmd(vk, "add", bx, bx, bxn, k, rows);
+	struct belt_table tab;
+	table_rows(&tab, c, 4, 256, NULL, rows, NULL);
+	prepare(vk, &tab);
+	run(vk, &tab, 3, n, 0);
+	buf_get(vk, byq, 0, yq, (uint64_t)n * mq * 4);
+	buf_get(vk, byk, 0, yk, (uint64_t)n * mk * 4);
+	vk->B->table_release(vk->ctx, &tab);
+	struct belt_buffer *all[] = {bq, bk, bn, bx, bxn, byq, byk};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		buf_free(vk, all[i]);
+}
+
+/* A few-row pass whose products read x as int8 from memory (few_xg),
+ * their quantize_rows computing the rmsnorm before them (which the pass
+ * then leaves out): yq and yk bit for bit those of the pass that runs the
+ * rmsnorm and stages x in shared memory (few_xg 0); rows of 4160 (two of
+ * rmsnorm's chunks of 4096, a partial workgroup of quantize_rows). */
+START_TEST(test_norm_xg)
+{
+	static const int types[2] = {BELT_TYPE_Q4_0, BELT_TYPE_Q8_0};
+	int t = types[_i];
+	rng_seed(97 + _i);
+	const int k = 4160, mq = 72, mk = 40;
+	const uint32_t rows = 24;
+	size_t rb;
+	uint8_t *wq = weights_new(t, k, mq, &rb), *wk = weights_new(t, k, mk, &rb);
+	float *nw = malloc((size_t)k * 4), *x = malloc((size_t)rows * k * 4);
+	float *yq[2] = {malloc((size_t)rows * mq * 4), malloc((size_t)rows * mq * 4)};
+	float *yk[2] = {malloc((size_t)rows * mk * 4), malloc((size_t)rows * mk * 4)};
+	ck_assert(nw && x && yq[0] && yq[1] && yk[0] && yk[1]);
+	fill(nw, (size_t)k);
+	fill(x, (size_t)rows * k);
+	const uint32_t ns[2] = {5, 16};
+	for (int p = 0; p < 2; p++) {
+		for (int g = 0; g < 2; g++) {
+			struct be vk = open_vk_set("BELT_VK_FEW_XG", g ? "32" : "0");
+			norm_chain_xg(&vk, t, wq, wk, rb, nw, x, k, mq, mk, rows, ns[p], yq[g],
+				      yk[g]);
+			be_close(&vk);
+		}
+		for (size_t i = 0; i < (size_t)ns[p] * mq; i++)
+			ck_assert_msg(yq[0][i] == yq[1][i],
+				      "%s rmsnorm in quantize_rows, pass of %u rows: q[%zu] %.9g, "
+				      "%.9g with it run",
+				      belt_type_name(t), ns[p], i, yq[1][i], yq[0][i]);
+		for (size_t i = 0; i < (size_t)ns[p] * mk; i++)
+			ck_assert_msg(yk[0][i] == yk[1][i],
+				      "%s rmsnorm in quantize_rows, pass of %u rows: k[%zu] %.9g, "
+				      "%.9g with it run",
+				      belt_type_name(t), ns[p], i, yk[1][i], yk[0][i]);
+	}
+	free(wq);
+	free(wk);
+	free(nw);
+	free(x);
+	for (int g = 0; g < 2; g++) {
+		free(yq[g]);
+		free(yk[g]);
+	}
 }
 END_TEST
 
@@ -4878,6 +4982,7 @@ static Suite *suite(void)
 	tcase_add_test(tb, test_batched_split);
 	tcase_add_loop_test(tb, test_glu_pre, 0, 4);
 	tcase_add_loop_test(tb, test_add_sink, 0, 2);
+	tcase_add_loop_test(tb, test_norm_xg, 0, 2);
 	suite_add_tcase(s, tb);
 	TCase *tk = tcase_create("kv");
 	tcase_set_timeout(tk, 0); /* no limit: CI bounds the run */

@@ -533,6 +533,93 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 	return 0;
 }
 
+/* Whether core command j would read x as int8 in a few-row pass that
+ * core command i (a matvec reading the same x) quantized: a matvec of
+ * the same x and k, head or not alike, with that kernel, after no write
+ * of x by the one before it (few_xg_pre's sharing). */
+static bool xg_shares(const struct vk_ctx *ctx, const struct belt_table *t,
+		      const struct vk_cmd *oc, const bool *rp, uint32_t i, uint32_t j)
+{
+	const struct belt_cmd *m = &t->cmds[i], *q = &t->cmds[j], *p = &t->cmds[j - 1];
+	return vk_is_op(q, "matvec") && vk_same_bind(&q->bind[1], &m->bind[1]) &&
+	       q->param[0].i == m->param[0].i && q->head == m->head &&
+	       vk_fusable_matvec(q, &oc[j], rp[j]) && vk_few_xg(ctx, q) &&
+	       !vk_bind_overlap(&p->bind[2], &m->bind[1]);
+}
+
+/* The rmsnorm (core command i - 1, dispatched alone just before: plain)
+ * whose out is core command i's x, which nothing reads but the matvecs
+ * sharing its int8 copy before a write of it, so that i's quantize_rows
+ * can compute it instead; or -1. */
+static int norm_source(const struct vk_ctx *ctx, const struct belt_table *t,
+		       const struct vk_cmd *oc, const bool *rp, const uint8_t *writes,
+		       uint32_t i, int plain)
+{
+	if (i == 0 || plain != (int)i - 1)
+		return -1;
+	const struct belt_cmd *nm = &t->cmds[i - 1], *m = &t->cmds[i];
+	const struct belt_binding *o = &nm->bind[2];
+	if (!vk_is_op(nm, "rmsnorm") || nm->head != m->head || !vk_same_bind(o, &m->bind[1]) ||
+	    nm->param[0].i != m->param[0].i || vk_bind_overlap(o, &nm->bind[0]) ||
+	    vk_bind_overlap(o, &nm->bind[1]))
+		return -1;
+	uint32_t last = i;
+	while (last + 1 < t->n_cmds && xg_shares(ctx, t, oc, rp, i, last + 1))
+		last++;
+	return vk_dead_after(t, writes, i - 1, last, o, (uint64_t)nm->param[0].i * 4) ? (int)i - 1
+										 : -1;
+}
+
+/* Core command i's few-row kernel reads x as int8 (few_xg): the
+ * quantize_rows (XQ 1) that writes it into the plan's xq, VK_FEW_ROWS
+ * rows of k bytes then their scales (a run of few rows has no others),
+ * unless core command prev (-1: none), the dispatch before, was one too
+ * with the same x; computing x itself from the inputs of a silu_mul or
+ * gelu_mul (glu) or an rmsnorm (norm) just before, or -1. */
+static int few_xg_pre(struct vk_ctx *ctx, const struct belt_table *t, uint32_t i, int prev,
+		      int glu, int norm, const struct vk_cmd *oc, struct vk_cmd *c,
+		      uint64_t *xq_bytes, char *err, size_t errsz)
+{
+	const struct belt_cmd *cmd = &t->cmds[i];
+	uint32_t k = (uint32_t)cmd->param[0].i;
+	const struct belt_binding *x = &cmd->bind[1];
+	c->few_xg_shared = false;
+	if (prev >= 0) {
+		const struct belt_cmd *p = &t->cmds[prev];
+		c->few_xg_shared = vk_same_bind(&p->bind[1], x) && p->param[0].i == cmd->param[0].i &&
+				   p->head == cmd->head && !vk_bind_overlap(&p->bind[2], x);
+	}
+	if (c->few_xg_shared)
+		return 0;
+	uint64_t bytes = (uint64_t)VK_FEW_ROWS * k + (uint64_t)VK_FEW_ROWS * (k / 32) * 8;
+	if (bytes > *xq_bytes)
+		*xq_bytes = bytes;
+	c->fq_from = glu >= 0 ? (vk_is_op(&t->cmds[glu], "silu_mul") ? 1 : 2) : norm >= 0 ? 3 : 0;
+	c->fq_src = (uint32_t)(glu >= 0 ? glu : norm >= 0 ? norm : 0);
+	struct vk_prep pr;
+	memset(&pr, 0, sizeof pr);
+	pr.spec[0] = c->fq_from == 3 ? 0 : c->fq_from; /* GLU */
+	pr.spec[1] = 1;				       /* XQ */
+	pr.spec[2] = c->fq_from == 3;		       /* NORM */
+	pr.n_spec = 3;
+	if (pipe_for(ctx, VK_SH_QUANTIZE_ROWS, 3, &pr, &c->fq_pipe, err, errsz))
+		return -1;
+	c->pre_layout = ctx->pl[3]; /* as quantize_rows' for has_pre */
+	c->fq_pc = oc[i].pc;
+	c->fq_pc.o[0] = c->fq_pc.o[2] = oc[i].pc.o[1];
+	if (c->fq_from) {
+		/* the op's g and u, or the norm's x and weight */
+		c->fq_pc.o[0] = oc[c->fq_src].pc.o[0];
+		c->fq_pc.o[2] = oc[c->fq_src].pc.o[1];
+	}
+	c->fq_pc.p[0] = k;
+	c->fq_pc.p[1] = VK_FEW_ROWS * k / 8; /* the scales' uvec2 */
+	if (c->fq_from == 3)
+		memcpy(&c->fq_pc.p[2], &t->cmds[norm].param[1], 4); /* eps */
+	c->fq_gx = (k + 2047) / 2048;
+	return 0;
+}
+
 /* Room for n dispatches in pl->cmds and the arrays beside it. */
 static int grow_dispatches(struct plan *pl,
 			   VkDescriptorBufferInfo (**bis)[VK_SET_MAX],
@@ -685,7 +772,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	uint64_t xq_bytes = 0;
 	uint32_t n_pre = 0;
 	int last_q8 = -1;
+	int last_xg = -1; /* the core command of the dispatch before if it
+			   * was a few-row kernel reading x as int8 */
+	int last_plain = -1; /* ... if it was that command alone, as is */
 	for (uint32_t i = 0; i < n;) {
+		int prev_xg = last_xg, prev_plain = last_plain;
+		last_xg = last_plain = -1;
 		struct fgroup fg;
 		struct vk_cmd *c = &pl->cmds[np];
 		uint32_t i0 = i, np0 = np;
@@ -812,6 +904,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				c->skip_full = true;
 				c->skip_few = !pl->cmds[np - 1].has_few;
 			}
+			if (np && pl->cmds[np - 1].few_add && pl->cmds[np - 1].few_add_cmd == i)
+				c->skip_few = true; /* ... which does it there */
 			if (batched && vk_matmul_is_q8(preps[i].shader)) {
 				int glu = np ? glu_source(ctx, t, preps, writes, i) : -1;
 				if (q8_pre(ctx, pl, t, i, np ? last_q8 : -1, glu, oc, c,
@@ -825,17 +919,49 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			if (batched && ctx->tune.few_rows && pl->rows > VK_FEW_ROWS &&
 			    vk_is_op(&t->cmds[i], "matvec") &&
 			    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
+				bool xg = vk_few_xg(ctx, &t->cmds[i]);
+				int fsink = xg ? add_sink(ctx, t, preps, writes, i) : -1;
 				if (vk_few_rows_make(ctx, &t->cmds[i], &oc[i], obi[i], c,
-						     fbis[n_few], err, errsz))
+						     fbis[n_few], VK_FEW_ROWS, fsink >= 0, err, errsz))
 					goto out;
+				if (c->few_xg) {
+					int glu = np ? glu_source(ctx, t, preps, writes, i) : -1;
+					int norm = np && glu < 0 ? norm_source(ctx, t, oc, rp, writes, i,
+									       prev_plain)
+								 : -1;
+					if (few_xg_pre(ctx, t, i, prev_xg, glu, norm, oc, c, &xq_bytes,
+						       err, errsz))
+						goto out;
+					last_xg = (int)i;
+					n_pre += !c->few_xg_shared;
+				}
+				if (fsink >= 0) {
+					/* its y is the add's residual; the
+					 * barriers see the add's ranges here */
+					struct range ar[GROUP_MAX];
+					int nar = vk_ranges_of(&t->cmds[fsink], writes[fsink], ar);
+					if (nrs[np] + nar <= GROUP_MAX) {
+						memcpy(rs[np] + nrs[np], ar, (size_t)nar * sizeof *ar);
+						nrs[np] += nar;
+						c->few_add = true;
+						c->few_add_cmd = (uint32_t)fsink;
+						for (int s = 5; s < 8; s++)
+							fbis[n_few][s] = obi[fsink][2];
+						c->few_pc.o[5] = oc[fsink].pc.o[2];
+					} else if (vk_few_rows_make(ctx, &t->cmds[i], &oc[i], obi[i], c,
+								    fbis[n_few], VK_FEW_ROWS, false,
+								    err, errsz)) {
+						goto out;
+					}
+				}
 				few_of[n_few++] = np;
 			}
-			if (c->has_glu) {
-				/* the silu_mul or gelu_mul, dispatch np - 1: left
-				 * out of the passes that run this product's
-				 * quantize_rows */
-				pl->cmds[np - 1].skip_full = true;
-				pl->cmds[np - 1].skip_few = !c->has_few;
+			if (c->has_glu || c->fq_from == 1 || c->fq_from == 2 || c->fq_from == 3) {
+				/* the silu_mul, gelu_mul or rmsnorm, dispatch
+				 * np - 1: left out of the passes that run this
+				 * product's quantize_rows */
+				pl->cmds[np - 1].skip_full = c->has_glu;
+				pl->cmds[np - 1].skip_few = c->has_few ? c->fq_from != 0 : c->has_glu;
 			}
 			int sink = c->has_pre ? add_sink(ctx, t, preps, writes, i) : -1;
 			struct range ar[GROUP_MAX];
@@ -855,9 +981,12 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 				c->add_cmd = (uint32_t)sink;
 				bis[np][3] = obi[sink][2];
 				c->pc.o[3] = oc[sink].pc.o[2];
-				memcpy(rs[np] + nrs[np], ar, (size_t)nar * sizeof *ar);
-				nrs[np] += nar;
+				if (!c->few_add) { /* else there already */
+					memcpy(rs[np] + nrs[np], ar, (size_t)nar * sizeof *ar);
+					nrs[np] += nar;
+				}
 			}
+			last_plain = (int)i;
 			i++;
 		}
 		/* the host's gate before the first group that runs the
@@ -974,9 +1103,27 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 						 ci->has_glu ? obi[ci->glu_cmd] : NULL, err, errsz))
 			goto out;
 	}
-	for (uint32_t f = 0; f < n_few; f++)
-		if (write_few_set(ctx, pl, &pl->cmds[few_of[f]], fbis[f], err, errsz))
+	for (uint32_t f = 0; f < n_few; f++) {
+		struct vk_cmd *cf = &pl->cmds[few_of[f]];
+		if (cf->few_xg) {
+			/* x as int8 at binding 0; its quantize_rows reads
+			 * the float x (binding 1, unused by the kernel), or
+			 * the inputs of the op it computes */
+			VkDescriptorBufferInfo bi[5] = {
+				fbis[f][1], {.buffer = pl->xq->buf, .offset = 0, .range = VK_WHOLE_SIZE},
+				fbis[f][1]};
+			if (cf->fq_from) {
+				bi[0] = obi[cf->fq_src][0];
+				bi[2] = obi[cf->fq_src][1];
+			}
+			fbis[f][0] = bi[1];
+			if (!cf->few_xg_shared &&
+			    write_set(ctx, pl, 3, 5, bi, &cf->fq_set, err, errsz))
+				goto out;
+		}
+		if (write_few_set(ctx, pl, cf, fbis[f], err, errsz))
 			goto out;
+	}
 
 	for (uint32_t i = 0; i < np && !batched; i++)
 		if (pl->cmds[i].has_long)

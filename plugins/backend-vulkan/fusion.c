@@ -679,9 +679,31 @@ static uint32_t few_pr(const struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
 }
 
 /* The fused command for group g: descriptors from the originals'. */
+/* Whether a few-row matvec of shader sh over rows of k reads x as int8
+ * from memory (matvec_fused XG): Q4_0 and Q8_0 with x as int8, where one
+ * pass over k gives each lane the units that decode's tiles give it (k
+ * fits one tile, or a tile is a multiple of the lanes' stride). */
+static bool few_xg(const struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks, uint32_t k)
+{
+	if (!ctx->tune.few_xg || k < ctx->tune.few_xg)
+		return false;
+	uint32_t t = sh - VK_SH_FMV_F32, dec = ctx->mv_tile[t];
+	return ctx->tune.few_shared &&
+	       (sh == VK_SH_FMV_Q4_0_XQ || sh == VK_SH_FMV_Q8_0_XQ) && k % 32 == 0 &&
+	       (k <= dec || dec % (fmv_ue(sh) * ctx->subgroup * ks) == 0);
+}
+
+bool vk_few_xg(const struct vk_ctx *ctx, const struct belt_cmd *m)
+{
+	const struct vk_op *op = m->kernel->impl;
+	enum vk_shader sh = fmv_shader(ctx, op->wtype);
+	int k = m->param[0].i;
+	return k > 0 && few_xg(ctx, sh, group_ks(ctx, sh, k), (uint32_t)k);
+}
+
 int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct vk_cmd *oc,
 		     const VkDescriptorBufferInfo *obi, struct vk_cmd *c,
-		     VkDescriptorBufferInfo *fbi, char *err, size_t errsz)
+		     VkDescriptorBufferInfo *fbi, uint32_t cap, bool add, char *err, size_t errsz)
 {
 	const struct vk_op *op = m->kernel->impl;
 	enum vk_shader sh = fmv_shader(ctx, op->wtype);
@@ -709,7 +731,18 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	/* columns of workgroups over the pass's rows: one a row (PR 1), or
 	 * VK_FEW_ROWS / PR of PR rows each */
 	uint32_t ks = group_ks(ctx, sh, k), tile;
-	uint32_t pr = few_pr(ctx, sh, ks, &tile), cols = VK_FEW_ROWS / pr;
+	uint32_t pr = few_pr(ctx, sh, ks, &tile);
+	bool xg = few_xg(ctx, sh, ks, (uint32_t)k);
+	if (xg) {
+		/* no tile of x in shared memory: the pipeline's TILE sizes
+		 * only arrays it does not use; x at uvec4 0, its scales at
+		 * uvec2 cap k / 8 of binding 0 */
+		pr = ctx->tune.few_pr ? ctx->tune.few_pr : VK_FEW_PR;
+		tile = 256;
+		pc.o[0] = 0;
+		pc.p[14] = cap * (uint32_t)k / 8;
+	}
+	uint32_t cols = VK_FEW_ROWS / pr;
 	/* with PR, more rows of W a subgroup than decode's: each x loaded
 	 * from shared memory serves more of them (rows per subgroup leave a
 	 * row's sum as it is) */
@@ -728,7 +761,9 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	c->few_pc = pc;
 	c->few_gx = groups < maxx ? (uint32_t)groups : maxx;
 	c->few_gy = (uint32_t)((groups + c->few_gx - 1) / c->few_gx);
-	if (pr > 1 ? vk_fused_pipeline_pr(ctx, sh, ks, pr, nr, tile, &c->few_pipe, err, errsz)
+	c->few_xg = xg;
+	if (pr > 1 ? vk_fused_pipeline_pr(ctx, sh, ks, pr, nr, tile, xg, xg && add ? F_ADD : 0,
+					  &c->few_pipe, err, errsz)
 		   : vk_fused_pipeline(ctx, sh, 0, 1, ks, &c->few_pipe, err, errsz))
 		return -1;
 	c->few_layout = ctx->pl[VK_FMV_BINDINGS];

@@ -32,6 +32,22 @@ struct vk_cmd {
 	VkDescriptorSet few_set;
 	struct vk_pc few_pc;
 	uint32_t few_gx, few_gy;
+	/* few_xg: that kernel reads x as int8 from the plan's xq, which
+	 * quantize_rows (XQ 1: its pipeline, set, constants, grid) writes
+	 * first unless the dispatch before left the same x there
+	 * (few_xg_shared) */
+	bool few_xg, few_xg_shared;
+	VkPipeline fq_pipe;
+	VkDescriptorSet fq_set;
+	struct vk_pc fq_pc;
+	uint32_t fq_gx;
+	/* ... computing x from the inputs of core command fq_src, which the
+	 * few-row pass then leaves out (dispatch before this one): 0 none,
+	 * 1 silu_mul, 2 gelu_mul, 3 rmsnorm; few_add: the kernel does the
+	 * add after it (core command few_add_cmd), left out there too */
+	uint32_t fq_from, fq_src;
+	bool few_add;
+	uint32_t few_add_cmd;
 	/* a batched table's matvec on the int8 matrix units (matmul_q8cm):
 	 * its x as int8 in the plan's xq buffer, by quantize_rows first
 	 * (its pipeline, set, constants and grid), which the pass records
@@ -217,10 +233,15 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
  * runs of at most VK_FEW_ROWS rows: matvec_fused alone, each workgroup
  * one row of the pass, the rows of a weight group side by side, so the
  * weights are read from memory about once. Fills c's few_* (the set is
- * written later from fbi: x, x, W x3, y x3). */
+ * written later from fbi: x, x, W x3, y x3); few_xg where it reads x as
+ * int8 from the plan's xq (cap rows of k bytes, then their scales: the
+ * caller sets up the quantize_rows and binding 0); with add (only there)
+ * it adds its sums into y (the caller binds an add's residual). */
 int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct vk_cmd *oc,
 		     const VkDescriptorBufferInfo *obi, struct vk_cmd *c,
-		     VkDescriptorBufferInfo *fbi, char *err, size_t errsz);
+		     VkDescriptorBufferInfo *fbi, uint32_t cap, bool add, char *err, size_t errsz);
+/* Whether matvec m's few-row kernel reads x as int8 (few_xg). */
+bool vk_few_xg(const struct vk_ctx *ctx, const struct belt_cmd *m);
 int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		 const struct vk_cmd *oc,
 		 VkDescriptorBufferInfo (*obi)[VK_SET_MAX],

@@ -64,6 +64,30 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 			bool few = lng && pl->rows > 1;
 			bool alt = lng && !few && c->has_long;
 			if (few && c->has_few) {
+				if (c->few_xg && !c->few_xg_shared) {
+					/* x as int8 into the plan's xq: after
+					 * what read it there, before the kernel */
+					struct vk_pc qpc = c->fq_pc;
+					uint32_t qgz = VK_FEW_ROWS;
+					if (v == VK_VAR_LAST && c->head) {
+						qpc.mode |= VK_MODE_LAST;
+						qgz = 1;
+					}
+					vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+							     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+							     &mb, 0, NULL, 0, NULL);
+					vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+							  c->fq_pipe);
+					bound = c->fq_pipe;
+					vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+								c->pre_layout, 0, 1, &c->fq_set, 0, NULL);
+					vkCmdPushConstants(cb, c->pre_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+							   sizeof qpc, &qpc);
+					vkCmdDispatch(cb, c->fq_gx, 1, qgz);
+					vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+							     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+							     &mb, 0, NULL, 0, NULL);
+				}
 				if (c->few_pipe != bound) {
 					vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
 							  c->few_pipe);

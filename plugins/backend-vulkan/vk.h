@@ -50,6 +50,11 @@
  * the pass a workgroup (tuning few_pr) and rows of W a subgroup (few_nr) */
 #define VK_FEW_PR 4
 #define VK_FEW_NR 4
+/* ... x as int8 from memory (tuning few_xg) for rows of at least this
+ * many values: H200, pycoder29M (k 512 and 1536), a pass of 8 rows 0.644
+ * ms with it against 0.599 without; the synthetic 1B (k 2048, 8192) 2.46
+ * against 2.67 ms */
+#define VK_FEW_XG_K 2048
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
  * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K
  * with x as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2; 1B
@@ -89,7 +94,7 @@
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_SPIPE_MAX 192 /* specialized pipelines: fused matvecs and matmul_cm's */
-#define VK_SPEC_MAX 9 /* specialization constants of a vk_spec_pipeline */
+#define VK_SPEC_MAX 10 /* specialization constants of a vk_spec_pipeline */
 /* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q6_K_XQ. */
 #define VK_FMV_TYPES 14
 

@@ -749,7 +749,7 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	uint32_t ti = sh - VK_SH_FMV_F32, nr = ctx->mv_nr[ti];
 	if (pr > 1) {
 		uint32_t sgs = ctx->mv_rpw[ti] / ctx->mv_nr[ti]; /* subgroups */
-		nr = ctx->tune.few_nr ? ctx->tune.few_nr : VK_FEW_NR;
+		nr = ctx->tune.few_nr ? ctx->tune.few_nr : xg ? VK_FEW_NR_XG : VK_FEW_NR;
 		while (ks > 1 && nr > 1 && nr * sgs > KP_MAX) /* the k-split sums */
 			nr /= 2;
 		rpw = nr * sgs / ks;

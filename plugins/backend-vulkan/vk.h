@@ -50,11 +50,16 @@
  * the pass a workgroup (tuning few_pr) and rows of W a subgroup (few_nr) */
 #define VK_FEW_PR 4
 #define VK_FEW_NR 4
+/* ... and rows of W a subgroup where x comes as int8 from memory (its
+ * kernel's 99 registers with 4, on the H200; a pass of 8 rows on the
+ * synthetic 8B Q4_0 6.62 ms with 2 against 7.01 with 4 and 8.85 with 8,
+ * 1B 2.09 against 2.24 and 2.83) */
+#define VK_FEW_NR_XG 2
 /* ... x as int8 from memory (tuning few_xg) for rows of at least this
- * many values: H200, pycoder29M (k 512 and 1536), a pass of 8 rows 0.644
- * ms with it against 0.599 without; the synthetic 1B (k 2048, 8192) 2.46
- * against 2.67 ms */
-#define VK_FEW_XG_K 2048
+ * many values (every row: a block is 32). H200, a pass of 8 rows with it
+ * and without (the ops it leaves out included): pycoder29M 0.564 and
+ * 0.592 ms, the synthetic 1B Q4_0 2.18 and 2.62, 8B 6.70 and 8.19 */
+#define VK_FEW_XG_K 32
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
  * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K
  * with x as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2; 1B

@@ -22,6 +22,27 @@ bool vk_conflicts(const struct group *g, const struct range *r, int n)
 	return false;
 }
 
+/* A quantize_rows dispatch (x as int8 into the plan's xq) between
+ * barriers: after what read xq before, before what reads it; last: the
+ * head's last row only. */
+static void record_quantize(VkCommandBuffer cb, const VkMemoryBarrier *mb, VkPipeline pipe,
+			    VkPipelineLayout layout, VkDescriptorSet set, struct vk_pc pc,
+			    uint32_t gx, uint32_t gz, bool last)
+{
+	if (last) {
+		pc.mode |= VK_MODE_LAST;
+		gz = 1;
+	}
+	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, mb, 0, NULL, 0, NULL);
+	vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+	vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+	vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+	vkCmdDispatch(cb, gx, 1, gz);
+	vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+			     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, mb, 0, NULL, 0, NULL);
+}
+
 /* One token slot (a batched table's pass): every command (but the head's
  * for VK_VAR_NOHEAD; the head's for the last row only for VK_VAR_LAST),
  * with barriers where the next command depends on earlier ones; lng: the
@@ -65,28 +86,10 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 			bool alt = lng && !few && c->has_long;
 			if (few && c->has_few) {
 				if (c->few_xg && !c->few_xg_shared) {
-					/* x as int8 into the plan's xq: after
-					 * what read it there, before the kernel */
-					struct vk_pc qpc = c->fq_pc;
-					uint32_t qgz = VK_FEW_ROWS;
-					if (v == VK_VAR_LAST && c->head) {
-						qpc.mode |= VK_MODE_LAST;
-						qgz = 1;
-					}
-					vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-							     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-							     &mb, 0, NULL, 0, NULL);
-					vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
-							  c->fq_pipe);
+					record_quantize(cb, &mb, c->fq_pipe, c->pre_layout, c->fq_set,
+							c->fq_pc, c->fq_gx, VK_FEW_ROWS,
+							v == VK_VAR_LAST && c->head);
 					bound = c->fq_pipe;
-					vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
-								c->pre_layout, 0, 1, &c->fq_set, 0, NULL);
-					vkCmdPushConstants(cb, c->pre_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-							   sizeof qpc, &qpc);
-					vkCmdDispatch(cb, c->fq_gx, 1, qgz);
-					vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-							     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-							     &mb, 0, NULL, 0, NULL);
 				}
 				if (c->few_pipe != bound) {
 					vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
@@ -112,27 +115,12 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 			 * (where its own quantize_rows ran: the few-row pass
 			 * may have run another kernel for it) */
 			if (c->has_pre && (!c->pre_shared || few)) {
-				vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-						     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-						     &mb, 0, NULL, 0, NULL);
-				vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
-						  c->pre_pipe);
+				record_quantize(cb, &mb, c->pre_pipe, c->pre_layout, c->pre_set,
+						c->pre_pc, c->pre_gx,
+						few && c->pre_gz > VK_FEW_ROWS ? VK_FEW_ROWS
+									 : c->pre_gz,
+						v == VK_VAR_LAST && c->head);
 				bound = c->pre_pipe;
-				vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
-							c->pre_layout, 0, 1, &c->pre_set, 0, NULL);
-				struct vk_pc ppc = c->pre_pc;
-				uint32_t pgz = few && c->pre_gz > VK_FEW_ROWS ? VK_FEW_ROWS
-									      : c->pre_gz;
-				if (v == VK_VAR_LAST && c->head) {
-					ppc.mode |= VK_MODE_LAST;
-					pgz = 1;
-				}
-				vkCmdPushConstants(cb, c->pre_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-						   sizeof ppc, &ppc);
-				vkCmdDispatch(cb, c->pre_gx, 1, pgz);
-				vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-						     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-						     &mb, 0, NULL, 0, NULL);
 			}
 			VkPipeline pipe = alt ? c->long_pipe : c->pipe;
 			if (pipe != bound) {

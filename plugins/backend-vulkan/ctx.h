@@ -58,6 +58,9 @@ struct vk_tuning {
 			  * all the rows of a workgroup (matvec_fused PR) */
 	uint32_t few_pr; /* few_pr: the most rows a workgroup (0: VK_FEW_PR) */
 	uint32_t few_nr; /* few_nr: rows of W a subgroup there (0: VK_FEW_NR) */
+	uint32_t few_wg, few_unroll; /* few_wg, few_unroll: with few_xg, the
+				      * workgroup size (0: VK_FEW_WG_XG) and
+				      * units a lane loads ahead (0: mv_unroll) */
 	uint32_t few_xg; /* few_xg: there, Q4_0 and Q8_0 over rows of at
 			  * least this many values read x as int8 that one
 			  * quantize_rows left (0: never; VK_FEW_XG_K) */
@@ -236,10 +239,11 @@ int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh, uint32_t flags,
 		      size_t errsz);
 /* The same for a pass of few rows, pr of them a workgroup (its PR), nr
  * rows of W a subgroup, with x staged tile values at a time, or (xg)
- * read as int8 from memory (its XG); flags 0 or (xg) ADD. */
+ * read as int8 from memory (its XG); flags 0 or (xg) ADD; wg threads a
+ * workgroup, unr units a lane loads ahead. */
 int vk_fused_pipeline_pr(struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
 			 uint32_t pr, uint32_t nr, uint32_t tile, bool xg, uint32_t flags,
-			 VkPipeline *out, char *err, size_t errsz);
+			 uint32_t wg, uint32_t unr, VkPipeline *out, char *err, size_t errsz);
 
 /* Convert the Q8_0/Q4_0/Q6_K weights at b[offset, offset + size), n_blocks
  * blocks of type, to the GPU layout once (repack.c); an overlapping range

@@ -747,8 +747,15 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	 * from shared memory serves more of them (rows per subgroup leave a
 	 * row's sum as it is) */
 	uint32_t ti = sh - VK_SH_FMV_F32, nr = ctx->mv_nr[ti];
+	uint32_t wg = ctx->mv_wg[ti], unr = ctx->mv_unr[ti];
+	uint32_t fwg = ctx->tune.few_wg ? ctx->tune.few_wg : VK_FEW_WG_XG;
+	if (xg && ks == 1 && fwg <= ctx->props.limits.maxComputeWorkGroupInvocations &&
+	    fwg >= ctx->subgroup)
+		wg = fwg;
+	if (xg && ctx->tune.few_unroll)
+		unr = ctx->tune.few_unroll;
 	if (pr > 1) {
-		uint32_t sgs = ctx->mv_rpw[ti] / ctx->mv_nr[ti]; /* subgroups */
+		uint32_t sgs = ctx->subgroup < wg ? wg / ctx->subgroup : 1; /* subgroups */
 		nr = ctx->tune.few_nr ? ctx->tune.few_nr : xg ? VK_FEW_NR_XG : VK_FEW_NR;
 		while (ks > 1 && nr > 1 && nr * sgs > KP_MAX) /* the k-split sums */
 			nr /= 2;
@@ -763,7 +770,7 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	c->few_gy = (uint32_t)((groups + c->few_gx - 1) / c->few_gx);
 	c->few_xg = xg;
 	if (pr > 1 ? vk_fused_pipeline_pr(ctx, sh, ks, pr, nr, tile, xg, xg && add ? F_ADD : 0,
-					  &c->few_pipe, err, errsz)
+					  wg, unr, &c->few_pipe, err, errsz)
 		   : vk_fused_pipeline(ctx, sh, 0, 1, ks, &c->few_pipe, err, errsz))
 		return -1;
 	c->few_layout = ctx->pl[VK_FMV_BINDINGS];

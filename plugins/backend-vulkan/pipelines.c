@@ -150,12 +150,10 @@ int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh,
 
 int vk_fused_pipeline_pr(struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
 			 uint32_t pr, uint32_t nr, uint32_t tile, bool xg, uint32_t flags,
-			 VkPipeline *out, char *err, size_t errsz)
+			 uint32_t wg, uint32_t unr, VkPipeline *out, char *err, size_t errsz)
 {
-	uint32_t t = sh - VK_SH_FMV_F32;
-	uint32_t data[10] = {flags,	   1,		  nr,
-			     ctx->mv_swz,  ctx->mv_wg[t], tile,
-			     ctx->mv_unr[t], ks,	  pr, xg};
+	uint32_t data[10] = {flags,	  1,  nr, ctx->mv_swz, wg, tile,
+			     unr,	  ks, pr, xg};
 	return vk_spec_pipeline(ctx, sh, VK_FMV_BINDINGS, data, 10, out, err,
 				errsz);
 }

@@ -55,10 +55,16 @@
  * synthetic 8B Q4_0 6.62 ms with 2 against 7.01 with 4 and 8.85 with 8,
  * 1B 2.09 against 2.24 and 2.83) */
 #define VK_FEW_NR_XG 2
+/* ... and threads a workgroup there (setting few_wg; decode's 512 for
+ * Q4_0): no shared tile to amortize, so smaller workgroups spread the
+ * rows of W over more SMs. H200, a pass of 8 rows, 128 against 256 and
+ * 512: 8B Q4_0 5.98, 6.30, 6.79 ms; 1B 1.96, 1.99, 2.03; pycoder29M
+ * 0.506, 0.513, 0.550 */
+#define VK_FEW_WG_XG 128
 /* ... x as int8 from memory (tuning few_xg) for rows of at least this
  * many values (every row: a block is 32). H200, a pass of 8 rows with it
- * and without (the ops it leaves out included): pycoder29M 0.564 and
- * 0.592 ms, the synthetic 1B Q4_0 2.18 and 2.62, 8B 6.70 and 8.19 */
+ * and without (the ops it leaves out included): pycoder29M 0.560 and
+ * 0.653 ms, the synthetic 1B Q4_0 1.92 and 2.69, 8B 5.95 and 8.17 */
 #define VK_FEW_XG_K 32
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
  * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K

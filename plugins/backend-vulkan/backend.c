@@ -535,13 +535,16 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 
 /* Whether core command j would read x as int8 in a few-row pass that
  * core command i (a matvec reading the same x) quantized: a matvec of
- * the same x and k, head or not alike, with that kernel, after no write
- * of x by the one before it (few_xg_pre's sharing). */
+ * the same x and k, head or not alike, dispatched whole (not over ranges
+ * of rows) with that kernel, after no write of x by the one before it
+ * (few_xg_pre's sharing). */
 static bool xg_shares(const struct vk_ctx *ctx, const struct belt_table *t,
-		      const struct vk_cmd *oc, const bool *rp, uint32_t i, uint32_t j)
+		      const struct vk_cmd *oc, const struct vk_prep *preps, const bool *rp,
+		      uint32_t i, uint32_t j)
 {
 	const struct belt_cmd *m = &t->cmds[i], *q = &t->cmds[j], *p = &t->cmds[j - 1];
-	return vk_is_op(q, "matvec") && vk_same_bind(&q->bind[1], &m->bind[1]) &&
+	return vk_is_op(q, "matvec") && preps[j].chunk_rows >= t->rows &&
+	       vk_same_bind(&q->bind[1], &m->bind[1]) &&
 	       q->param[0].i == m->param[0].i && q->head == m->head &&
 	       vk_fusable_matvec(q, &oc[j], rp[j]) && vk_few_xg(ctx, q) &&
 	       !vk_bind_overlap(&p->bind[2], &m->bind[1]);
@@ -552,8 +555,8 @@ static bool xg_shares(const struct vk_ctx *ctx, const struct belt_table *t,
  * sharing its int8 copy before a write of it, so that i's quantize_rows
  * can compute it instead; or -1. */
 static int norm_source(const struct vk_ctx *ctx, const struct belt_table *t,
-		       const struct vk_cmd *oc, const bool *rp, const uint8_t *writes,
-		       uint32_t i, int plain)
+		       const struct vk_cmd *oc, const struct vk_prep *preps, const bool *rp,
+		       const uint8_t *writes, uint32_t i, int plain)
 {
 	if (i == 0 || plain != (int)i - 1)
 		return -1;
@@ -564,7 +567,7 @@ static int norm_source(const struct vk_ctx *ctx, const struct belt_table *t,
 	    vk_bind_overlap(o, &nm->bind[1]))
 		return -1;
 	uint32_t last = i;
-	while (last + 1 < t->n_cmds && xg_shares(ctx, t, oc, rp, i, last + 1))
+	while (last + 1 < t->n_cmds && xg_shares(ctx, t, oc, preps, rp, i, last + 1))
 		last++;
 	return vk_dead_after(t, writes, i - 1, last, o, (uint64_t)nm->param[0].i * 4) ? (int)i - 1
 										 : -1;
@@ -926,8 +929,8 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 					goto out;
 				if (c->few_xg) {
 					int glu = np ? glu_source(ctx, t, preps, writes, i) : -1;
-					int norm = np && glu < 0 ? norm_source(ctx, t, oc, rp, writes, i,
-									       prev_plain)
+					int norm = np && glu < 0 ? norm_source(ctx, t, oc, preps, rp, writes,
+									       i, prev_plain)
 								 : -1;
 					if (few_xg_pre(ctx, t, i, prev_xg, glu, norm, oc, c, &xq_bytes,
 						       err, errsz))

@@ -2357,6 +2357,9 @@ START_TEST(test_settings)
 		{"mm_tile", "128x128x16x16", "at most 16 subgroups"},
 		{"att_chunk", "16", "32 to"},
 		{"att_splits", "0", "1 to 1024"},
+		{"few_xg", "-1", ">= 0"},
+		{"few_wg", "96", "power of two"},
+		{"few_unroll", "3", "2 or 4"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct belt_setting one = {bad[i].key, bad[i].value};

@@ -533,21 +533,26 @@ static int q8_pre(struct vk_ctx *ctx, const struct plan *pl, const struct belt_t
 	return 0;
 }
 
-/* Whether core command j would read x as int8 in a few-row pass that
- * core command i (a matvec reading the same x) quantized: a matvec of
- * the same x and k, head or not alike, dispatched whole (not over ranges
- * of rows) with that kernel, after no write of x by the one before it
- * (few_xg_pre's sharing). */
+/* Whether matvec q, run just after matvec p, reads the int8 x p's
+ * few-row pass left: the same x and k, head or not alike, x not written
+ * by p. */
+static bool same_int8_x(const struct belt_cmd *p, const struct belt_cmd *q)
+{
+	return vk_same_bind(&p->bind[1], &q->bind[1]) && p->param[0].i == q->param[0].i &&
+	       p->head == q->head && !vk_bind_overlap(&p->bind[2], &q->bind[1]);
+}
+
+/* Whether core command j, after j - 1 which does, reads x as int8 in a
+ * few-row pass: a matvec dispatched whole (not over ranges of rows) with
+ * that kernel, of the same int8 x (few_xg_pre's sharing). */
 static bool xg_shares(const struct vk_ctx *ctx, const struct belt_table *t,
 		      const struct vk_cmd *oc, const struct vk_prep *preps, const bool *rp,
-		      uint32_t i, uint32_t j)
+		      uint32_t j)
 {
-	const struct belt_cmd *m = &t->cmds[i], *q = &t->cmds[j], *p = &t->cmds[j - 1];
+	const struct belt_cmd *q = &t->cmds[j];
 	return vk_is_op(q, "matvec") && preps[j].chunk_rows >= t->rows &&
-	       vk_same_bind(&q->bind[1], &m->bind[1]) &&
-	       q->param[0].i == m->param[0].i && q->head == m->head &&
-	       vk_fusable_matvec(q, &oc[j], rp[j]) && vk_few_xg(ctx, q) &&
-	       !vk_bind_overlap(&p->bind[2], &m->bind[1]);
+	       same_int8_x(&t->cmds[j - 1], q) && vk_fusable_matvec(q, &oc[j], rp[j]) &&
+	       vk_few_xg(ctx, q);
 }
 
 /* The rmsnorm (core command i - 1, dispatched alone just before: plain)
@@ -567,7 +572,7 @@ static int norm_source(const struct vk_ctx *ctx, const struct belt_table *t,
 	    vk_bind_overlap(o, &nm->bind[1]))
 		return -1;
 	uint32_t last = i;
-	while (last + 1 < t->n_cmds && xg_shares(ctx, t, oc, preps, rp, i, last + 1))
+	while (last + 1 < t->n_cmds && xg_shares(ctx, t, oc, preps, rp, last + 1))
 		last++;
 	return vk_dead_after(t, writes, i - 1, last, o, (uint64_t)nm->param[0].i * 4) ? (int)i - 1
 										 : -1;
@@ -583,15 +588,8 @@ static int few_xg_pre(struct vk_ctx *ctx, const struct belt_table *t, uint32_t i
 		      int glu, int norm, const struct vk_cmd *oc, struct vk_cmd *c,
 		      uint64_t *xq_bytes, char *err, size_t errsz)
 {
-	const struct belt_cmd *cmd = &t->cmds[i];
-	uint32_t k = (uint32_t)cmd->param[0].i;
-	const struct belt_binding *x = &cmd->bind[1];
-	c->few_xg_shared = false;
-	if (prev >= 0) {
-		const struct belt_cmd *p = &t->cmds[prev];
-		c->few_xg_shared = vk_same_bind(&p->bind[1], x) && p->param[0].i == cmd->param[0].i &&
-				   p->head == cmd->head && !vk_bind_overlap(&p->bind[2], x);
-	}
+	uint32_t k = (uint32_t)t->cmds[i].param[0].i;
+	c->few_xg_shared = prev >= 0 && same_int8_x(&t->cmds[prev], &t->cmds[i]);
 	if (c->few_xg_shared)
 		return 0;
 	uint64_t bytes = (uint64_t)VK_FEW_ROWS * k + (uint64_t)VK_FEW_ROWS * (k / 32) * 8;
@@ -922,8 +920,17 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			if (batched && ctx->tune.few_rows && pl->rows > VK_FEW_ROWS &&
 			    vk_is_op(&t->cmds[i], "matvec") &&
 			    vk_fusable_matvec(&t->cmds[i], &oc[i], rp[i])) {
-				bool xg = vk_few_xg(ctx, &t->cmds[i]);
-				int fsink = xg ? add_sink(ctx, t, preps, writes, i) : -1;
+				/* an add its kernel does: the barriers see
+				 * the add's ranges here, where they fit */
+				int fsink = vk_few_xg(ctx, &t->cmds[i])
+						    ? add_sink(ctx, t, preps, writes, i)
+						    : -1;
+				struct range far[GROUP_MAX];
+				int nfar = fsink >= 0 ? vk_ranges_of(&t->cmds[fsink], writes[fsink],
+								     far)
+						      : 0;
+				if (nrs[np] + nfar > GROUP_MAX)
+					fsink = -1;
 				if (vk_few_rows_make(ctx, &t->cmds[i], &oc[i], obi[i], c,
 						     fbis[n_few], VK_FEW_ROWS, fsink >= 0, err, errsz))
 					goto out;
@@ -939,27 +946,18 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 					n_pre += !c->few_xg_shared;
 				}
 				if (fsink >= 0) {
-					/* its y is the add's residual; the
-					 * barriers see the add's ranges here */
-					struct range ar[GROUP_MAX];
-					int nar = vk_ranges_of(&t->cmds[fsink], writes[fsink], ar);
-					if (nrs[np] + nar <= GROUP_MAX) {
-						memcpy(rs[np] + nrs[np], ar, (size_t)nar * sizeof *ar);
-						nrs[np] += nar;
-						c->few_add = true;
-						c->few_add_cmd = (uint32_t)fsink;
-						for (int s = 5; s < 8; s++)
-							fbis[n_few][s] = obi[fsink][2];
-						c->few_pc.o[5] = oc[fsink].pc.o[2];
-					} else if (vk_few_rows_make(ctx, &t->cmds[i], &oc[i], obi[i], c,
-								    fbis[n_few], VK_FEW_ROWS, false,
-								    err, errsz)) {
-						goto out;
-					}
+					/* its y is the add's residual */
+					memcpy(rs[np] + nrs[np], far, (size_t)nfar * sizeof *far);
+					nrs[np] += nfar;
+					c->few_add = true;
+					c->few_add_cmd = (uint32_t)fsink;
+					for (int s = 5; s < 8; s++)
+						fbis[n_few][s] = obi[fsink][2];
+					c->few_pc.o[5] = oc[fsink].pc.o[2];
 				}
 				few_of[n_few++] = np;
 			}
-			if (c->has_glu || c->fq_from == 1 || c->fq_from == 2 || c->fq_from == 3) {
+			if (c->has_glu || c->fq_from) {
 				/* the silu_mul, gelu_mul or rmsnorm, dispatch
 				 * np - 1: left out of the passes that run this
 				 * product's quantize_rows */

@@ -730,15 +730,15 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 		pc.p[7] = pc.o[2] + vk_repacked_scales(op->wtype, m->bind[0].size);
 	/* columns of workgroups over the pass's rows: one a row (PR 1), or
 	 * VK_FEW_ROWS / PR of PR rows each */
-	uint32_t ks = group_ks(ctx, sh, k), tile;
-	uint32_t pr = few_pr(ctx, sh, ks, &tile);
+	uint32_t ks = group_ks(ctx, sh, k), tile = 256, pr;
 	bool xg = few_xg(ctx, sh, ks, (uint32_t)k);
-	if (xg) {
+	if (!xg) {
+		pr = few_pr(ctx, sh, ks, &tile);
+	} else {
 		/* no tile of x in shared memory: the pipeline's TILE sizes
 		 * only arrays it does not use; x at uvec4 0, its scales at
 		 * uvec2 cap k / 8 of binding 0 */
 		pr = ctx->tune.few_pr ? ctx->tune.few_pr : VK_FEW_PR;
-		tile = 256;
 		pc.o[0] = 0;
 		pc.p[14] = cap * (uint32_t)k / 8;
 	}

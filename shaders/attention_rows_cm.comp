@@ -14,29 +14,30 @@
 // p / BR of the group, pass row p % BR): every key and value it loads
 // serves all of them. Its 4 subgroups own 16 query rows each.
 //
-// The positions come BKV = 32 at a time through shared memory (k, then v,
-// 16-byte copies of the F16 rows). The scores S = Q K^T of a subgroup's 16
-// rows are products of float16 q (scaled, rounded once) and k into
+// The positions come BKV = 32 at a time through shared memory (k and v,
+// 16-byte copies of the F16 rows). The scores S = Q K^T of a subgroup's
+// 16 rows are products of float16 q (scaled, rounded once) and k into
 // float32, written to shared memory, where the subgroup's lanes mask them
-// (causal, or the tree of the pass) and take the rows' maxima. An online
-// softmax would rescale the outputs row by row whenever a maximum grows,
-// and the elements of a cooperative matrix have no rows one can address;
-// so the scores are computed twice: a first sweep finds each row's
-// maximum M, the second turns the scores into p = exp(s - M) (rounded to
-// float16; each row's sum of them in float32) and adds P V into the
-// outputs on the matrix units. Which positions a row sees is as in
+// (causal, or the tree of the pass). One sweep with an online softmax:
+// each row keeps its maximum so far M (base 2), the step's weights are p
+// = 2^(s log2(e) - M) (rounded to float16; each row's sum of them in
+// float32), and when M grows the row's sums and outputs so far are
+// scaled by 2^(M_old - M_new) before P V is added on the matrix units.
+// The outputs' rows are addressed in the matrix fragments by their
+// layout on the devices that offer these products (NVIDIA's, mma.sync's,
+// as matmul_q8cm.comp relies on: lane l holds rows l / 4 and l / 4 + 8;
+// check_backend_vulkan compares every case with a reference, so another
+// layout fails there loudly). Which positions a row sees is as in
 // attention_rows.comp; a row that sees none gets zeros.
 //
 // EXT 1: attention_ext's too (Gemma 2): each score soft-capped (softcap >
-// 0: s = softcap tanh(s / softcap); the first sweep caps the maximum
-// alone, as the cap keeps the order; the second takes each weight
-// exp(c tanh(s / c) - M) as 2^(A - B / (E + 1)), E = e^(2|s| / c), A and
-// B of the row (c - M or -c - M by the sign of s, 2c, in base 2): one
-// exp2 for the tanh, one for the weight, a reciprocal; what that loses
-// is absolute, a few units in the last place of c, far below the
-// float16 rounding of the weights that P V multiplies), and only the
-// keys within window positions of the row's query seen (window > 0); the
-// steps below the window of the block's first row are left out.
+// 0: s = c tanh(s / c)), computed in base 2 as +-(c log2(e) - B / (E +
+// 1)) by the sign of s, E = e^(2|s| / c), B = 2 c log2(e): one exp2 and
+// a reciprocal (what that loses is absolute, a few units in the last
+// place of c, far below the float16 rounding of the weights that P V
+// multiplies), and only the keys within window positions of the row's
+// query seen (window > 0); the steps below the window of the block's
+// first row are left out.
 //
 // bindings: 0 q, 3 out (in vec4s), 1 k_cache, 2 v_cache (16-bit words,
 // 16-byte aligned), 4 att (unused); params: n_head, n_head_kv, head_dim,
@@ -63,9 +64,7 @@ layout(binding = 3) writeonly buffer O4 { vec4 o4[]; };
 shared uvec4 kv4[2u * BKV * LD];
 shared uvec4 ss4[64u * LDS]; // scores (floats), a subgroup's 16 rows each
 shared uvec4 ps4[64u * LDP]; // weights (halves)
-shared float m_sh[64], l_sh[64];
-
-#include "tanh.glsl"
+shared float l_sh[64];
 
 #define F16M fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define F32M fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -111,10 +110,6 @@ void main()
 		kv4[p * LD + c] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw),
 				       packHalf2x16(b.xy), packHalf2x16(b.zw));
 	}
-	if (tid < 64u) {
-		m_sh[tid] = NEG_INF;
-		l_sh[tid] = 0.0;
-	}
 	barrier();
 	F16M qa[HD / 16u];
 	[[unroll]] for (uint kk = 0; kk < HD / 16u; kk++)
@@ -128,7 +123,7 @@ void main()
 	bool live = r < nq;
 	uint last = pos + r0 + r; // causal: positions up to it
 	float cap = EXT == 1u ? pflt(5) : 0.0;
-	// the capped weights' constants: E = 2^(|s| kq), B = bq (EXT)
+	// the capped scores' constants: E = 2^(|s| kq), B = bq (EXT)
 	float kq = cap > 0.0 ? 2.0 * LOG2E / cap : 0.0, bq = 2.0 * LOG2E * cap;
 	uint window = EXT == 1u ? pc.p[6] : 0u;
 	// the query's position, and the first step any row of the block sees
@@ -138,114 +133,121 @@ void main()
 	F32M o[HD / 16u];
 	[[unroll]] for (uint n = 0; n < HD / 16u; n++)
 		o[n] = F32M(0.0);
+	// the capped score in base 2, c tanh(s / c) log2(e), is
+	// +-(cl - bq / (E + 1)) by the sign of s (EXT)
+	float cl = cap * LOG2E;
+	// row p's maximum so far (base 2; both its lanes hold it) and the
+	// sum of the lane's weights against it
+	float mx = NEG_INF, sum = 0.0;
+	// the lanes (2 row + hv above) of the rows this lane's elements of
+	// an output tile lie in: rows lane / 4 and lane / 4 + 8 of the
+	// subgroup's 16, the layout of matmul_q8cm.comp
+	uint fl0 = 2u * (lane / 4u), fl1 = fl0 + 16u;
 
-	for (uint sweep = 0; sweep < 2u; sweep++) {
-		float mx = m_sh[p], sum = 0.0;
-		// the second sweep's A for s >= 0 and for s < 0 (EXT)
-		float ap = (cap - mx) * LOG2E, an = (-cap - mx) * LOG2E;
-		for (uint s0 = s_first; s0 < n_kv; s0 += BKV) {
-			uint ns = min(BKV, n_kv - s0);
-			// k (and in the second sweep v) of the step, from its
-			// slots (which do not wrap: a ring is whole steps)
-			uint s0s = kv_ring(s0);
-			for (uint i = tid; i < BKV * HD / 8u; i += 128u) {
-				uint t = i / (HD / 8u), c = i % (HD / 8u);
-				uint at = (s0s + t) * kv_dim8 + kvo + c;
-				kv4[t * LD + c] = t < ns ? kc4[kb + at] : uvec4(0u);
-				if (sweep == 1u)
-					kv4[(BKV + t) * LD + c] = t < ns ? vc4[vb + at] : uvec4(0u);
-			}
-			barrier();
-			// S = Q K^T for the subgroup's rows: b(k, t) = k_t[k]
-			F32M s[2];
-			s[0] = F32M(0.0);
-			s[1] = F32M(0.0);
-			[[unroll]] for (uint kk = 0; kk < HD / 16u; kk++)
-				[[unroll]] for (uint j = 0; j < 2u; j++) {
-					F16M b;
-					coopMatLoadNV(b, kv4, (16u * j) * LD + 2u * kk, LD, true);
-					s[j] = coopMatMulAddNV(qa[kk], b, s[j]);
-				}
-			[[unroll]] for (uint j = 0; j < 2u; j++)
-				coopMatStoreNV(s[j], ss4, (16u * sg) * LDS + 4u * j, LDS, false);
-			subgroupMemoryBarrierShared();
-			subgroupBarrier();
-			// the positions of the step row p sees
-			uint msk = 0u;
-			if (tree && live && s0 + BKV > pos) {
-				int a = int(r0 + r);
-				while (a >= 0 && pos + uint(a) >= s0) {
-					if (pos + uint(a) < s0 + BKV)
-						msk |= 1u << (pos + uint(a) - s0);
-					a = row_parent(uint(a));
-				}
-			}
-			uint w[8]; // the weights' halves of the lane's 16 positions
-			// the window, where a key of the step may be past it (else
-			// every key the causal mask leaves is within it: the
-			// per-score test cost about as much as the cap, H200
-			// gemma2 1B pp512)
-			bool wtest = window > 0u && (tree || s0 + window <= qpos);
-			[[unroll]] for (uint e = 0; e < 16u; e++) {
-				uint t = 16u * hv + e, at = s0 + t;
-				bool vis = live && t < ns &&
-					   (tree ? at < pos || ((msk >> t) & 1u) != 0u : at <= last);
-				if (wtest && vis) {
-					uint kpos = tree && at >= pos ? pos + row_depth(at - pos) : at;
-					vis = qpos - kpos < window;
-				}
-				float sc = vis ? score(p, t) : NEG_INF;
-				if (sweep == 0u) {
-					mx = max(mx, sc); // capped once found
-				} else {
-					float pe;
-					if (cap > 0.0) {
-						// e^(2|s| / c) up to e^30, as tanh_f's form
-						float e = exp2(min(abs(sc) * kq, 30.0 * LOG2E));
-						float d = bq / (e + 1.0);
-						pe = vis ? exp2(sc >= 0.0 ? ap - d : an + d) : 0.0;
-					} else {
-						pe = vis ? exp(sc - mx) : 0.0;
-					}
-					sum += pe;
-					uint hb = packHalf2x16(vec2(pe, 0.0));
-					w[e / 2u] = e % 2u == 0u ? hb : w[e / 2u] | hb << 16;
-				}
-			}
-			if (sweep == 1u) {
-				[[unroll]] for (uint e = 0; e < 2u; e++)
-					ps4[p * LDP + 2u * hv + e] =
-						uvec4(w[4u * e], w[4u * e + 1u], w[4u * e + 2u], w[4u * e + 3u]);
-				barrier(); // every thread's v, this subgroup's weights
-				// O += P V: a(row, t) = p, b(t, d) = v_t[d]
-				[[unroll]] for (uint kk = 0; kk < BKV / 16u; kk++) {
-					F16M a;
-					coopMatLoadNV(a, ps4, (16u * sg) * LDP + 2u * kk, LDP, false);
-					[[unroll]] for (uint n = 0; n < HD / 16u; n++) {
-						F16M b;
-						coopMatLoadNV(b, kv4, (BKV + 16u * kk) * LD + 2u * n, LD, false);
-						o[n] = coopMatMulAddNV(a, b, o[n]);
-					}
-				}
-			}
-			barrier(); // before the next step's k and v
-		}
-		// the row's two lanes together
-		if (sweep == 0u) {
-			mx = max(mx, subgroupShuffleXor(mx, 1u));
-			// the cap rises with the score: the capped maximum is
-			// the maximum's
-			if (cap > 0.0 && mx != NEG_INF)
-				mx = tanh_f(mx / cap) * cap;
-			if (hv == 0u)
-				m_sh[p] = mx;
-		} else {
-			sum += subgroupShuffleXor(sum, 1u);
-			if (hv == 0u)
-				l_sh[p] = sum;
+	for (uint s0 = s_first; s0 < n_kv; s0 += BKV) {
+		uint ns = min(BKV, n_kv - s0);
+		// k and v of the step, from their slots (which do not wrap: a
+		// ring is whole steps)
+		uint s0s = kv_ring(s0);
+		for (uint i = tid; i < BKV * HD / 8u; i += 128u) {
+			uint t = i / (HD / 8u), c = i % (HD / 8u);
+			uint at = (s0s + t) * kv_dim8 + kvo + c;
+			kv4[t * LD + c] = t < ns ? kc4[kb + at] : uvec4(0u);
+			kv4[(BKV + t) * LD + c] = t < ns ? vc4[vb + at] : uvec4(0u);
 		}
 		barrier();
+		// S = Q K^T for the subgroup's rows: b(k, t) = k_t[k]
+		F32M s[2];
+		s[0] = F32M(0.0);
+		s[1] = F32M(0.0);
+		[[unroll]] for (uint kk = 0; kk < HD / 16u; kk++)
+			[[unroll]] for (uint j = 0; j < 2u; j++) {
+				F16M b;
+				coopMatLoadNV(b, kv4, (16u * j) * LD + 2u * kk, LD, true);
+				s[j] = coopMatMulAddNV(qa[kk], b, s[j]);
+			}
+		[[unroll]] for (uint j = 0; j < 2u; j++)
+			coopMatStoreNV(s[j], ss4, (16u * sg) * LDS + 4u * j, LDS, false);
+		subgroupMemoryBarrierShared();
+		subgroupBarrier();
+		// the positions of the step row p sees
+		uint msk = 0u;
+		if (tree && live && s0 + BKV > pos) {
+			int a = int(r0 + r);
+			while (a >= 0 && pos + uint(a) >= s0) {
+				if (pos + uint(a) < s0 + BKV)
+					msk |= 1u << (pos + uint(a) - s0);
+				a = row_parent(uint(a));
+			}
+		}
+		// the window, where a key of the step may be past it (else
+		// every key the causal mask leaves is within it: the per-score
+		// test cost about as much as the cap, H200 gemma2 1B pp512)
+		bool wtest = window > 0u && (tree || s0 + window <= qpos);
+		float sl[16]; // the lane's 16 scores in base 2, -inf where unseen
+		float smx = NEG_INF;
+		[[unroll]] for (uint e = 0; e < 16u; e++) {
+			uint t = 16u * hv + e, at = s0 + t;
+			bool vis = live && t < ns &&
+				   (tree ? at < pos || ((msk >> t) & 1u) != 0u : at <= last);
+			if (wtest && vis) {
+				uint kpos = tree && at >= pos ? pos + row_depth(at - pos) : at;
+				vis = qpos - kpos < window;
+			}
+			float sc = score(p, t), v;
+			if (cap > 0.0) {
+				// e^(2|s| / c) up to e^30, as tanh_f's form
+				float e2 = exp2(min(abs(sc) * kq, 30.0 * LOG2E));
+				float c = cl - bq / (e2 + 1.0);
+				v = sc >= 0.0 ? c : -c;
+			} else {
+				v = sc * LOG2E;
+			}
+			sl[e] = vis ? v : NEG_INF;
+			smx = max(smx, sl[e]);
+		}
+		// the row's new maximum, the factor its outputs and sums so
+		// far take for it
+		smx = max(smx, subgroupShuffleXor(smx, 1u));
+		float mn = max(mx, smx);
+		float f = mn == NEG_INF ? 1.0 : exp2(mx - mn);
+		mx = mn;
+		sum *= f;
+		uint w[8]; // the weights' halves of the lane's 16 positions
+		[[unroll]] for (uint e = 0; e < 16u; e++) {
+			float pe = sl[e] == NEG_INF ? 0.0 : exp2(sl[e] - mn);
+			sum += pe;
+			uint hb = packHalf2x16(vec2(pe, 0.0));
+			w[e / 2u] = e % 2u == 0u ? hb : w[e / 2u] | hb << 16;
+		}
+		[[unroll]] for (uint e = 0; e < 2u; e++)
+			ps4[p * LDP + 2u * hv + e] =
+				uvec4(w[4u * e], w[4u * e + 1u], w[4u * e + 2u], w[4u * e + 3u]);
+		// the outputs so far rescaled row by row: element e of a tile
+		// lies in row lane / 4 (+ 8 for e >= 4)
+		float f0 = subgroupShuffle(f, fl0), f1 = subgroupShuffle(f, fl1);
+		[[unroll]] for (uint n = 0; n < HD / 16u; n++)
+			[[unroll]] for (uint e = 0; e < 8u; e++)
+				o[n][e] *= e < 4u ? f0 : f1;
+		subgroupMemoryBarrierShared();
+		subgroupBarrier(); // the subgroup's weights
+		// O += P V: a(row, t) = p, b(t, d) = v_t[d]
+		[[unroll]] for (uint kk = 0; kk < BKV / 16u; kk++) {
+			F16M a;
+			coopMatLoadNV(a, ps4, (16u * sg) * LDP + 2u * kk, LDP, false);
+			[[unroll]] for (uint n = 0; n < HD / 16u; n++) {
+				F16M b;
+				coopMatLoadNV(b, kv4, (BKV + 16u * kk) * LD + 2u * n, LD, false);
+				o[n] = coopMatMulAddNV(a, b, o[n]);
+			}
+		}
+		barrier(); // before the next step's k and v
 	}
+	// the row's two lanes together
+	sum += subgroupShuffleXor(sum, 1u);
+	if (hv == 0u)
+		l_sh[p] = sum;
+	barrier();
 
 	// out: each 16 x 16 tile through the subgroup's scores, then row by
 	// row divided by the row's sum (zeros where it saw nothing)

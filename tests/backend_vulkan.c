@@ -375,6 +375,15 @@ static bool vk_coopmat_int8_on(void)
 	       vk_default_has("BELT_VK_COOPMAT", "cooperative matrices (float16, int8)");
 }
 
+/* On a device with int8 matrix products (be.cm8), a few-row pass of at
+ * least this many rows runs its Q4_0 and Q8_0 matvecs on them (setting
+ * few_mma; 0: never) */
+static uint32_t few_mma_from(void)
+{
+	const char *e = getenv("BELT_VK_FEW_MMA");
+	return e && *e ? (uint32_t)atoi(e) : 14;
+}
+
 /* x as matvec_fused's int8 variants of the K-quants stage it (Q4_K,
  * Q5_K, Q6_K on a device with int8 dot products): per 16 consecutive
  * values, d = amax / 127 and q = round-to-nearest-even(x * 127 / amax),
@@ -2360,6 +2369,7 @@ START_TEST(test_settings)
 		{"few_xg", "-1", ">= 0"},
 		{"few_wg", "96", "power of two"},
 		{"few_unroll", "3", "2 or 4"},
+		{"few_mma", "17", "0 to 16"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct belt_setting one = {bad[i].key, bad[i].value};
@@ -2949,9 +2959,11 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 		  t != BELT_TYPE_Q8_0 && t != BELT_TYPE_Q4_0;
 	bool fused = k % 8 == 0 && woff == 0 && (!kq || k % 256 == 0);
 	matvec_rows_one(vk, t, bw, woff, wbytes, bx, k, m, rows, one);
-	/* passes of n rows: each leaves rows n.. as they were */
-	uint32_t ns[4] = {rows, rows / 2 + 1, 1, rows};
-	for (int p = 0; p < 4; p++) {
+	/* passes of n rows: each leaves rows n.. as they were (16: the
+	 * few-row pass on the matrix units, where the device has them) */
+	uint32_t cm_from = vk->cm8 ? few_mma_from() : 0;
+	uint32_t ns[5] = {rows, rows / 2 + 1, 1, rows > 16 ? 16 : 1, rows};
+	for (int p = 0; p < 5; p++) {
 		uint32_t n = ns[p];
 		float *poison = malloc((size_t)rows * m * 4);
 		for (size_t i = 0; i < (size_t)rows * m; i++)
@@ -2959,17 +2971,17 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 		buf_put(vk, by, 0, poison, (uint64_t)rows * m * 4);
 		free(poison);
 		/* the last pass: the command as a head, its last row only */
-		c.head = p == 3;
-		if (p == 3) {
+		c.head = p == 4;
+		if (p == 4) {
 			vk->B->table_release(vk->ctx, &tab);
 			prepare(vk, &tab);
 		}
-		run(vk, &tab, 7, n, p == 3 ? BELT_RUN_HEAD_LAST_ONLY : 0);
+		run(vk, &tab, 7, n, p == 4 ? BELT_RUN_HEAD_LAST_ONLY : 0);
 		buf_get(vk, by, 0, y, (uint64_t)rows * m * 4);
 		for (uint32_t r = 0; r < rows; r++)
 			for (int i = 0; i < m; i++) {
 				size_t at = (size_t)r * m + (size_t)i;
-				bool ran = r < n && (p < 3 || r == n - 1);
+				bool ran = r < n && (p < 4 || r == n - 1);
 				if (!ran) {
 					ck_assert_msg(y[at] == 1e30f,
 						      "matmul %s k=%d m=%d rows %u n %u: "
@@ -2978,11 +2990,15 @@ static void check_matmul(struct be *vk, int t, int k, int m, uint32_t rows,
 					continue;
 				}
 				/* the few-row pass: bit for bit the one-row table's
-				 * where it runs matvec_fused */
+				 * where it runs matvec_fused; on the int8 matrix
+				 * units (matvec_few_cm.comp, setting few_mma) the
+				 * same blocks' terms added in another order */
 				bool few = rows > 16 && n <= 16;
-				double tol = few && fused ? 0.0
-						: q8 ? 2e-5 * mag[at] + slack[at] + 1e-6
-						     : rel * mag[at] + 1e-6;
+				bool few_cm = few && fused && q8 && cm_from && n >= cm_from;
+				double tol = few_cm	   ? 1e-5 * mag[at] + 1e-6
+					     : few && fused ? 0.0
+					     : q8	   ? 2e-5 * mag[at] + slack[at] + 1e-6
+							   : rel * mag[at] + 1e-6;
 				/* (a few-row pass that matvec_fused cannot take
 				 * runs the batched kernel) */
 				bool vs_one = few && (fused || !q8);
@@ -3703,7 +3719,8 @@ static void glu_chain(struct be *vk, int t, const char *glu, const uint8_t *cons
 
 /* The down product's x computed by its quantize_rows equals silu_mul's
  * and gelu_mul's: the same y, bit for bit, with mq_glu on and off, in
- * whole passes, passes of some rows and few-row passes (Q4_0, Q8_0);
+ * whole passes, passes of some rows and few-row passes (Q4_0, Q8_0; of
+ * 14 rows on the int8 matrix units where the device has them, few_mma);
  * and with the few-row kernels reading x as int8 from memory for every
  * k (few_xg 32: their quantize_rows computes the silu_mul then). */
 START_TEST(test_glu_pre)
@@ -3724,8 +3741,8 @@ START_TEST(test_glu_pre)
 		       malloc((size_t)rows * k * 4)};
 	ck_assert(x && y[0] && y[1] && y[2]);
 	fill(x, (size_t)rows * k);
-	const uint32_t ns[3] = {rows, 21, 5};
-	for (int p = 0; p < 3; p++) {
+	const uint32_t ns[4] = {rows, 21, 5, 14};
+	for (int p = 0; p < 4; p++) {
 		for (int g = 0; g < 3; g++) {
 			struct be vk = g == 1 ? open_vk()
 				       : g	  ? open_vk_set("BELT_VK_FEW_XG", "32")
@@ -3779,8 +3796,9 @@ static void add_chain(struct be *vk, int t, const uint8_t *w, size_t rb, const f
 
 /* The add done by the product equals the add run: r bit for bit with
  * mq_add on and off, in whole passes, passes of some rows (the rows past
- * them as they were) and few-row passes (Q4_0, Q8_0); and by the few-row
- * kernel reading x as int8 from memory (few_xg 32). */
+ * them as they were) and few-row passes (Q4_0, Q8_0; of 14 rows on the
+ * int8 matrix units where the device has them, few_mma); and by the
+ * few-row kernel reading x as int8 from memory (few_xg 32). */
 START_TEST(test_add_sink)
 {
 	static const int types[2] = {BELT_TYPE_Q4_0, BELT_TYPE_Q8_0};
@@ -3796,8 +3814,8 @@ START_TEST(test_add_sink)
 	ck_assert(x && r && out[0] && out[1] && out[2]);
 	fill(x, (size_t)rows * k);
 	fill(r, (size_t)rows * m);
-	const uint32_t ns[3] = {rows, 21, 5};
-	for (int p = 0; p < 3; p++) {
+	const uint32_t ns[4] = {rows, 21, 5, 14};
+	for (int p = 0; p < 4; p++) {
 		for (int g = 0; g < 3; g++) {
 			struct be vk = g == 1 ? open_vk()
 				       : g	  ? open_vk_set("BELT_VK_FEW_XG", "32")
@@ -3883,7 +3901,11 @@ START_TEST(test_norm_xg)
 	const uint32_t ns[2] = {5, 16};
 	for (int p = 0; p < 2; p++) {
 		for (int g = 0; g < 2; g++) {
+			/* matvec_fused's XG kernel (the matrix units' sums
+			 * are not bit for bit the staged path's) */
+			setenv("BELT_VK_FEW_MMA", "0", 1);
 			struct be vk = open_vk_set("BELT_VK_FEW_XG", g ? "32" : "0");
+			unsetenv("BELT_VK_FEW_MMA");
 			norm_chain_xg(&vk, t, wq, wk, rb, nw, x, k, mq, mk, rows, ns[p], yq[g],
 				      yk[g]);
 			be_close(&vk);

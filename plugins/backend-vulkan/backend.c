@@ -54,8 +54,9 @@ static void plan_free(struct vk_ctx *ctx, struct plan *pl)
 	free(pl->qbuf);
 	free(pl->ticks);
 	free(pl->calls);
-	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail, &pl->last, &pl->few_full, &pl->tail2};
-	for (int i = 0; i < 5; i++)
+	VkCommandBuffer *cbs[] = {&pl->start, &pl->tail, &pl->last, &pl->few_full, &pl->few_wide,
+				  &pl->tail2};
+	for (int i = 0; i < 6; i++)
 		if (*cbs[i])
 			vkFreeCommandBuffers(ctx->dev, ctx->cmd_pool, 1, cbs[i]);
 	for (uint32_t i = 0; i < pl->max_run; i++) {
@@ -954,6 +955,7 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 					for (int s = 5; s < 8; s++)
 						fbis[n_few][s] = obi[fsink][2];
 					c->few_pc.o[5] = oc[fsink].pc.o[2];
+					c->few_cm_pc.o[5] = oc[fsink].pc.o[2];
 				}
 				few_of[n_few++] = np;
 			}

@@ -99,11 +99,16 @@ int vk_batch_record(struct vk_ctx *ctx, struct plan *pl, char *err,
 		return -1;
 	/* runs of few rows with every row's head: the pass again with the
 	 * few-row kernels (the profile counts it with the full pass) */
-	bool any_few = false;
-	for (uint32_t i = 0; i < pl->n_cmds; i++)
+	bool any_few = false, any_cm = false;
+	for (uint32_t i = 0; i < pl->n_cmds; i++) {
 		any_few |= pl->cmds[i].has_few;
+		any_cm |= pl->cmds[i].has_few_cm;
+	}
 	if (any_few && (vk_alloc_cbs(ctx, &pl->few_full, 1, err, errsz) ||
 			vk_record_pass(pl, pl->few_full, 0, true, VK_VAR_FULL, 0, err, errsz)))
+		return -1;
+	if (any_cm && (vk_alloc_cbs(ctx, &pl->few_wide, 1, err, errsz) ||
+		       vk_record_pass(pl, pl->few_wide, 0, true, VK_VAR_WIDE, 0, err, errsz)))
 		return -1;
 	if (!any_head)
 		return 0;
@@ -219,7 +224,8 @@ int vk_batch_run(struct vk_ctx *ctx, const struct belt_table *t,
 	 * drafts): the few-row pass. Prompts keep the tiled products, whose
 	 * float x the references of short prompts were checked with. */
 	if (n <= VK_FEW_ROWS && pl->few_full && v == VK_VAR_FULL)
-		pl->submit[1] = pl->few_full;
+		pl->submit[1] = pl->few_wide && n >= ctx->tune.few_mma ? pl->few_wide
+									: pl->few_full;
 	pl->submit[2] = pl->tail;
 	VkSubmitInfo si = {
 		.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,

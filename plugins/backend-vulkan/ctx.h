@@ -61,6 +61,9 @@ struct vk_tuning {
 	uint32_t few_wg, few_unroll; /* few_wg, few_unroll: with few_xg, the
 				      * workgroup size (0: VK_FEW_WG_XG) and
 				      * units a lane loads ahead (0: mv_unroll) */
+	uint32_t few_mma; /* few_mma: passes of at least this many rows (with
+			   * few_xg, on a device with int8 matrix products)
+			   * run matvec_few_cm.comp (0: never; VK_FEW_MMA) */
 	uint32_t few_xg; /* few_xg: there, Q4_0 and Q8_0 over rows of at
 			  * least this many values read x as int8 that one
 			  * quantize_rows left (0: never; VK_FEW_XG_K) */

@@ -701,6 +701,34 @@ bool vk_few_xg(const struct vk_ctx *ctx, const struct belt_cmd *m)
 	return k > 0 && few_xg(ctx, sh, group_ks(ctx, sh, k), (uint32_t)k);
 }
 
+/* The few-row matvec on the int8 matrix units (shaders/matvec_few_cm.comp)
+ * for passes of at least few_mma rows: a workgroup of VK_FEW_MMA_SG
+ * subgroups per 16 rows of W, every row of the pass in it; x as int8 from
+ * memory (few_xg) in binding 0, cap rows. */
+static int few_rows_cm(struct vk_ctx *ctx, int wtype, uint32_t rows, uint32_t cap, bool add,
+		       struct vk_pc pc, struct vk_cmd *c, char *err, size_t errsz)
+{
+	uint32_t nsg = VK_FEW_MMA_SG, u = VK_FEW_MMA_U, k = pc.p[0];
+	/* the shader's shared arrays: per subgroup, the step's blocks (Q4_0
+	 * two a unit) as tiles of W and x (16 rows of 48 bytes) and their
+	 * scales */
+	uint32_t sb = wtype == BELT_TYPE_Q8_0 ? u : 2 * u;
+	if ((uint64_t)nsg * sb * 16 * (2 * 48 + 8) > ctx->props.limits.maxComputeSharedMemorySize)
+		return 0;
+	pc.o[0] = 0;
+	pc.p[14] = cap * k / 8;
+	uint32_t groups = (rows + 15) / 16, maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
+	c->few_cm_pc = pc;
+	c->few_cm_gx = groups < maxx ? groups : maxx;
+	c->few_cm_gy = (groups + c->few_cm_gx - 1) / c->few_cm_gx;
+	uint32_t data[4] = {32 * nsg, add ? 1 : 0, nsg, u};
+	if (vk_spec_pipeline(ctx, wtype == BELT_TYPE_Q8_0 ? VK_SH_FEW_CM_Q8_0 : VK_SH_FEW_CM_Q4_0,
+			     VK_FMV_BINDINGS, data, 4, &c->few_cm_pipe, err, errsz))
+		return -1;
+	c->has_few_cm = true;
+	return 0;
+}
+
 int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct vk_cmd *oc,
 		     const VkDescriptorBufferInfo *obi, struct vk_cmd *c,
 		     VkDescriptorBufferInfo *fbi, uint32_t cap, bool add, char *err, size_t errsz)
@@ -732,6 +760,9 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	 * VK_FEW_ROWS / PR of PR rows each */
 	uint32_t ks = group_ks(ctx, sh, k), tile = 256, pr;
 	bool xg = few_xg(ctx, sh, ks, (uint32_t)k);
+	if (xg && ctx->coopmat_int8 && ctx->tune.few_mma && ctx->subgroup == 32 &&
+	    few_rows_cm(ctx, op->wtype, rows, cap, add, pc, c, err, errsz))
+		return -1;
 	if (!xg) {
 		pr = few_pr(ctx, sh, ks, &tile);
 	} else {

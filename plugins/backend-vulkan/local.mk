@@ -517,6 +517,13 @@ VK_SPV += $(VK_Q8CM_TYPES:%=plugins/backend-vulkan/spv/matmul_q8cm_%.spv.h)
 plugins/backend-vulkan/spv/matmul_q8cm_%.spv.h: $(VK_CM_DEPS) $(srcdir)/shaders/matmul_q8cm.comp
 	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matmul_q8cm.comp
 EXTRA_DIST += shaders/matmul_q8cm.comp
+# matvec_few_cm.comp: passes of few rows' Q4_0/Q8_0 matvecs on the matrix
+# units in int8 (the GPU layout)
+VK_FEWCM_TYPES = q8_0 q4_0
+VK_SPV += $(VK_FEWCM_TYPES:%=plugins/backend-vulkan/spv/matvec_few_cm_%.spv.h)
+plugins/backend-vulkan/spv/matvec_few_cm_%.spv.h: $(srcdir)/shaders/matvec_few_cm.comp $(srcdir)/shaders/common.glsl
+	$(AM_V_GEN)t='$*'; $(VK_CM_GLSLC) -o $@ $(srcdir)/shaders/matvec_few_cm.comp
+EXTRA_DIST += shaders/matvec_few_cm.comp
 # and GROUPED: a batched pass's expert products grouped by expert (moe.c)
 VK_CMG_TYPES = f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl \
 	q2_k q3_k q4_k q5_k q6_k iq4_xs

@@ -32,6 +32,12 @@ struct vk_cmd {
 	VkDescriptorSet few_set;
 	struct vk_pc few_pc;
 	uint32_t few_gx, few_gy;
+	/* ... and the same matvec on the int8 matrix units for passes of at
+	 * least few_mma rows (matvec_few_cm.comp; few_set's bindings) */
+	bool has_few_cm;
+	VkPipeline few_cm_pipe;
+	struct vk_pc few_cm_pc;
+	uint32_t few_cm_gx, few_cm_gy;
 	/* few_xg: that kernel reads x as int8 from the plan's xq, which
 	 * quantize_rows (XQ 1: its pipeline, set, constants, grid) writes
 	 * first unless the dispatch before left the same x there
@@ -77,7 +83,9 @@ struct vk_cmd {
 
 /* Which commands a recorded pass holds: all of them, all but the head's,
  * or (batched tables) the head's for the pass's last row only. */
-enum vk_variant { VK_VAR_FULL, VK_VAR_NOHEAD, VK_VAR_LAST };
+/* VK_VAR_WIDE: the few-row pass (VK_VAR_FULL) with the matrix units'
+ * few-row kernels where a command has one (few_cm_pipe) */
+enum vk_variant { VK_VAR_FULL, VK_VAR_NOHEAD, VK_VAR_LAST, VK_VAR_WIDE };
 
 /* What table_prepare makes: t->priv. */
 struct plan {
@@ -99,6 +107,9 @@ struct plan {
 	/* batched: the pass with every row's head again, for runs of at most
 	 * VK_FEW_ROWS rows (NULL: no command has a few-row kernel) */
 	VkCommandBuffer few_full;
+	/* ... and for runs of at least few_mma rows, with the matrix units'
+	 * few-row kernels (NULL: no command has one) */
+	VkCommandBuffer few_wide;
 	VkCommandBuffer *submit;     /* [max_run + 2]: what a run submits */
 	/* one-row tables with a command that has a long-context kernel:
 	 * the slots again with it, for tokens whose cache holds at least

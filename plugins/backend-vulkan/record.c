@@ -91,20 +91,22 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 							v == VK_VAR_LAST && c->head);
 					bound = c->fq_pipe;
 				}
-				if (c->few_pipe != bound) {
-					vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
-							  c->few_pipe);
-					bound = c->few_pipe;
+				bool cm = v == VK_VAR_WIDE && c->has_few_cm;
+				VkPipeline fp = cm ? c->few_cm_pipe : c->few_pipe;
+				if (fp != bound) {
+					vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, fp);
+					bound = fp;
 				}
 				VkPipelineLayout fl = c->few_layout;
 				vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, fl, 0, 1,
 							&c->few_set, 0, NULL);
-				struct vk_pc pc = c->few_pc;
+				struct vk_pc pc = cm ? c->few_cm_pc : c->few_pc;
 				if (v == VK_VAR_LAST && c->head)
 					pc.mode |= VK_MODE_LAST;
 				vkCmdPushConstants(cb, fl, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc,
 						   &pc);
-				vkCmdDispatch(cb, c->few_gx, c->few_gy, 1);
+				vkCmdDispatch(cb, cm ? c->few_cm_gx : c->few_gx,
+					      cm ? c->few_cm_gy : c->few_gy, 1);
 				goto done;
 			}
 			/* an op that a product does in this pass: a silu_mul

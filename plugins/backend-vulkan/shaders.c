@@ -418,6 +418,12 @@ static const uint32_t spv_matmul_q8cm_q4_0[] =
 static const uint32_t spv_matmul_q8cm_q4_0r[] =
 #include "spv/matmul_q8cm_q4_0r.spv.h"
 	;
+static const uint32_t spv_matvec_few_cm_q8_0[] =
+#include "spv/matvec_few_cm_q8_0.spv.h"
+	;
+static const uint32_t spv_matvec_few_cm_q4_0[] =
+#include "spv/matvec_few_cm_q4_0.spv.h"
+	;
 
 
 static const uint32_t spv_matvec_moeg_f32[] =
@@ -554,6 +560,8 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_MATMUL_Q8CM_Q8_0R, spv_matmul_q8cm_q8_0r),
 	ENTRY(VK_SH_MATMUL_Q8CM_Q4_0, spv_matmul_q8cm_q4_0),
 	ENTRY(VK_SH_MATMUL_Q8CM_Q4_0R, spv_matmul_q8cm_q4_0r),
+	ENTRY(VK_SH_FEW_CM_Q8_0, spv_matvec_few_cm_q8_0),
+	ENTRY(VK_SH_FEW_CM_Q4_0, spv_matvec_few_cm_q4_0),
 	ENTRY(VK_SH_MOECM_F16, spv_matmul_cmg_f16),
 	ENTRY(VK_SH_MOECM_BF16, spv_matmul_cmg_bf16),
 	ENTRY(VK_SH_MOECM_Q8_0, spv_matmul_cmg_q8_0),

@@ -66,6 +66,18 @@
  * and without (the ops it leaves out included): pycoder29M 0.560 and
  * 0.653 ms, the synthetic 1B Q4_0 1.92 and 2.69, 8B 5.95 and 8.17 */
 #define VK_FEW_XG_K 32
+/* ... and where the device has int8 matrix products, passes of at least
+ * this many rows run those matvecs on them (shaders/matvec_few_cm.comp;
+ * setting few_mma, 0: never): its time hardly grows with the rows, the
+ * other kernel's does. H200, synthetic Q4_0, passes of 8, 12 and 15 rows,
+ * ms, with it and without: 8B 8.09 and 8.26 (8, 15) against 5.89 and
+ * 9.07; 1B 2.21, 2.26 and 2.29 against 1.91, 2.18 and 2.42 */
+#define VK_FEW_MMA 14
+/* ... with this many subgroups a workgroup, each lane loading this many
+ * units of W (Q4_0 blocks, Q8_0 half blocks) a step (8B, 8 rows: 2 and 2
+ * 8.09 ms, 3 and 2 8.15, 4 and 2 9.00, 2 and 4 11.80) */
+#define VK_FEW_MMA_SG 2
+#define VK_FEW_MMA_U 2
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
  * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K
  * with x as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2; 1B
@@ -331,6 +343,8 @@ enum vk_shader {
 	VK_SH_MATMUL_Q8CM_Q8_0R,
 	VK_SH_MATMUL_Q8CM_Q4_0,
 	VK_SH_MATMUL_Q8CM_Q4_0R,
+	VK_SH_FEW_CM_Q8_0,
+	VK_SH_FEW_CM_Q4_0,
 	VK_SH_MOECM_F16,
 	VK_SH_MOECM_BF16,
 	VK_SH_MOECM_Q8_0,

@@ -232,6 +232,9 @@ int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 		    char *err, size_t errsz);
 /* The pipeline of shader sh with n_bind bindings and its specialization
  * constants 0 .. n - 1 set to spec (made once; pipelines.c). */
+/* groups workgroups as a grid of *gx by *gy within the device's limit
+ * on x (a kernel numbers them wg_id(), skipping those past groups). */
+void vk_grid_xy(const struct vk_ctx *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy);
 int vk_spec_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 		     const uint32_t *spec, uint32_t n, VkPipeline *out,
 		     char *err, size_t errsz);

@@ -704,23 +704,19 @@ bool vk_few_xg(const struct vk_ctx *ctx, const struct belt_cmd *m)
 /* The few-row matvec on the int8 matrix units (shaders/matvec_few_cm.comp)
  * for passes of at least few_mma rows: a workgroup of VK_FEW_MMA_SG
  * subgroups per 16 rows of W, every row of the pass in it; x as int8 from
- * memory (few_xg) in binding 0, cap rows. */
-static int few_rows_cm(struct vk_ctx *ctx, int wtype, uint32_t rows, uint32_t cap, bool add,
-		       struct vk_pc pc, struct vk_cmd *c, char *err, size_t errsz)
+ * memory, as pc (the XG kernel's) places it. */
+static int few_rows_cm(struct vk_ctx *ctx, int wtype, uint32_t rows, bool add,
+		       const struct vk_pc *pc, struct vk_cmd *c, char *err, size_t errsz)
 {
-	uint32_t nsg = VK_FEW_MMA_SG, u = VK_FEW_MMA_U, k = pc.p[0];
+	uint32_t nsg = VK_FEW_MMA_SG, u = VK_FEW_MMA_U;
 	/* the shader's shared arrays: per subgroup, the step's blocks (Q4_0
 	 * two a unit) as tiles of W and x (16 rows of 48 bytes) and their
 	 * scales */
 	uint32_t sb = wtype == BELT_TYPE_Q8_0 ? u : 2 * u;
 	if ((uint64_t)nsg * sb * 16 * (2 * 48 + 8) > ctx->props.limits.maxComputeSharedMemorySize)
 		return 0;
-	pc.o[0] = 0;
-	pc.p[14] = cap * k / 8;
-	uint32_t groups = (rows + 15) / 16, maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
-	c->few_cm_pc = pc;
-	c->few_cm_gx = groups < maxx ? groups : maxx;
-	c->few_cm_gy = (groups + c->few_cm_gx - 1) / c->few_cm_gx;
+	c->few_cm_pc = *pc;
+	vk_grid_xy(ctx, (rows + 15) / 16, &c->few_cm_gx, &c->few_cm_gy);
 	uint32_t data[4] = {32 * nsg, add ? 1 : 0, nsg, u};
 	if (vk_spec_pipeline(ctx, wtype == BELT_TYPE_Q8_0 ? VK_SH_FEW_CM_Q8_0 : VK_SH_FEW_CM_Q4_0,
 			     VK_FMV_BINDINGS, data, 4, &c->few_cm_pipe, err, errsz))
@@ -760,9 +756,6 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	 * VK_FEW_ROWS / PR of PR rows each */
 	uint32_t ks = group_ks(ctx, sh, k), tile = 256, pr;
 	bool xg = few_xg(ctx, sh, ks, (uint32_t)k);
-	if (xg && ctx->coopmat_int8 && ctx->tune.few_mma && ctx->subgroup == 32 &&
-	    few_rows_cm(ctx, op->wtype, rows, cap, add, pc, c, err, errsz))
-		return -1;
 	if (!xg) {
 		pr = few_pr(ctx, sh, ks, &tile);
 	} else {
@@ -772,6 +765,9 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 		pr = ctx->tune.few_pr ? ctx->tune.few_pr : VK_FEW_PR;
 		pc.o[0] = 0;
 		pc.p[14] = cap * (uint32_t)k / 8;
+		if (ctx->coopmat_int8 && ctx->tune.few_mma && ctx->subgroup == 32 &&
+		    few_rows_cm(ctx, op->wtype, rows, add, &pc, c, err, errsz))
+			return -1;
 	}
 	uint32_t cols = VK_FEW_ROWS / pr;
 	/* with PR, more rows of W a subgroup than decode's: each x loaded
@@ -794,11 +790,8 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	}
 	pc.aux[0] = rpw;
 	pc.aux[2] = cols;
-	uint64_t groups = (uint64_t)(rows + rpw - 1) / rpw * cols;
-	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
 	c->few_pc = pc;
-	c->few_gx = groups < maxx ? (uint32_t)groups : maxx;
-	c->few_gy = (uint32_t)((groups + c->few_gx - 1) / c->few_gx);
+	vk_grid_xy(ctx, (uint64_t)(rows + rpw - 1) / rpw * cols, &c->few_gx, &c->few_gy);
 	c->few_xg = xg;
 	if (pr > 1 ? vk_fused_pipeline_pr(ctx, sh, ks, pr, nr, tile, xg, xg && add ? F_ADD : 0,
 					  wg, unr, &c->few_pipe, err, errsz)
@@ -918,9 +911,7 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 	c->pc.p[1] = (uint32_t)g->nmv;
 	c->pc.p[6] = g->flags;
 	c->pc.aux[0] = rpw;
-	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
-	c->gx = groups < maxx ? groups : maxx;
-	c->gy = (groups + c->gx - 1) / c->gx;
+	vk_grid_xy(ctx, groups, &c->gx, &c->gy);
 	c->gz = 1;
 	c->head = C[m0].head;
 	c->n_bind = VK_FMV_BINDINGS;

@@ -168,3 +168,10 @@ int vk_pipeline_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 	return make_pipeline(ctx, sh, n_bind, NULL, &ctx->pipe[sh], err,
 			     errsz);
 }
+
+void vk_grid_xy(const struct vk_ctx *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy)
+{
+	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
+	*gx = groups < maxx ? (uint32_t)groups : maxx;
+	*gy = (uint32_t)((groups + *gx - 1) / *gx);
+}

@@ -96,10 +96,8 @@ static int repack_run(struct vk_ctx *ctx, struct belt_buffer *b,
 	memset(&pc, 0, sizeof pc);
 	pc.o[1] = (uint32_t)((offset - at) / 2);
 	pc.p[0] = (uint32_t)blocks;
-	uint64_t groups = (blocks + 127) / 128;
-	uint32_t maxx = ctx->props.limits.maxComputeWorkGroupCount[0];
-	uint32_t gx = groups < maxx ? (uint32_t)groups : maxx;
-	uint32_t gy = (uint32_t)((groups + gx - 1) / gx);
+	uint32_t gx, gy;
+	vk_grid_xy(ctx, (blocks + 127) / 128, &gx, &gy);
 	int rc = vk_xfer_begin(ctx, err, errsz);
 	if (!rc) {
 		VkBufferCopy bc = {.srcOffset = offset, .dstOffset = 0,

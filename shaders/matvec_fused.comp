@@ -74,14 +74,6 @@
 //                     it; the next matvec_fused dispatch copies it back
 //        2048 PEND2   with PEND: y in a pass of its own, as where a thread
 //                     stages more than PV vec4s of x (pend_fast)
-//        8192 PSUMS   with PEND: sum(y^2) is the sum of the partial sums
-//                     the matvec before left (its SUMS): aux2's low 24
-//                     bits their first word in the work buffer (binding
-//                     9), its top 8 their count; no workgroup reduction
-//        4096 SUMS    one segment: each workgroup's sum of its outputs'
-//                     squares (in its rows' order) into word aux2 + its
-//                     index of binding 7 (the work buffer), for the next
-//                     dispatch's PSUMS
 //        1024 BIAS    with ROPE: each segment's output plus its bias
 //                     before the rope (Qwen2's bias_adds, the same float
 //                     sum), the biases of q, k, v in bindings 10, 11, 13
@@ -113,8 +105,6 @@
 #define F_COPY 512u
 #define F_BIAS 1024u
 #define F_PEND2 2048u
-#define F_SUMS 4096u
-#define F_PSUMS 8192u
 layout(local_size_x_id = 4) in;
 layout(constant_id = 0) const uint FLAGS = 0;
 layout(constant_id = 1) const uint NSEG = 1;
@@ -299,34 +289,18 @@ vec4 pend4(uint j, vec4 r)
 	return pend_sum(r, LD4(py4, py, al, yi), LD4(pw4, pw, al, wi), pend_sc);
 }
 
-// PSUMS: sum(y^2) as the sum of the matvec before's partial sums, which
-// every subgroup adds alike (no barrier: each has the same inputs)
-float pend_psum()
-{
-	uint o = pc.aux[2] & 0xffffffu, n = pc.aux[2] >> 24;
-	float a = 0.0;
-	for (uint i = gl_SubgroupInvocationID; i < n; i += gl_SubgroupSize)
-		a += workf[o + i];
-	return subgroupAdd(a);
-}
-
 // PEND: the post-norm's 1 / sqrt(mean(y^2) + eps) over y's k values
 // into pend_sc
 void pend_scale(uint k)
 {
 	uint tid = gl_LocalInvocationID.x, yo = pc.p[14];
 	bool al = pend_al();
-	float s;
-	if ((FLAGS & F_PSUMS) != 0) {
-		s = pend_psum();
-	} else {
-		float acc = 0.0;
-		for (uint j = 4u * tid; j < k; j += 4u * WG) {
-			vec4 v = LD4(py4, py, al, yo + j);
-			acc += dot(v, v);
-		}
-		s = wg_sum(acc);
+	float acc = 0.0;
+	for (uint j = 4u * tid; j < k; j += 4u * WG) {
+		vec4 v = LD4(py4, py, al, yo + j);
+		acc += dot(v, v);
 	}
+	float s = wg_sum(acc);
 	if (tid == 0u)
 		pend_sc = 1.0 / sqrt(s / float(k) + pflt(5));
 	barrier();
@@ -451,10 +425,9 @@ shared vec4 xs[PR * (TILE / 4)];
 shared vec2 xsm[PR * (TILE / 32)]; // per unit: the sums of its halves' x
 #endif
 #endif
-// ROPE: the workgroup's rows (at most 512: the host checks), for pairs;
-// SUMS: for their squares' sum
+// ROPE: the workgroup's rows (at most 512: the host checks), for pairs
 #define YS_MAX 512
-shared float ys[(FLAGS & (F_ROPE | F_SUMS)) != 0 ? YS_MAX : 1];
+shared float ys[(FLAGS & F_ROPE) != 0 ? YS_MAX : 1];
 // KS > 1: the partial sums, KS per row (at most 256 rows * KS: the host
 // checks)
 #define KP_MAX 256
@@ -659,12 +632,7 @@ void stage_pend(XS s, uint tn, inout float ss, uint p)
 			xn[it][h] = LD4(nw4, nw, s.nal, s.no + e);
 			yss += dot(xy[it][h], xy[it][h]);
 		}
-	float ysum;
-	if ((FLAGS & F_PSUMS) != 0)
-		ysum = pend_psum();
-	else
-		ysum = pend_ysum(yss);
-	float sc = 1.0 / sqrt(ysum / float(pc.p[0]) + pflt(5));
+	float sc = 1.0 / sqrt(pend_ysum(yss) / float(pc.p[0]) + pflt(5));
 	uint lo, hi;
 	share(pc.p[0], lo, hi);
 	[[unroll]] for (uint it = 0; it < PI; it++) {
@@ -1041,8 +1009,6 @@ void main()
 				}
 			}
 			uint row = r0 + r;
-			if ((FLAGS & F_SUMS) != 0)
-				ys[rg * NR + r] = s;
 			if ((FLAGS & F_ROPE) != 0)
 				ys[rg * NR + r] = s;
 			else if ((FLAGS & F_GELU) != 0)
@@ -1060,20 +1026,6 @@ void main()
 				y1[pc.o[6] + row] = s;
 			else
 				y2[pc.o[7] + row] = s;
-		}
-	}
-	// SUMS: the workgroup's rows' squares, summed by its first subgroup
-	// in a fixed order (rows past m are not added)
-	if ((FLAGS & F_SUMS) != 0) {
-		barrier();
-		if (gl_SubgroupID == 0u) {
-			float a = 0.0;
-			for (uint lr = lane; lr < rpw; lr += ns)
-				if (g * rpw + lr < m)
-					a += ys[lr] * ys[lr];
-			a = subgroupAdd(a);
-			if (lane == 0u)
-				y2[pc.aux[2] + g] = a;
 		}
 	}
 	// COPY: at the end, where its load's wait delays no weight loads

@@ -767,10 +767,6 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 	 * pending), the PEND's add and residual binding; the spare's size */
 	int copy_at = -1, copy_add = 0, copy_res = 0;
 	uint64_t spare_bytes = 0;
-	/* SUMS: the command a PSUMS group must start at (the dispatch
-	 * before was its SUMS; -1: none), the sums' first work word, count */
-	int sums_next = -1;
-	uint32_t sums_word = 0, sums_n = 0;
 	uint32_t np = 0, n_few = 0;
 	int norm_next = -1; /* an rmsnorm the last group left to the next */
 	/* int8 products: their x's buffer, and the core command of the
@@ -802,8 +798,6 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			last_q8 = -1;
 			continue;
 		}
-		int sums_at = sums_next;
-		sums_next = -1;
 		bool found = fuse && vk_fuse_find(ctx, t, oc, rp, writes, i, norm_next, &fg);
 		norm_next = found && fg.norm_next ? fg.norm : -1;
 		if (!found && !batched && vk_is_op(&t->cmds[i], "matvec") &&
@@ -822,24 +816,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 			fg.copy_res = copy_res;
 			copy_at = -1;
 		}
-		if (found && fg.pend >= 0 && fg.pend == sums_at && sums_word < 1u << 24)
-			fg.flags |= VK_FMV_F_PSUMS;
 		if (found) {
 			if (vk_fuse_make(ctx, t, oc, obi, &fg, c, bis[np], err,
 				      errsz))
 				goto out;
-			if (fg.flags & VK_FMV_F_SUMS) {
-				/* a sum per workgroup, into the work buffer
-				 * at binding 7 (as a TAIL's counter) */
-				sums_word = (uint32_t)work_words;
-				sums_n = c->gx * c->gy;
-				sums_next = (int)fg.last + 1;
-				c->pc.aux[2] = sums_word;
-				c->work_b7 = true;
-				work_words += (sums_n + 3) / 4 * 4;
-			}
-			if (fg.flags & VK_FMV_F_PSUMS)
-				c->pc.aux[2] = sums_word | sums_n << 24;
 			c->spare_b13 = (fg.flags & VK_FMV_F_COPY) != 0;
 			const struct belt_binding *in[12];
 			int nin = 0;

@@ -73,9 +73,6 @@ struct vk_tuning {
 	bool pend_one_pass; /* pend_one_pass: PEND loads what a thread
 			     * stages before its one reduction, where that
 			     * fits (else, and with 0, y in a pass first) */
-	bool pend_sums; /* pend_sums: the matvec before a PEND leaves each
-			 * workgroup's sum of y^2, so that PEND's scale needs
-			 * no reduction over its workgroup */
 };
 /* att_gqa_from's default: H100 measurements in doc/vulkan.md */
 #define VK_ATT_GQA_FROM 512

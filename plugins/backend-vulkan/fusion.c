@@ -36,10 +36,6 @@
 		      * (Qwen2's bias_adds), from bindings 10, 11, 13 */
 #define F_PEND2 2048u /* with F_PEND: y in a pass of its own (the shader's
 		       * only way where k is long; pend_one_pass 0) */
-#define F_SUMS VK_FMV_F_SUMS /* one matvec whose output the next dispatch's
-			      * PEND reads: each workgroup's sum of its
-			      * outputs' squares into the work buffer */
-#define F_PSUMS VK_FMV_F_PSUMS /* with F_PEND: sum(y^2) from those sums */
 #define ROPE_YS_MAX 512 /* matvec_fused.comp YS_MAX */
 
 bool vk_is_op(const struct belt_cmd *c, const char *op)
@@ -562,17 +558,10 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 		struct fgroup pg;
 		/* the next group applies them as it loads the residual
 		 * (PEND) where it can: no workgroup waits for the last */
-		bool pended = ctx->tune.defer_norms &&
-			      vk_fuse_find(ctx, t, oc, rp, writes, j, -1, &pg) && pg.pend == (int)j;
-		bool deferred = pended || vk_norm_add_norm_at(t, writes, j);
-		/* PEND's sum(y^2) from this dispatch's workgroups (the
-		 * caller gives the PEND PSUMS), where each workgroup's rows
-		 * fit the shader's shared array and the sums their count */
-		uint32_t rows = (uint32_t)m0->param[1].i;
-		if (pended && ctx->tune.pend_sums &&
-		    vk_same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
-		    rpw <= ROPE_YS_MAX && (rows + rpw - 1) / rpw <= VK_FMV_SUMS_MAX)
-			g->flags |= F_SUMS;
+		bool deferred = (ctx->tune.defer_norms &&
+				 vk_fuse_find(ctx, t, oc, rp, writes, j, -1, &pg) &&
+				 pg.pend == (int)j) ||
+				vk_norm_add_norm_at(t, writes, j);
 		if (!deferred && r >= 0 && vk_same_bind(&nm->bind[0], y) && nm->param[0].i == m0->param[1].i &&
 		    a->param[0].i == nm->param[0].i && vk_same_bind(&a->bind[2], &a->bind[r]) &&
 		    !vk_bind_overlap(&a->bind[r], y) && !vk_bind_overlap(&a->bind[r], y2) &&
@@ -930,15 +919,11 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 			   : g->flags & F_SWIGLU ? "swiglu"
 			   : g->flags & F_ADD	? "matvec+add"
 			   : g->flags & F_TAIL	? "matvec+norm+add"
-			   : g->flags & F_SUMS	? "matvec+sums"
 			   : g->nmv == 3	? "matvec3"
 			   : g->nmv == 2	? "matvec2"
 						: "matvec";
 	snprintf(c->kind, sizeof c->kind, "%s%s%s%s %s%s",
-		 g->flags & F_PSUMS ? "post(sums)+"
-		 : g->flags & F_PEND ? "post+"
-		 : g->flags & F_COPY ? "copy+"
-				     : "",
+		 g->flags & F_PEND ? "post+" : g->flags & F_COPY ? "copy+" : "",
 		 g->flags & F_NORM ? "norm+" : "", what,
 		 g->flags & F_BIAS ? "+bias+rope" : g->flags & F_ROPE ? "+rope" : "",
 		 belt_type_name(op->wtype), c->head ? " head" : "");

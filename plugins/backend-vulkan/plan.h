@@ -149,13 +149,8 @@ int vk_table_run_gated(void *vctx, struct belt_table *t, uint32_t pos, uint32_t 
  * (record.c): the commands since the last barrier. */
 #define GROUP_MAX 64
 
-/* matvec_fused's COPY, SUMS and PSUMS flags (fusion.c,
- * shaders/matvec_fused.comp) */
+/* matvec_fused's COPY flag (fusion.c, shaders/matvec_fused.comp) */
 #define VK_FMV_F_COPY 512u
-#define VK_FMV_F_SUMS 4096u
-#define VK_FMV_F_PSUMS 8192u
-/* SUMS: at most this many workgroups (PSUMS's count is 8 bits) */
-#define VK_FMV_SUMS_MAX 255u
 
 struct range {
 	const struct belt_buffer *buf;

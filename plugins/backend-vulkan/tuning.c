@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_xg", "few_pr", "few_nr", "few_wg", "few_unroll", "few_mma", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "pend_one_pass", "pend_sums", "coopmat_int8", "mq_tile", "mq_glu", "mq_add", "mv_blocks", "mv_blocks_plain", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_xg", "few_pr", "few_nr", "few_wg", "few_unroll", "few_mma", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "pend_one_pass", "coopmat_int8", "mq_tile", "mq_glu", "mq_add", "mv_blocks", "mv_blocks_plain", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -127,7 +127,6 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.moe_grouped = true,
 				.defer_norms = true,
 				.pend_one_pass = true,
-				.pend_sums = true,
 				.moe_tile = {VK_MOE_TILE}};
 	if (belt_settings_check(opt, "vulkan", keys, err, errsz))
 		return -1;
@@ -158,8 +157,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_bool("moe_grouped", value_of(opt, "moe_grouped"), &t->moe_grouped, err, errsz) ||
 	    get_bool("defer_norms", value_of(opt, "defer_norms"), &t->defer_norms, err, errsz) ||
 	    get_bool("pend_one_pass", value_of(opt, "pend_one_pass"), &t->pend_one_pass, err,
-		     errsz) ||
-	    get_bool("pend_sums", value_of(opt, "pend_sums"), &t->pend_sums, err, errsz))
+		     errsz))
 		return -1;
 	const char *v = value_of(opt, "validation");
 	if (v) {

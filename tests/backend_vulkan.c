@@ -3060,6 +3060,17 @@ START_TEST(test_batched_matvec)
 {
 	rng_seed(50 + _i);
 	on_both_paths(batched_matvec_cases, wtypes[_i]);
+	/* the few-row pass one row of it a workgroup (few_shared 0 and
+	 * few_xg 0: matvec_fused's main with BAT 1, which decode's leaves
+	 * out) */
+	setenv("BELT_VK_FEW_SHARED", "0", 1);
+	setenv("BELT_VK_FEW_XG", "0", 1);
+	struct be v1 = open_vk();
+	unsetenv("BELT_VK_FEW_SHARED");
+	unsetenv("BELT_VK_FEW_XG");
+	check_matmul(&v1, wtypes[_i], 288, 300, 150, 0,
+		     vk_coopmat_on() && wtypes[_i] != BELT_TYPE_F32 ? 1e-3 : 2e-5);
+	be_close(&v1);
 	if (_i || !vk_coopmat_on())
 		return;
 	/* a tile that needs more shared memory than the device has: an

@@ -243,7 +243,7 @@ int vk_spec_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 int vk_fused_pipeline(struct vk_ctx *ctx, enum vk_shader sh, uint32_t flags,
 		      uint32_t nseg, uint32_t ks, VkPipeline *out, char *err,
 		      size_t errsz);
-/* The same for a pass of few rows, pr of them a workgroup (its PR), nr
+/* The same for a pass of few rows (its BAT 1), pr of them a workgroup (its PR), nr
  * rows of W a subgroup, with x staged tile values at a time, or (xg)
  * read as int8 from memory (its XG); flags 0 or (xg) ADD; wg threads a
  * workgroup, unr units a lane loads ahead. */

@@ -795,7 +795,8 @@ int vk_few_rows_make(struct vk_ctx *ctx, const struct belt_cmd *m, const struct 
 	c->few_xg = xg;
 	if (pr > 1 ? vk_fused_pipeline_pr(ctx, sh, ks, pr, nr, tile, xg, xg && add ? F_ADD : 0,
 					  wg, unr, &c->few_pipe, err, errsz)
-		   : vk_fused_pipeline(ctx, sh, 0, 1, ks, &c->few_pipe, err, errsz))
+		   : vk_fused_pipeline_pr(ctx, sh, ks, 1, ctx->mv_nr[ti], ctx->mv_tile[ti], false, 0,
+					  ctx->mv_wg[ti], ctx->mv_unr[ti], &c->few_pipe, err, errsz))
 		return -1;
 	c->few_layout = ctx->pl[VK_FMV_BINDINGS];
 	c->has_few = true;

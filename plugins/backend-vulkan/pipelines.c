@@ -152,9 +152,11 @@ int vk_fused_pipeline_pr(struct vk_ctx *ctx, enum vk_shader sh, uint32_t ks,
 			 uint32_t pr, uint32_t nr, uint32_t tile, bool xg, uint32_t flags,
 			 uint32_t wg, uint32_t unr, VkPipeline *out, char *err, size_t errsz)
 {
-	uint32_t data[10] = {flags,	  1,  nr, ctx->mv_swz, wg, tile,
-			     unr,	  ks, pr, xg};
-	return vk_spec_pipeline(ctx, sh, VK_FMV_BINDINGS, data, 10, out, err,
+	/* BAT 1: the pass's rows from the table (the one-token table's
+	 * pipelines leave that out) */
+	uint32_t data[11] = {flags,	  1,  nr, ctx->mv_swz, wg, tile,
+			     unr,	  ks, pr, xg, 1};
+	return vk_spec_pipeline(ctx, sh, VK_FMV_BINDINGS, data, 11, out, err,
 				errsz);
 }
 

@@ -117,7 +117,7 @@
 /* distinct matvec_fused pipelines a context keeps (flags x segments x
  * types in use, in practice well under this) */
 #define VK_SPIPE_MAX 192 /* specialized pipelines: fused matvecs and matmul_cm's */
-#define VK_SPEC_MAX 10 /* specialization constants of a vk_spec_pipeline */
+#define VK_SPEC_MAX 11 /* specialization constants of a vk_spec_pipeline */
 /* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q6_K_XQ. */
 #define VK_FMV_TYPES 14
 

@@ -1614,9 +1614,11 @@ START_TEST(test_attention_gqa)
 		prepare(&vk, &tab);
 		/* and (split_kv) a run of 3 whose tokens see 511, 512 and
 		 * 513 positions: the slots before att_gqa_from's 512 and
-		 * after it */
-		int poss[] = {0, 1, n_ctx / 2, n_ctx - 1, 512};
-		for (int pp = 0; pp < (n_ctx > 513 ? 5 : 4); pp++) {
+		 * after it; then a token that sees 301 again, in two chunks
+		 * of split_kv's kernel after the long-context kernel ran (as
+		 * a new conversation on a session that held a long one) */
+		int poss[] = {0, 1, n_ctx / 2, n_ctx - 1, 512, 300};
+		for (int pp = 0; pp < (n_ctx > 513 ? 6 : 4); pp++) {
 			int pos = poss[pp];
 			/* a run of 3 ending at pos where it fits: the output
 			 * is the last position's */

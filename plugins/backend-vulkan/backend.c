@@ -186,13 +186,25 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	 * command's area too */
 	struct vk_prep prl;
 	int has_long = 0;
+	uint32_t long_words = 0; /* where its area starts in the command's */
 	if (rows == 1 && op->prepare_long && ctx->tune.att_gqa_from) {
 		prep_init(ctx, rows, op, &prl);
 		has_long = op->prepare_long(cmd, &prl, err, errsz);
 		if (has_long < 0)
 			return -1;
-		if (has_long && prl.work_words > pr->work_words)
-			pr->work_words = prl.work_words;
+		/* an area of its own after the other kernel's: each keeps
+		 * counters that must be 0 when it next runs, where the other
+		 * writes its partial results (a token after a long context
+		 * ran the long kernel, e.g. a new conversation on the same
+		 * session, left split_kv's counters as floats) */
+		if (has_long) {
+			uint64_t total = (uint64_t)(pr->work_words + 3) / 4 * 4 + prl.work_words;
+			if (total > UINT32_MAX / 8)
+				return belt_errf(err, errsz, "%s: %s: n_ctx %d is too large", name,
+						 k->op, cmd->param[3].i);
+			long_words = (pr->work_words + 3) / 4 * 4;
+			pr->work_words = (uint32_t)total;
+		}
 		if (has_long && prl.max_pos < pr->max_pos)
 			pr->max_pos = prl.max_pos;
 	}
@@ -310,6 +322,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		c->long_gy = (gl + c->long_gx - 1) / c->long_gx;
 		c->long_aux[0] = prl.aux[0];
 		c->long_aux[1] = prl.aux[1];
+		c->long_aux[2] = long_words;
 		if (c->long_gy > maxg[1])
 			return belt_errf(err, errsz,
 					 "%s: %s needs %u x %u workgroups, "

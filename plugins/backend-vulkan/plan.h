@@ -19,10 +19,11 @@ struct vk_cmd {
 	bool head;
 	bool barrier; /* later commands need this one's results */
 	/* the kernel for tokens after plan.long_from positions (split_kv's
-	 * grouped attention): its pipeline, aux words 0, 1 and grid */
+	 * grouped attention): its pipeline, aux words 0, 1 and grid; its work
+	 * area long_aux[2] words after the command's (aux word 2) */
 	bool has_long;
 	VkPipeline long_pipe;
-	uint32_t long_aux[2], long_gx, long_gy;
+	uint32_t long_aux[3], long_gx, long_gy;
 	/* a batched table's matvec for passes of at most VK_FEW_ROWS rows:
 	 * matvec_fused per row, the rows of a weight group side by side
 	 * (fusion.c, vk_few_rows_make); its own bindings and constants */

@@ -143,6 +143,7 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 			if (alt) {
 				pc.aux[0] = c->long_aux[0];
 				pc.aux[1] = c->long_aux[1];
+				pc.aux[2] += c->long_aux[2];
 			}
 			if (v == VK_VAR_LAST && c->head) {
 				/* one row: n - 1 (shaders/common.glsl) */

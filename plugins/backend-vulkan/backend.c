@@ -178,47 +178,36 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 					 b->buf->size);
 	}
 	const struct vk_op *op = k->impl;
-	prep_init(ctx, rows, op, pr);
-	pr->seqs = parts && rows > 1;
-	if (op->prepare(cmd, pr, err, errsz))
-		return -1;
-	/* a one-row table's long-context kernel: its work fits in the
-	 * command's area too */
+	/* a one-row table's long-context kernel, first: the command's own
+	 * kernel then serves only the tokens before att_gqa_from */
 	struct vk_prep prl;
 	int has_long = 0;
-	uint32_t long_words = 0; /* where its area starts in the command's */
 	if (rows == 1 && op->prepare_long && ctx->tune.att_gqa_from) {
 		prep_init(ctx, rows, op, &prl);
 		has_long = op->prepare_long(cmd, &prl, err, errsz);
 		if (has_long < 0)
 			return -1;
-		/* an area of its own after the other kernel's: each keeps
-		 * counters that must be 0 when it next runs, where the other
-		 * writes its partial results (a token after a long context
-		 * ran the long kernel, e.g. a new conversation on the same
-		 * session, left split_kv's counters as floats) */
-		if (has_long) {
-			uint64_t total = (uint64_t)(pr->work_words + 3) / 4 * 4 + prl.work_words;
-			if (total > UINT32_MAX / 8)
-				return belt_errf(err, errsz, "%s: %s: n_ctx %d is too large", name,
-						 k->op, cmd->param[3].i);
-			long_words = (pr->work_words + 3) / 4 * 4;
-			pr->work_words = (uint32_t)total;
-		}
-		if (has_long && prl.max_pos < pr->max_pos)
+	}
+	prep_init(ctx, rows, op, pr);
+	pr->seqs = parts && rows > 1;
+	pr->att_below = has_long ? ctx->tune.att_gqa_from : 0;
+	if (op->prepare(cmd, pr, err, errsz))
+		return -1;
+	/* the long kernel's work in an area of its own after the other
+	 * kernel's: each keeps counters that must be 0 when it next runs,
+	 * where the other writes its partial results (a token after a long
+	 * context ran the long kernel, e.g. a new conversation on the same
+	 * session, left split_kv's counters as floats) */
+	uint32_t long_words = 0; /* where its area starts in the command's */
+	if (has_long) {
+		long_words = (pr->work_words + 3) / 4 * 4;
+		uint64_t total = (uint64_t)long_words + prl.work_words;
+		if (total > UINT32_MAX / 8)
+			return belt_errf(err, errsz, "%s: %s: n_ctx %d is too large", name, k->op,
+					 cmd->param[3].i);
+		pr->work_words = (uint32_t)total;
+		if (prl.max_pos < pr->max_pos)
 			pr->max_pos = prl.max_pos;
-		/* split_kv then runs only for tokens that see fewer than
-		 * att_gqa_from positions: as many chunks as those need, not
-		 * the whole context's (its other workgroups would start only
-		 * to return; H200, 1B tg128: 155.5 us a token of attention
-		 * against 151.8 with one workgroup a head) */
-		if (has_long > 0 && pr->shader == VK_SH_ATTENTION_SPLIT && pr->aux[0]) {
-			uint32_t need = (ctx->tune.att_gqa_from + pr->aux[0] - 1) / pr->aux[0];
-			if (need && need < pr->aux[1]) {
-				pr->groups = pr->groups / pr->aux[1] * need;
-				pr->aux[1] = need;
-			}
-		}
 	}
 	pr->chunk_rows = rows;
 	if (rows > 1 && vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))

@@ -602,7 +602,13 @@ static int prep_attention_split(const struct belt_cmd *cmd,
 		return 0;
 	uint64_t n_head = (uint64_t)cmd->param[0].i;
 	uint64_t chunk = pr->att_chunk ? pr->att_chunk : ATT_SPLIT_CHUNK;
-	uint64_t chunks = split_chunks((uint64_t)cmd->param[3].i, chunk,
+	/* as many chunks as the tokens it runs need (where a long-context
+	 * kernel takes the others, the rest of the grid would only start
+	 * and return: H200, 1B tg128, attention 155.5 -> 153.0 us a token) */
+	uint64_t n_ctx = (uint64_t)cmd->param[3].i;
+	if (pr->att_below && pr->att_below < n_ctx)
+		n_ctx = pr->att_below;
+	uint64_t chunks = split_chunks(n_ctx, chunk,
 				       pr->att_splits ? pr->att_splits : ATT_SPLITS, 0);
 	uint64_t words = n_head * chunks * (4 + (uint64_t)cmd->param[2].i) +
 			 n_head;

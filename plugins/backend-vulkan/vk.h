@@ -390,6 +390,9 @@ struct vk_prep {
 	bool att_coopmat;  /* in: batched attention on the matrix units too */
 	uint32_t max_shared; /* in: the device's shared memory per workgroup */
 	uint32_t att_chunk, att_splits; /* in: split_kv's chunks (0: defaults) */
+	uint32_t att_below; /* in: split_kv runs only for tokens that see
+			     * fewer positions (a long-context kernel runs the
+			     * others; 0: it runs them all) */
 	uint32_t att_kloads, att_vloads; /* in: attention.comp's loads in flight */
 	uint32_t moe_rows; /* in: the setting moe_rows (rows a workgroup of
 			    * the expert products takes) */

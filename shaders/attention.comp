@@ -14,6 +14,17 @@
 // shared memory. At short contexts the cost is the chain of dependent
 // loads, so each step keeps as many in flight as it can.
 //
+// A run of at most WG positions (every short context, and each chunk of
+// split_kv at the defaults) with head_dim <= 128 takes a shorter chain
+// (SHORT, on unless the att_short setting is 0): a thread's position's k
+// and its group's first 8 positions of v are all loaded at once, before
+// q and the softmax, whose score stays in the thread's registers; the
+// rest of v (more than 8 positions a group) in steps of 8 loads, the
+// last step's loads past the run clamped to its first position and
+// weighted 0. One trip to memory for the cache where the loop above
+// waits on one for k, then one for each step of v, and up to 7 more for
+// the positions after its last full step.
+//
 // -DSPLIT (variant split_kv): n_head * G workgroups (aux1: G chunks per
 // head at most); the token's n_kv positions are cut into chunks of L =
 // max(aux0, n_kv / G rounded up to 32) positions, so that a short context
@@ -43,6 +54,10 @@ layout(local_size_x = WG) in;
 // ATT_VLOADS unless the att_kloads and att_vloads settings say
 layout(constant_id = 2) const uint KLOADS = 32u;
 layout(constant_id = 3) const uint VLOADS = 32u;
+// the short run's path (1; 0: the loops above for every run)
+layout(constant_id = 4) const uint SHORT = 1u;
+#define SHORT_HD4 32u // head_dim / 4 at most for it
+#define SHORT_V 8u    // v positions a group loads at once
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
 #define KV_K_BINDING 1
 #define KV_V_BINDING 2
@@ -97,20 +112,6 @@ void main()
 #define VL(e) v_load4(vb0, e)
 	uint ao = pc.o[4] + h * n_ctx;
 
-	for (uint i = tid; i < hd4; i += WG)
-		qs[i] = q4[pc.o[0] + h * hd4 + i] * scale;
-	barrier();
-
-	// the scores: in shared memory, or (a long context) in att
-	bool sh = t1 - t0 <= ATT_SH;
-#define ATT_W(t, v)                           \
-	{                                     \
-		if (sh)                       \
-			att_sh[(t) - t0] = v; \
-		else                          \
-			att[ao + (t)] = v;    \
-	}
-#define ATT_R(t) (sh ? att_sh[(t) - t0] : att[ao + (t)])
 	// the positions [t0, t1) lie in at most two runs of slots (kv_ring):
 	// [t0, tw) from slot t0 - lap on, [tw, t1) from slot 0, where a
 	// ring's lap ends (a cache of the whole context: the first only)
@@ -127,93 +128,171 @@ void main()
 	uint A = RUN == 0u ? t0 : tw;         \
 	uint B = RUN == 0u ? tw : t1;         \
 	uint OFF = RUN == 0u ? lap : tw;
-	float mx = -1.0 / 0.0;
-	for (uint run = 0u; run < RUNS; run++) {
-	RUN_BOUNDS(run, ta, tb, off)
-	for (uint t = ta + tid; t < tb; t += WG) {
-		uint kb = ko + (t - off) * kv_dim;
-		// KLOADS loads in flight, then sixteen, then the rest eight or
-		// one at a time
+	float mx, sum;
+	vec4 out4 = vec4(0.0);
+	// the sum over v: hd4 threads per group, each a vec4 of the output
+	uint groups = WG / hd4;
+	uint g = tid / hd4, i = tid % hd4;
+	if (SHORT != 0u && t1 - t0 <= WG && hd4 <= SHORT_HD4) {
+		// this thread's position (past the run: the first, unused) and
+		// its group's first SHORT_V of v, all loads before any wait
+		uint t = t0 + tid;
+		bool live = t < t1;
+		uint ts = live ? t : t0;
+		uint kb = ko + (ts - (ts < tw ? lap : tw)) * kv_dim;
+		vec4 k[SHORT_HD4];
+		[[unroll]] for (uint u = 0; u < SHORT_HD4; u++)
+			if (u < hd4)
+				k[u] = KL(kb + 4u * u);
+		uint vo = ko + 4u * i;
+		vec4 v[SHORT_V];
+		[[unroll]] for (uint u = 0; u < SHORT_V; u++) {
+			uint tv = t0 + g + u * groups;
+			tv = tv < t1 ? tv : t0;
+			v[u] = VL(vo + (tv - (tv < tw ? lap : tw)) * kv_dim);
+		}
+		for (uint j = tid; j < hd4; j += WG)
+			qs[j] = q4[pc.o[0] + h * hd4 + j] * scale;
+		barrier();
 		vec4 d4 = vec4(0.0), e4 = vec4(0.0);
-		uint i = 0;
-		for (; i + KLOADS <= hd4 && KLOADS > 16u; i += KLOADS) {
-			vec4 k[KLOADS];
-			[[unroll]] for (uint u = 0; u < KLOADS; u++)
-				k[u] = KL(kb + 4u * (i + u));
-			[[unroll]] for (uint u = 0; u < KLOADS; u++)
-				d4 += qs[i + u] * k[u];
+		[[unroll]] for (uint u = 0; u < SHORT_HD4; u += 2) {
+			if (u < hd4)
+				d4 += qs[u] * k[u];
+			if (u + 1u < hd4)
+				e4 += qs[u + 1u] * k[u + 1u];
 		}
-		for (; i + 16 <= hd4; i += 16) {
-			vec4 k[16];
-			[[unroll]] for (uint u = 0; u < 16; u++)
-				k[u] = KL(kb + 4u * (i + u));
-			[[unroll]] for (uint u = 0; u < 16; u += 2) {
-				d4 += qs[i + u] * k[u];
-				e4 += qs[i + u + 1] * k[u + 1];
-			}
-		}
-		for (; i + 8 <= hd4; i += 8) {
-			uint e = kb + 4u * i;
-			vec4 k0 = KL(e), k1 = KL(e + 4u);
-			vec4 k2 = KL(e + 8u), k3 = KL(e + 12u);
-			vec4 k4 = KL(e + 16u), k5 = KL(e + 20u);
-			vec4 k6 = KL(e + 24u), k7 = KL(e + 28u);
-			d4 += qs[i] * k0 + qs[i + 1] * k1 + qs[i + 2] * k2 + qs[i + 3] * k3;
-			e4 += qs[i + 4] * k4 + qs[i + 5] * k5 + qs[i + 6] * k6 + qs[i + 7] * k7;
-		}
-		for (; i < hd4; i++)
-			d4 += qs[i] * KL(kb + 4u * i);
 		d4 += e4;
 		float s = (d4.x + d4.y) + (d4.z + d4.w);
 #ifndef SPLIT
 		if (cap > 0.0)
 			s = tanh_f(s / cap) * cap;
 #endif
-		ATT_W(t, s)
-		mx = max(mx, s);
-	}
-	}
-	mx = wg_max(mx);
-	float sum = 0.0;
-	for (uint t = t0 + tid; t < t1; t += WG) {
-		float e = exp(ATT_R(t) - mx);
-		ATT_W(t, e)
-		sum += e;
-	}
-	sum = wg_sum(sum); // its barriers also order att for what follows
-	memoryBarrierBuffer();
-	barrier();
-
-	// hd4 threads per group, each a vec4 of the output
-	uint groups = WG / hd4;
-	uint g = tid / hd4, i = tid % hd4;
-	vec4 a = vec4(0.0), b = vec4(0.0);
-	for (uint run = 0u; run < RUNS && g < groups; run++) {
-		RUN_BOUNDS(run, ta, tb, off)
-		// VLOADS positions per step, their loads first, then eight
-		uint t = ta + g, vo = ko + 4u * i - off * kv_dim;
-		for (; t + (VLOADS - 1u) * groups < tb && VLOADS > 8u; t += VLOADS * groups) {
-			vec4 v[VLOADS];
-			[[unroll]] for (uint u = 0; u < VLOADS; u++)
-				v[u] = VL(vo + (t + u * groups) * kv_dim);
-			[[unroll]] for (uint u = 0; u < VLOADS; u++)
-				a += ATT_R(t + u * groups) * v[u];
-		}
-		for (; t + 7 * groups < tb; t += 8 * groups) {
-			vec4 v[8];
-			[[unroll]] for (uint u = 0; u < 8; u++)
-				v[u] = VL(vo + (t + u * groups) * kv_dim);
-			[[unroll]] for (uint u = 0; u < 8; u += 2) {
-				a += ATT_R(t + u * groups) * v[u];
-				b += ATT_R(t + (u + 1) * groups) * v[u + 1];
+		s = live ? s : -1.0 / 0.0;
+		mx = wg_max(s);
+		float e = live ? exp(s - mx) : 0.0;
+		att_sh[tid] = e;
+		sum = wg_sum(e); // its barriers order att_sh for what follows
+		vec4 a = vec4(0.0), b = vec4(0.0);
+		if (g < groups) {
+			[[unroll]] for (uint u = 0; u < SHORT_V; u += 2) {
+				uint ta = g + u * groups, tb = ta + groups;
+				a += (t0 + ta < t1 ? att_sh[min(ta, WG - 1u)] : 0.0) * v[u];
+				b += (t0 + tb < t1 ? att_sh[min(tb, WG - 1u)] : 0.0) * v[u + 1u];
+			}
+			for (uint tr = g + SHORT_V * groups; t0 + tr < t1; tr += SHORT_V * groups) {
+				[[unroll]] for (uint u = 0; u < SHORT_V; u++) {
+					uint tv = t0 + tr + u * groups;
+					tv = tv < t1 ? tv : t0;
+					v[u] = VL(vo + (tv - (tv < tw ? lap : tw)) * kv_dim);
+				}
+				[[unroll]] for (uint u = 0; u < SHORT_V; u += 2) {
+					uint ta = tr + u * groups, tb = ta + groups;
+					a += (t0 + ta < t1 ? att_sh[min(ta, WG - 1u)] : 0.0) * v[u];
+					b += (t0 + tb < t1 ? att_sh[min(tb, WG - 1u)] : 0.0) * v[u + 1u];
+				}
 			}
 		}
-		for (; t < tb; t += groups)
-			a += ATT_R(t) * VL(vo + t * kv_dim);
+		acc_sh[tid] = a + b;
+	} else {
+		for (uint j = tid; j < hd4; j += WG)
+			qs[j] = q4[pc.o[0] + h * hd4 + j] * scale;
+		barrier();
+
+		// the scores: in shared memory, or (a long context) in att
+		bool sh = t1 - t0 <= ATT_SH;
+#define ATT_W(t, v)                           \
+		{                                     \
+			if (sh)                       \
+				att_sh[(t) - t0] = v; \
+			else                          \
+				att[ao + (t)] = v;    \
+		}
+#define ATT_R(t) (sh ? att_sh[(t) - t0] : att[ao + (t)])
+		mx = -1.0 / 0.0;
+		for (uint run = 0u; run < RUNS; run++) {
+		RUN_BOUNDS(run, ta, tb, off)
+		for (uint t = ta + tid; t < tb; t += WG) {
+			uint kb = ko + (t - off) * kv_dim;
+			// KLOADS loads in flight, then sixteen, then the rest eight or
+			// one at a time
+			vec4 d4 = vec4(0.0), e4 = vec4(0.0);
+			uint j = 0;
+			for (; j + KLOADS <= hd4 && KLOADS > 16u; j += KLOADS) {
+				vec4 k[KLOADS];
+				[[unroll]] for (uint u = 0; u < KLOADS; u++)
+					k[u] = KL(kb + 4u * (j + u));
+				[[unroll]] for (uint u = 0; u < KLOADS; u++)
+					d4 += qs[j + u] * k[u];
+			}
+			for (; j + 16 <= hd4; j += 16) {
+				vec4 k[16];
+				[[unroll]] for (uint u = 0; u < 16; u++)
+					k[u] = KL(kb + 4u * (j + u));
+				[[unroll]] for (uint u = 0; u < 16; u += 2) {
+					d4 += qs[j + u] * k[u];
+					e4 += qs[j + u + 1] * k[u + 1];
+				}
+			}
+			for (; j + 8 <= hd4; j += 8) {
+				uint e = kb + 4u * j;
+				vec4 k0 = KL(e), k1 = KL(e + 4u);
+				vec4 k2 = KL(e + 8u), k3 = KL(e + 12u);
+				vec4 k4 = KL(e + 16u), k5 = KL(e + 20u);
+				vec4 k6 = KL(e + 24u), k7 = KL(e + 28u);
+				d4 += qs[j] * k0 + qs[j + 1] * k1 + qs[j + 2] * k2 + qs[j + 3] * k3;
+				e4 += qs[j + 4] * k4 + qs[j + 5] * k5 + qs[j + 6] * k6 + qs[j + 7] * k7;
+			}
+			for (; j < hd4; j++)
+				d4 += qs[j] * KL(kb + 4u * j);
+			d4 += e4;
+			float s = (d4.x + d4.y) + (d4.z + d4.w);
+#ifndef SPLIT
+			if (cap > 0.0)
+				s = tanh_f(s / cap) * cap;
+#endif
+			ATT_W(t, s)
+			mx = max(mx, s);
+		}
+		}
+		mx = wg_max(mx);
+		sum = 0.0;
+		for (uint t = t0 + tid; t < t1; t += WG) {
+			float e = exp(ATT_R(t) - mx);
+			ATT_W(t, e)
+			sum += e;
+		}
+		sum = wg_sum(sum); // its barriers also order att for what follows
+		memoryBarrierBuffer();
+		barrier();
+
+		// hd4 threads per group, each a vec4 of the output
+		vec4 a = vec4(0.0), b = vec4(0.0);
+		for (uint run = 0u; run < RUNS && g < groups; run++) {
+			RUN_BOUNDS(run, ta, tb, off)
+			// VLOADS positions per step, their loads first, then eight
+			uint t = ta + g, vo = ko + 4u * i - off * kv_dim;
+			for (; t + (VLOADS - 1u) * groups < tb && VLOADS > 8u; t += VLOADS * groups) {
+				vec4 v[VLOADS];
+				[[unroll]] for (uint u = 0; u < VLOADS; u++)
+					v[u] = VL(vo + (t + u * groups) * kv_dim);
+				[[unroll]] for (uint u = 0; u < VLOADS; u++)
+					a += ATT_R(t + u * groups) * v[u];
+			}
+			for (; t + 7 * groups < tb; t += 8 * groups) {
+				vec4 v[8];
+				[[unroll]] for (uint u = 0; u < 8; u++)
+					v[u] = VL(vo + (t + u * groups) * kv_dim);
+				[[unroll]] for (uint u = 0; u < 8; u += 2) {
+					a += ATT_R(t + u * groups) * v[u];
+					b += ATT_R(t + (u + 1) * groups) * v[u + 1];
+				}
+			}
+			for (; t < tb; t += groups)
+				a += ATT_R(t) * VL(vo + t * kv_dim);
+		}
+		acc_sh[tid] = a + b;
 	}
-	acc_sh[tid] = a + b;
 	barrier();
-	vec4 out4 = vec4(0.0);
 	if (tid < hd4)
 		for (uint gg = 0; gg < groups; gg++)
 			out4 += acc_sh[gg * hd4 + tid];

@@ -1552,22 +1552,27 @@ static void attention_ref(const float *q, const float *kc, const float *vc,
  * chunks of 32 or more; split_kv in one chunk, whose scores past 2048
  * positions go to the att buffer; split_gqa as configured, in at most 3
  * chunks of 32 or more, and asked for one chunk, which it cannot always
- * give: at most 4096 / group scores fit its shared memory). split_gqa
- * runs as split_kv where the head is not whole pieces of 8 in a power of
- * two (head_dim 80, 12) or group x head_dim exceeds 1024 (256 x 8). */
+ * give: at most 4096 / group scores fit its shared memory; default and
+ * split_kv without attention.comp's path for runs of at most 256
+ * positions, att_short 0). split_gqa runs as split_kv where the head is
+ * not whole pieces of 8 in a power of two (head_dim 80, 12) or group x
+ * head_dim exceeds 1024 (256 x 8). */
 START_TEST(test_attention_gqa)
 {
 	static const char *const variants[] = {"default", "split_kv", "split_kv",
 					       "split_kv", "split_gqa", "split_gqa",
-					       "split_gqa"};
-	static const char *const splits[] = {NULL, NULL, "3", "1", NULL, "3", "1"};
+					       "split_gqa", "default", "split_kv"};
+	static const char *const splits[] = {NULL, NULL, "3", "1", NULL, "3", "1", NULL, "3"};
 	if (splits[_i]) {
 		setenv("BELT_VK_ATT_SPLITS", splits[_i], 1);
 		setenv("BELT_VK_ATT_CHUNK", "32", 1);
 	}
+	if (_i >= 7)
+		setenv("BELT_VK_ATT_SHORT", "0", 1);
 	struct be vk = open_vk();
 	unsetenv("BELT_VK_ATT_SPLITS");
 	unsetenv("BELT_VK_ATT_CHUNK");
+	unsetenv("BELT_VK_ATT_SHORT");
 	const char *variant = variants[_i];
 	rng_seed(10);
 	const int n_head = 8;
@@ -4980,7 +4985,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_embed);
 	tcase_add_test(tc, test_elementwise);
 	tcase_add_test(tc, test_rope_kv);
-	tcase_add_loop_test(tc, test_attention_gqa, 0, 7);
+	tcase_add_loop_test(tc, test_attention_gqa, 0, 9);
 	tcase_add_test(tc, test_stop_at_eog);
 	tcase_add_loop_test(tc, test_kquant_matvec, 0, 2);
 	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);

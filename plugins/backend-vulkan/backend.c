@@ -119,6 +119,7 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 	pr->att_splits = ctx->tune.att_splits;
 	pr->att_kloads = ctx->tune.att_kloads;
 	pr->att_vloads = ctx->tune.att_vloads;
+	pr->att_short = ctx->tune.att_short;
 	pr->subgroup = ctx->sg_shuffle ? ctx->subgroup : 0;
 	pr->moe_rows = ctx->tune.moe_rows;
 	pr->shader = (int)op->shader;

@@ -50,6 +50,7 @@ struct vk_tuning {
 	uint32_t mq_tile[4]; /* mq_tile: the int8 products' tile (0s: default) */
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */
+	bool att_short; /* att_short: attention.comp's path for short runs */
 	uint32_t att_gqa_from; /* split_kv: the grouped kernel from this
 				* many positions (0: never) */
 	bool stats; /* stats: print each pipeline's driver statistics */

@@ -214,12 +214,13 @@ static int kv_caches(const struct belt_cmd *cmd, int i, uint64_t n, bool vec4,
 }
 
 /* attention.comp's loads in flight (specialization constants 2, 3, after
- * kv_caches' two). */
+ * kv_caches' two) and its path for short runs (4). */
 static void att_loads(struct vk_prep *pr)
 {
 	pr->spec[2] = pr->att_kloads ? pr->att_kloads : ATT_KLOADS;
 	pr->spec[3] = pr->att_vloads ? pr->att_vloads : ATT_VLOADS;
-	pr->n_spec = 4;
+	pr->spec[4] = pr->att_short;
+	pr->n_spec = 5;
 }
 
 /* ---- rope_kv ---- */

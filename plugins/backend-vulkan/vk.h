@@ -394,6 +394,7 @@ struct vk_prep {
 			     * fewer positions (a long-context kernel runs the
 			     * others; 0: it runs them all) */
 	uint32_t att_kloads, att_vloads; /* in: attention.comp's loads in flight */
+	bool att_short; /* in: attention.comp's path for runs of <= 256 positions */
 	uint32_t moe_rows; /* in: the setting moe_rows (rows a workgroup of
 			    * the expert products takes) */
 	uint32_t subgroup; /* in: the subgroup size where shaders can shuffle

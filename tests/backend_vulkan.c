@@ -1756,10 +1756,15 @@ static struct belt_cmd add1(struct be *b, struct belt_buffer *buf, int out,
 }
 
 /* Early exit: with BELT_RUN_STOP_AT_EOG, the tokens of a run after one
- * whose argmax is an end-of-generation id do nothing. */
+ * whose argmax is an end-of-generation id do nothing; _i 0: by
+ * conditional rendering where the device has it (lavapipe does), 1: by
+ * the shaders' reads of the stop word (cond_stop 0). */
 START_TEST(test_stop_at_eog)
 {
+	if (_i == 1)
+		setenv("BELT_VK_COND_STOP", "0", 1);
 	struct be vk = open_vk();
+	unsetenv("BELT_VK_COND_STOP");
 	float logits[9] = {0, 1, 2, 3, 4, 9, 5, 6, 7}; /* argmax 5 */
 	for (int c = 0; c < 4; c++) {
 		bool stop = c != 1;	    /* 1: the flag off */
@@ -4986,7 +4991,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_elementwise);
 	tcase_add_test(tc, test_rope_kv);
 	tcase_add_loop_test(tc, test_attention_gqa, 0, 9);
-	tcase_add_test(tc, test_stop_at_eog);
+	tcase_add_loop_test(tc, test_stop_at_eog, 0, 2);
 	tcase_add_loop_test(tc, test_kquant_matvec, 0, 2);
 	tcase_add_loop_test(tc, test_kquant_embed, 0, 2);
 	tcase_add_test(tc, test_argmax);

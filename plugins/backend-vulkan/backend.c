@@ -1156,10 +1156,10 @@ static int prepare_plan(struct vk_ctx *ctx, struct belt_table *t,
 		any_head |= pl->cmds[i].head;
 	if (vk_alloc_cbs(ctx, &pl->start, 1, err, errsz) ||
 	    vk_alloc_cbs(ctx, &pl->tail, 1, err, errsz) ||
-	    vk_record_barrier(pl->start, pl->work, err, errsz) ||
-	    vk_record_barrier(pl->tail, NULL, err, errsz) ||
+	    vk_record_barrier(pl->start, pl->work, pl->cond_begin != NULL, err, errsz) ||
+	    vk_record_barrier(pl->tail, NULL, false, err, errsz) ||
 	    (pl->gated && (vk_alloc_cbs(ctx, &pl->tail2, 1, err, errsz) ||
-			   vk_record_barrier(pl->tail2, NULL, err, errsz))))
+			   vk_record_barrier(pl->tail2, NULL, false, err, errsz))))
 		goto out;
 	if (batched) {
 		if (vk_batch_record(ctx, pl, err, errsz))
@@ -1228,6 +1228,8 @@ static int vk_table_prepare(void *vctx, struct belt_table *t, char *err,
 	struct plan *pl = calloc(1, sizeof *pl);
 	if (!pl)
 		return belt_errf(err, errsz, "vulkan: out of memory");
+	pl->cond_begin = ctx->cond_begin;
+	pl->cond_end = ctx->cond_end;
 	if (prepare_plan(ctx, t, pl, err, errsz)) {
 		plan_free(ctx, pl);
 		t->priv = NULL;

@@ -74,7 +74,8 @@ int vk_buf_make(struct vk_ctx *ctx, const char *what, int host,
 		.size = alloc,
 		.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
 			 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-			 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+			 VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+			 (ctx->cond_begin ? VK_BUFFER_USAGE_CONDITIONAL_RENDERING_BIT_EXT : 0),
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
 	};
 	VkResult r = vkCreateBuffer(ctx->dev, &bci, NULL, &b->buf);

@@ -51,6 +51,7 @@ struct vk_tuning {
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */
 	bool att_short; /* att_short: attention.comp's path for short runs */
+	bool cond_stop; /* cond_stop: early exit by conditional rendering */
 	uint32_t att_gqa_from; /* split_kv: the grouped kernel from this
 				* many positions (0: never) */
 	bool stats; /* stats: print each pipeline's driver statistics */
@@ -135,6 +136,11 @@ struct vk_ctx {
 	bool coopmat_int8; /* and Q4_0/Q8_0 ones in int8 there
 			    * (vk_coopmat_int8, coopmat_int8) */
 	bool no_map; /* the staging setting */
+	/* early exit (the stop word) by conditional rendering: each token
+	 * slot's dispatches are skipped when it is set, and the shaders do
+	 * not read it (VK_STOP_SPEC_ID 0); NULL: the shaders read it */
+	PFN_vkCmdBeginConditionalRenderingEXT cond_begin;
+	PFN_vkCmdEndConditionalRenderingEXT cond_end;
 	bool stats;  /* the stats setting, where the device can (stats.c) */
 	bool profile; /* BELT_BACKEND_PROFILE (the profile setting: tune) */
 	struct vk_tuning tune;

@@ -288,7 +288,7 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	};
 	/* the features and extensions of the paths the device runs: int8 x
 	 * (q8x), the matrix units (coopmat) */
-	const char *exts[3];
+	const char *exts[4];
 	uint32_t n_ext = 0;
 	void *chain = NULL;
 	VkPhysicalDeviceCooperativeMatrixFeaturesNV en_cm = {
@@ -332,6 +332,17 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 		chain = &en_pe;
 		exts[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
 	}
+	/* early exit without the shaders' read of the stop word (cond_stop) */
+	VkPhysicalDeviceConditionalRenderingFeaturesEXT en_cr = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT,
+		.pNext = chain,
+		.conditionalRendering = VK_TRUE,
+	};
+	bool cond = ctx->tune.cond_stop && vk_cond_rendering(ctx->phys);
+	if (cond) {
+		chain = &en_cr;
+		exts[n_ext++] = VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME;
+	}
 	VkPhysicalDevice16BitStorageFeatures en16 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
 		.pNext = chain,
@@ -352,6 +363,14 @@ static int make_device(struct vk_ctx *ctx, char *err, size_t errsz)
 	VKCHECK(vkCreateDevice(ctx->phys, &dci, NULL, &ctx->dev),
 		"vkCreateDevice");
 	vkGetDeviceQueue(ctx->dev, ctx->qfamily, 0, &ctx->queue);
+	if (cond) {
+		ctx->cond_begin = (PFN_vkCmdBeginConditionalRenderingEXT)vkGetDeviceProcAddr(
+			ctx->dev, "vkCmdBeginConditionalRenderingEXT");
+		ctx->cond_end = (PFN_vkCmdEndConditionalRenderingEXT)vkGetDeviceProcAddr(
+			ctx->dev, "vkCmdEndConditionalRenderingEXT");
+		if (!ctx->cond_begin || !ctx->cond_end)
+			ctx->cond_begin = NULL, ctx->cond_end = NULL;
+	}
 
 	VkCommandPoolCreateInfo cpi = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,

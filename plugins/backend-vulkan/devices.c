@@ -97,6 +97,18 @@ bool vk_device_ext(VkPhysicalDevice d, const char *name)
 	return found;
 }
 
+bool vk_cond_rendering(VkPhysicalDevice d)
+{
+	if (!vk_device_ext(d, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME))
+		return false;
+	VkPhysicalDeviceConditionalRenderingFeaturesEXT cr = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT};
+	VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+					.pNext = &cr};
+	vkGetPhysicalDeviceFeatures2(d, &f2);
+	return cr.conditionalRendering;
+}
+
 bool vk_int8_dot(VkPhysicalDevice d)
 {
 	if (!vk_device_ext(d, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))

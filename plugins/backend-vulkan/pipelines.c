@@ -65,11 +65,27 @@ static int module_for(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 }
 
 /* A compute pipeline of shader sh's module (made) over the layout of
- * n_bind bindings, specialized by spi (or not, NULL). */
+ * n_bind bindings, specialized by spi (or not, NULL) and, in every
+ * pipeline, VK_STOP_SPEC_ID by whether the shader reads the stop word. */
 static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 			 const VkSpecializationInfo *spi, VkPipeline *out,
 			 char *err, size_t errsz)
 {
+	uint32_t n = spi ? spi->mapEntryCount : 0;
+	if (n > VK_SPEC_MAX || (spi && spi->dataSize != 4 * n))
+		return belt_errf(err, errsz, "vulkan: %u specialization constants: at most %d",
+				 n, VK_SPEC_MAX);
+	VkSpecializationMapEntry me[VK_SPEC_MAX + 1];
+	uint32_t data[VK_SPEC_MAX + 1];
+	for (uint32_t i = 0; i < n; i++) {
+		me[i] = spi->pMapEntries[i];
+		memcpy(&data[i], (const char *)spi->pData + 4 * i, 4);
+	}
+	me[n] = (VkSpecializationMapEntry){.constantID = VK_STOP_SPEC_ID, .offset = 4 * n,
+					   .size = 4};
+	data[n] = ctx->cond_begin ? 0 : 1;
+	VkSpecializationInfo all = {.mapEntryCount = n + 1, .pMapEntries = me,
+				    .dataSize = 4 * (n + 1), .pData = data};
 	VkComputePipelineCreateInfo cpi = {
 		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
 		.flags = ctx->stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
@@ -79,7 +95,7 @@ static int make_pipeline(struct vk_ctx *ctx, enum vk_shader sh, int n_bind,
 			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
 			.module = ctx->module[sh],
 			.pName = "main",
-			.pSpecializationInfo = spi,
+			.pSpecializationInfo = &all,
 		},
 		.layout = ctx->pl[n_bind],
 	};

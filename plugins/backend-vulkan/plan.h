@@ -125,6 +125,10 @@ struct plan {
 	uint32_t gate_cmd;
 	VkEvent gate_ev[2];
 	VkCommandBuffer tail2; /* gated: tail for odd slots (two in flight) */
+	/* the context's conditional rendering (NULL: the shaders read the
+	 * stop word): each recorded slot's dispatches skipped once it is set */
+	PFN_vkCmdBeginConditionalRenderingEXT cond_begin;
+	PFN_vkCmdEndConditionalRenderingEXT cond_end;
 
 	/* BELT_VK_PROFILE: per slot and variant (full, nohead; batched:
 	 * full, nohead, last) n_cmds + 1 timestamps; sums per command, read
@@ -172,8 +176,8 @@ int vk_ranges_of(const struct belt_cmd *cmd, uint8_t writes, struct range *r);
 /* The range binding b covers, read or written. */
 struct range vk_bind_range(const struct belt_binding *b, bool write);
 /* Record a barrier into cb; with work, first a barrier and clearing the
- * work buffer's stop word. */
-int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work,
+ * work buffer's stop word (cond: made visible to conditional rendering). */
+int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work, bool cond,
 		      char *err, size_t errsz);
 
 /* Fusion (fusion.c): a group of commands one matvec_fused dispatch runs. */

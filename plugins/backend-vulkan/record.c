@@ -61,6 +61,19 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 		vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
 				    pl->qpool, qbase);
 	}
+	bool cond = pl->cond_begin && pl->work;
+	if (cond) {
+		/* the slot's dispatches only while the stop word is 0, read
+		 * after the barrier that ends the start (its clearing) or the
+		 * slot before (its argmax): below and vk_record_barrier */
+		VkConditionalRenderingBeginInfoEXT ci = {
+			.sType = VK_STRUCTURE_TYPE_CONDITIONAL_RENDERING_BEGIN_INFO_EXT,
+			.buffer = pl->work->buf,
+			.offset = 0,
+			.flags = VK_CONDITIONAL_RENDERING_INVERTED_BIT_EXT,
+		};
+		pl->cond_begin(cb, &ci);
+	}
 	VkPipeline bound = VK_NULL_HANDLE;
 	VkMemoryBarrier mb = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -163,23 +176,34 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 	done:
 		/* a skipped command keeps its barrier: the commands around
 		 * it were grouped with it, not with each other */
-		if (c->barrier)
+		if (cond && i + 1 == pl->n_cmds) {
+			VkMemoryBarrier eb = mb;
+			eb.dstAccessMask |= VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT;
+			vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+						     VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT,
+					     0, 1, &eb, 0, NULL, 0, NULL);
+		} else if (c->barrier) {
 			vkCmdPipelineBarrier(cb,
 					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
 					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
 					     0, 1, &mb, 0, NULL, 0, NULL);
+		}
 		if (pl->qpool)
 			vkCmdWriteTimestamp(cb,
 					    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
 					    pl->qpool, qbase + i + 1);
 	}
+	if (cond)
+		pl->cond_end(cb);
 	VKCHECK(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
 	return 0;
 }
 
-/* A barrier; with work, first a barrier and clearing the stop word. */
-int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work,
-			  char *err, size_t errsz)
+/* A barrier; with work, first a barrier and clearing the stop word (cond:
+ * a word conditional rendering reads next). */
+int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work, bool cond,
+		      char *err, size_t errsz)
 {
 	VkCommandBufferBeginInfo bi = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -187,6 +211,16 @@ int vk_record_barrier(VkCommandBuffer cb, struct belt_buffer *work,
 	if (work) {
 		vk_barrier_all(cb);
 		vkCmdFillBuffer(cb, work->buf, 0, 4 * VK_WORK_RESERVED, 0);
+		if (cond) {
+			VkMemoryBarrier cb_mb = {
+				.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+				.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+				.dstAccessMask = VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT,
+			};
+			vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+					     VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT, 0, 1,
+					     &cb_mb, 0, NULL, 0, NULL);
+		}
 	}
 	vk_barrier_all(cb);
 	VKCHECK(vkEndCommandBuffer(cb), "vkEndCommandBuffer");

@@ -118,6 +118,10 @@
  * types in use, in practice well under this) */
 #define VK_SPIPE_MAX 192 /* specialized pipelines: fused matvecs and matmul_cm's */
 #define VK_SPEC_MAX 11 /* specialization constants of a vk_spec_pipeline */
+/* every pipeline's specialization constant STOP (shaders/common.glsl): 1
+ * where its shader reads the stop word, 0 where conditional rendering
+ * skips a stopped run's dispatches instead (ctx.h cond_begin) */
+#define VK_STOP_SPEC_ID 31
 /* Variants of matvec_fused: VK_SH_FMV_F32 .. VK_SH_FMV_Q6_K_XQ. */
 #define VK_FMV_TYPES 14
 
@@ -443,6 +447,9 @@ uint32_t vk_loader_version(void);
 bool vk_int8_dot(VkPhysicalDevice d);
 /* Whether device d offers device extension name; devices.c. */
 bool vk_device_ext(VkPhysicalDevice d, const char *name);
+/* Whether device d can skip dispatches on a word in a buffer:
+ * VK_EXT_conditional_rendering with conditionalRendering; devices.c. */
+bool vk_cond_rendering(VkPhysicalDevice d);
 /* Whether device d can run matmul_cm.comp: VK_NV_cooperative_matrix with
  * 16 x 16 x 16 float16 products into float32 on a subgroup of 32 in
  * compute shaders, and shaderFloat16; devices.c. Instance of 1.1 or later. */

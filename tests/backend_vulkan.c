@@ -2226,7 +2226,9 @@ static void chain_model_with(const char *const *var, const char *const *val, int
  * pend_one_pass 0 (PEND's pass over y first, which this chain's short
  * rows do not otherwise take); run 10 the post norms with 2 row groups
  * a subgroup in the dispatches with a norm and 4 in the others
- * (mv_blocks, mv_blocks_plain: the default takes 2 on long rows only). */
+ * (mv_blocks, mv_blocks_plain: the default takes 2 on long rows only);
+ * run 11 the same without the post norms, also for Q4_0 and Q8_0 with x
+ * as int8 (the default there for a head of 65536 rows or more). */
 START_TEST(test_fused)
 {
 	int wt = loop_wtype(_i);
@@ -2237,17 +2239,19 @@ START_TEST(test_fused)
 	 * measured on Q4_0), so token ids only here; test_q8x_fused checks
 	 * each flag exactly */
 	bool ids_only = (wt == BELT_TYPE_Q4_0 || wt == BELT_TYPE_Q8_0) && vk_q8x();
-	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4, 4, 1, 4, 4, 4};
-	for (int r = 0; r < 11; r++) {
+	static const uint32_t runs[] = {1, 4, 1, 4, 1, 4, 4, 1, 4, 4, 4, 4};
+	for (int r = 0; r < 12; r++) {
 		struct chain_out of, ou;
 		/* runs 4 to 6: Gemma's post norms (5 with the k-split), 7
 		 * and 8 Qwen2's biases; not with x as int8, where this
 		 * chain's ids part between the fused and unfused tables with
 		 * post norms, or biases, even without their fusion (measured:
 		 * Q4_0 with biases, token 14): loop indices N_WTYPES and + 1
-		 * check Q4_0 and Q8_0 with them on the float path */
-		if (r >= 4 && ids_only)
-			break;
+		 * check Q4_0 and Q8_0 with them on the float path; 11: 4 row
+		 * groups a subgroup without a norm (the default for a
+		 * vocabulary's head on Q4_0 with x as int8), every type */
+		if (r >= 4 && r < 11 && ids_only)
+			continue;
 		chain_post_norms = (r >= 4 && r <= 6) || r == 9 || r == 10;
 		chain_qkv_bias = r == 7 || r == 8;
 		setenv("BELT_VK_FUSE", "0", 1);
@@ -2255,7 +2259,7 @@ START_TEST(test_fused)
 		unsetenv("BELT_VK_FUSE");
 		if (r < 2 || r == 4 || r == 7) {
 			chain_model(&vk, wt, wt, runs[r], &of);
-		} else if (r == 10) {
+		} else if (r == 10 || r == 11) {
 			static const char *const var[] = {"BELT_VK_MV_BLOCKS",
 							  "BELT_VK_MV_BLOCKS_PLAIN"};
 			static const char *const val[] = {"2", "4"};

@@ -219,16 +219,22 @@ static uint32_t group_rpw(const struct vk_ctx *ctx, enum vk_shader sh, int k)
 /* A decode group's rows per workgroup: b row groups a subgroup
  * (matvec_fused's MAXRG at most), so that fewer workgroups stage x:
  * the settings mv_blocks (groups with a norm) and mv_blocks_plain (the
- * others), else VK_MVF_BLOCKS for those with a norm and rows of at least
- * VK_MVF_BLOCKS_K on Q4_0 with x as int8, 1 for the rest. With the
- * k-split, fewer where the subgroups' sums of all those rows would not
- * fit the shader's KP_MAX (group_ks checks one row group). */
+ * others), else on Q4_0 with x as int8 VK_MVF_BLOCKS for those with a
+ * norm and rows of at least VK_MVF_BLOCKS_K and VK_MVF_BLOCKS_PLAIN for
+ * those without one over at least VK_MVF_BLOCKS_PLAIN_M rows (m: the
+ * group's first matvec's), 1 for the rest. With the k-split, fewer where
+ * the subgroups' sums of all those rows would not fit the shader's
+ * KP_MAX (group_ks checks one row group). */
 #define MAXRG 4 /* matvec_fused.comp */
-static uint32_t fused_rpw(const struct vk_ctx *ctx, enum vk_shader sh, int k, bool norm)
+static uint32_t fused_rpw(const struct vk_ctx *ctx, enum vk_shader sh, int k, int m,
+			  bool norm)
 {
 	uint32_t b = norm ? ctx->tune.mv_blocks : ctx->tune.mv_blocks_plain;
-	if (!b)
-		b = norm && k >= VK_MVF_BLOCKS_K && sh == VK_SH_FMV_Q4_0_XQ ? VK_MVF_BLOCKS : 1;
+	bool xq = sh == VK_SH_FMV_Q4_0_XQ;
+	if (!b && norm)
+		b = k >= VK_MVF_BLOCKS_K && xq ? VK_MVF_BLOCKS : 1;
+	else if (!b)
+		b = m >= VK_MVF_BLOCKS_PLAIN_M && xq ? VK_MVF_BLOCKS_PLAIN : 1;
 	if (b > MAXRG)
 		b = MAXRG;
 	uint32_t rpw = group_rpw(ctx, sh, k), ks = group_ks(ctx, sh, k);
@@ -492,7 +498,7 @@ bool vk_fuse_find(const struct vk_ctx *ctx, const struct belt_table *t,
 	const struct belt_cmd *m0 = &C[g->mv[0]];
 	/* the fused dispatch's rows per workgroup (the rope epilogues pair them) */
 	uint32_t rpw = fused_rpw(ctx, fmv_shader(ctx, ((const struct vk_op *)m0->kernel->impl)->wtype),
-				 m0->param[0].i, g->norm >= 0);
+				 m0->param[0].i, m0->param[1].i, g->norm >= 0);
 	bool gelu = j < n && vk_is_op(&C[j], "gelu_mul");
 	/* q/k/v's biases (not with PEND, whose bindings they take) */
 	bool bias = g->pend < 0 && qkv_bias_at(t, g, j);
@@ -826,7 +832,8 @@ int vk_fuse_make(struct vk_ctx *ctx, const struct belt_table *t,
 		bi[1] = bi[0];
 	}
 	uint32_t ks = group_ks(ctx, sh, C[m0].param[0].i);
-	uint32_t groups = 0, rpw = fused_rpw(ctx, sh, C[m0].param[0].i, g->norm >= 0);
+	uint32_t groups = 0, rpw = fused_rpw(ctx, sh, C[m0].param[0].i, C[m0].param[1].i,
+					       g->norm >= 0);
 	for (int s = 0; s < 3; s++) {
 		uint32_t mi = g->mv[s < g->nmv ? s : 0];
 		bi[2 + s] = obi[mi][0];

@@ -93,6 +93,13 @@
  * groups, or 2 for the matvecs without a norm, slower on 8B too) */
 #define VK_MVF_BLOCKS 2
 #define VK_MVF_BLOCKS_K 4096
+/* ... and one without a norm over at least VK_MVF_BLOCKS_PLAIN_M rows (a
+ * vocabulary's head), Q4_0 with x as int8: 4 row groups a subgroup (H200,
+ * profile of tg128, the head's matvec: 1B 60.4 -> 52.4 us a token, 8B
+ * 88.8 -> 83.9; 2 and 3 row groups 53.7 and 52.3 on 1B; for the smaller
+ * matvecs without a norm, fewer workgroups than SMs, slower) */
+#define VK_MVF_BLOCKS_PLAIN 4
+#define VK_MVF_BLOCKS_PLAIN_M 65536
 /* Threads per workgroup of matvec_fused (the mv_wg setting overrides both):
  * 256, and 512 for Q4_0 and for int8 x. On the H100, tg128 tokens/s, 256
  * vs 512 threads of one row per subgroup: 1B Q4_0 989 vs 994, 8B Q4_0 253

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "belt/belt.h"
+#include "belt/gguf.h"
 #include "belt/gguf_writer.h"
 #include "belt/sampler.h"
 #include "belt/types.h"
@@ -506,6 +507,129 @@ START_TEST(sampled_chi_square)
 }
 END_TEST
 
+/* A copy of the side file at heads with each head given its own output
+ * projection (medusa.{k}.output): the target's own (file's output.weight,
+ * else token_embd.weight), its rows turned by one token where roll (row r
+ * is the target's row r + 1: each head's guess i becomes i - 1), or with
+ * the shape wrong where bad. Written to a temporary file, path. */
+static void medusa_own_file(const char *heads, const char *model_file, bool roll, bool bad,
+			    char *path, size_t pathsz)
+{
+	char err[BELT_ERR_SIZE];
+	struct belt_gguf *hg = belt_gguf_open(heads, err, sizeof err);
+	struct belt_gguf *mg = belt_gguf_open(shared_path(model_file), err, sizeof err);
+	ck_assert_msg(hg && mg, "%s", err);
+	const struct belt_gguf_tensor *out = belt_gguf_find_tensor(mg, "output.weight");
+	if (!out)
+		out = belt_gguf_find_tensor(mg, "token_embd.weight");
+	ck_assert(out);
+	int64_t k = 0, n = 0;
+	ck_assert(belt_gguf_get_int(hg, "medusa.head_count", &k, err, sizeof err) == 1 &&
+		  belt_gguf_get_int(hg, "medusa.embedding_length", &n, err, sizeof err) == 1);
+	uint64_t row = out->size / (uint64_t)out->ne[1];
+	uint8_t *w = malloc(out->size);
+	ck_assert(w);
+	for (int64_t r = 0; r < out->ne[1]; r++)
+		memcpy(w + r * row, (const uint8_t *)out->data + ((r + roll) % out->ne[1]) * row,
+		       row);
+	struct belt_gguf_writer *g = belt_gguf_writer_new();
+	ck_assert(!belt_gguf_writer_str(g, "general.architecture", "medusa") &&
+		  !belt_gguf_writer_u32(g, "medusa.head_count", (uint32_t)k) &&
+		  !belt_gguf_writer_u32(g, "medusa.embedding_length", (uint32_t)n));
+	for (int64_t i = 0; i < k; i++) {
+		char wn[32], bn[32], on[32];
+		snprintf(wn, sizeof wn, "medusa.%d.weight", (int)i);
+		snprintf(bn, sizeof bn, "medusa.%d.bias", (int)i);
+		snprintf(on, sizeof on, "medusa.%d.output", (int)i);
+		const struct belt_gguf_tensor *wt = belt_gguf_find_tensor(hg, wn),
+					      *bt = belt_gguf_find_tensor(hg, bn);
+		ck_assert(wt && bt);
+		/* bad: one row fewer than the vocabulary */
+		const int64_t one[2] = {out->ne[0], out->ne[1] - (bad && i == k - 1)};
+		ck_assert(!belt_gguf_writer_tensor(g, wn, wt->type, 2, wt->ne, wt->data) &&
+			  !belt_gguf_writer_tensor(g, bn, bt->type, 1, bt->ne, bt->data) &&
+			  !belt_gguf_writer_tensor(g, on, out->type, 2, one, w));
+	}
+	const char *dir = getenv("TMPDIR");
+	snprintf(path, pathsz, "%s/belt-medusa-own-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert_msg(belt_gguf_writer_write(g, path, err, sizeof err) == 0, "%s", err);
+	belt_gguf_writer_free(g);
+	belt_gguf_close(hg);
+	belt_gguf_close(mg);
+	free(w);
+}
+
+/* Heads of their own output projection: given the target's own, the
+ * drafts are those of the heads read through the target's (the same
+ * passes, drafts and acceptances, the tap's logits computed alike); given
+ * the target's rows turned by one token, other drafts, and greedy output
+ * still that of plain decoding; a projection of the wrong shape is
+ * refused with the file and the tensor named. pycoder29M Q8_0 with the
+ * trained heads (a Q8_0 projection: the tap's matvec of a quantized
+ * weight of its own). */
+START_TEST(medusa_own_output)
+{
+	const char *file = "pycoder29M.q8_0.gguf";
+	char rel[64];
+	snprintf(rel, sizeof rel, "models/%s", file);
+	struct belt_model *m = ref_load_model(file);
+	struct belt_session *s = session(m, 1024);
+	char heads[4096], own[4096], rolled[4096], bad[4096], opts[4200];
+	bool tmp;
+	medusa_file(m, "pycoder29M", heads, sizeof heads, &tmp);
+	medusa_own_file(heads, rel, false, false, own, sizeof own);
+	medusa_own_file(heads, rel, true, false, rolled, sizeof rolled);
+	medusa_own_file(heads, rel, false, true, bad, sizeof bad);
+	struct belt_drafter *ds[3];
+	const char *paths[3] = {heads, own, rolled};
+	for (int i = 0; i < 3; i++) {
+		snprintf(opts, sizeof opts, "heads=%s", paths[i]);
+		ds[i] = drafter(m, "medusa", opts);
+	}
+	snprintf(opts, sizeof opts, "heads=%s", bad);
+	struct belt_drafter *d;
+	char err[BELT_ERR_SIZE];
+	ck_assert_int_eq(belt_drafter_new(m, "medusa", opts, &d, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, bad) && strstr(err, ".output"), "%s", err);
+	if (tmp)
+		unlink(heads);
+	unlink(own);
+	unlink(rolled);
+	unlink(bad);
+	const char *names[3] = {"target's", "own copy", "own rolled"};
+	struct tally t[3] = {{0}};
+	static const char *const prompts[] = {
+		"def fibonacci(n):\n", "import os\nimport sys\n\ndef main():\n",
+		"class Stack:\n    def __init__(self):\n"};
+	for (size_t p = 0; p < sizeof prompts / sizeof *prompts; p++)
+		check_prompt(m, s, ds, names, 3, file, prompts[p], 96, t);
+	for (int i = 0; i < 3; i++)
+		printf("draft %s medusa heads, %s projection: %llu passes, %llu drafted, %llu accepted\n",
+		       file, names[i], (unsigned long long)t[i].verify,
+		       (unsigned long long)t[i].drafted, (unsigned long long)t[i].accepted);
+	/* (a few tokens, BELT_DRAFT_TOKENS, may accept none) */
+	ck_assert_msg(t[0].accepted > 0 || getenv("BELT_DRAFT_TOKENS"),
+		      "no draft of the trained heads was accepted");
+	ck_assert_msg(t[1].verify == t[0].verify && t[1].drafted == t[0].drafted &&
+			      t[1].accepted == t[0].accepted && t[1].moved == t[0].moved,
+		      "own copy of the projection: %llu passes, %llu drafted, %llu accepted against "
+		      "%llu, %llu, %llu",
+		      (unsigned long long)t[1].verify, (unsigned long long)t[1].drafted,
+		      (unsigned long long)t[1].accepted, (unsigned long long)t[0].verify,
+		      (unsigned long long)t[0].drafted, (unsigned long long)t[0].accepted);
+	ck_assert_msg(t[2].accepted != t[0].accepted || t[2].drafted != t[0].drafted ||
+			      !t[0].accepted,
+		      "the rolled projection drafted as the target's");
+	for (int i = 0; i < 3; i++)
+		belt_drafter_free(ds[i]);
+	belt_session_free(s);
+	belt_model_free(m);
+}
+END_TEST
+
 /* Bad drafter names and options are errors naming them. */
 START_TEST(bad_drafters)
 {
@@ -558,6 +682,7 @@ static Suite *suite(void)
 	tcase_add_test(sm, sampled_chi_square);
 	tcase_add_test(sm, bad_drafters);
 	tcase_add_test(sm, ngram_tree);
+	tcase_add_test(sm, medusa_own_output);
 	suite_add_tcase(s, sm);
 	return s;
 }

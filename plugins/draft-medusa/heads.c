@@ -2,7 +2,9 @@
  * them. The file: general.architecture "medusa", medusa.head_count K,
  * medusa.embedding_length (the target's n_embd), optionally
  * medusa.vocab_size (the target's); per head k, medusa.{k}.weight
- * [n_embd x n_embd] (F32 or F16) and medusa.{k}.bias [n_embd] (F32). */
+ * [n_embd x n_embd] (F32 or F16) and medusa.{k}.bias [n_embd] (F32), and
+ * optionally medusa.{k}.output [n_embd x n_vocab] (any type the backend's
+ * matvec takes), the head's own output projection. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,26 +26,37 @@ static int get_int(const struct medusa_heads *h, const char *key, bool need, int
 	return 0;
 }
 
+/* The types a tensor may have: F32; F32 or F16; any. */
+enum allowed { ONLY_F32, F32_F16, ANY_TYPE };
+
 /* Tensor name of shape [ne0 x ne1] of one of the types allowed. */
 static const struct belt_gguf_tensor *tensor(const struct medusa_heads *h, const char *name,
-					     int64_t ne0, int64_t ne1, bool f16_ok, char *err,
-					     size_t errsz)
+					     int64_t ne0, int64_t ne1, enum allowed types,
+					     char *err, size_t errsz)
 {
 	const struct belt_gguf_tensor *t = belt_gguf_find_tensor(h->g, name);
 	if (!t) {
 		belt_errf(err, errsz, "%s: tensor '%s' is missing", h->g->path, name);
 		return NULL;
 	}
-	if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1 ||
-	    !(t->type == BELT_TYPE_F32 || (f16_ok && t->type == BELT_TYPE_F16))) {
+	bool type_ok = types == ANY_TYPE || t->type == BELT_TYPE_F32 ||
+		       (types == F32_F16 && t->type == BELT_TYPE_F16);
+	if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1 || !type_ok) {
+		static const char *const names[] = {"F32", "F32 or F16", "any type"};
 		belt_errf(err, errsz, "%s: tensor '%s' is %s [%lld x %lld x %lld x %lld]: expected "
 			  "%s [%lld x %lld]", h->g->path, name, belt_type_name(t->type),
 			  (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
-			  (long long)t->ne[3], f16_ok ? "F32 or F16" : "F32", (long long)ne0,
-			  (long long)ne1);
+			  (long long)t->ne[3], names[types], (long long)ne0, (long long)ne1);
 		return NULL;
 	}
 	return t;
+}
+
+static struct belt_tap_tensor tap_tensor(const struct belt_gguf_tensor *t)
+{
+	return (struct belt_tap_tensor){.name = t->name, .type = t->type,
+					.ne = {t->ne[0], t->ne[1]}, .data = t->data,
+					.bytes = t->size};
 }
 
 int medusa_heads_open(struct medusa_heads *h, const char *path, int32_t n_vocab,
@@ -83,19 +96,34 @@ int medusa_heads_open(struct medusa_heads *h, const char *path, int32_t n_vocab,
 		char wn[64], bn[64];
 		snprintf(wn, sizeof wn, "medusa.%u.weight", i);
 		snprintf(bn, sizeof bn, "medusa.%u.bias", i);
-		const struct belt_gguf_tensor *w = tensor(h, wn, n_embd, n_embd, true, err, errsz);
-		const struct belt_gguf_tensor *b = w ? tensor(h, bn, n_embd, 1, false, err, errsz)
+		const struct belt_gguf_tensor *w = tensor(h, wn, n_embd, n_embd, F32_F16, err,
+							  errsz);
+		const struct belt_gguf_tensor *b = w ? tensor(h, bn, n_embd, 1, ONLY_F32, err,
+							      errsz)
 						     : NULL;
 		if (!b) {
 			medusa_heads_close(h);
 			return -1;
 		}
-		h->tensors[2 * i] = (struct belt_tap_tensor){.name = w->name, .type = w->type,
-							     .ne = {w->ne[0], w->ne[1]},
-							     .data = w->data, .bytes = w->size};
-		h->tensors[2 * i + 1] = (struct belt_tap_tensor){.name = b->name, .type = b->type,
-								 .ne = {b->ne[0], 1},
-								 .data = b->data, .bytes = b->size};
+		h->tensors[2 * i] = tap_tensor(w);
+		h->tensors[2 * i + 1] = tap_tensor(b);
+	}
+	/* the heads' own output projections after every W_k and b_k */
+	h->n_tensors = 2 * h->n_heads;
+	for (uint32_t i = 0; i < h->n_heads; i++) {
+		char on[64];
+		snprintf(on, sizeof on, "medusa.%u.output", i);
+		h->own[i] = -1;
+		if (!belt_gguf_find_tensor(h->g, on))
+			continue;
+		const struct belt_gguf_tensor *o = tensor(h, on, n_embd, n_vocab, ANY_TYPE, err,
+							  errsz);
+		if (!o) {
+			medusa_heads_close(h);
+			return -1;
+		}
+		h->own[i] = (int8_t)h->n_tensors;
+		h->tensors[h->n_tensors++] = tap_tensor(o);
 	}
 	return 0;
 }
@@ -122,7 +150,9 @@ void medusa_heads_tap(struct medusa_heads *h, struct belt_draft_tap *tap)
 		struct belt_tap_bind t = scratch(k * n, n), l = scratch(K * n + k * nv, nv);
 		struct belt_tap_bind w = {.slot = BELT_TAP_TENSOR + 2 * k},
 				     b = {.slot = BELT_TAP_TENSOR + 2 * k + 1};
-		struct belt_tap_bind out = {.slot = BELT_TAP_OUTPUT};
+		struct belt_tap_bind out = {.slot = h->own[k] >= 0
+							    ? BELT_TAP_TENSOR + (uint32_t)h->own[k]
+							    : BELT_TAP_OUTPUT};
 		struct belt_tap_bind res = {.slot = BELT_TAP_RESULT, .offset = k * 2 * h->topk,
 					    .n = 2 * h->topk};
 		*c++ = (struct belt_tap_cmd){.op = "matvec", .n_bind = 3, .bind = {w, hidden, t},
@@ -140,7 +170,7 @@ void medusa_heads_tap(struct medusa_heads *h, struct belt_draft_tap *tap)
 					     .n_param = 2,
 					     .param = {{.i = (int)nv}, {.i = (int)h->topk}}};
 	}
-	*tap = (struct belt_draft_tap){.tensors = h->tensors, .n_tensors = 2 * h->n_heads,
+	*tap = (struct belt_draft_tap){.tensors = h->tensors, .n_tensors = h->n_tensors,
 				       .cmds = h->cmds, .n_cmds = (uint32_t)(c - h->cmds),
 				       .scratch_floats = K * n + K * nv,
 				       .result_floats = K * 2 * h->topk};

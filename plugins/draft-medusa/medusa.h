@@ -1,8 +1,8 @@
 /* plugins/draft-medusa: Medusa heads (doc/drafting.md). K heads, each a
  * residual block on the target's hidden state after the final norm,
  * h_k = h + silu(W_k h + b_k), read through the target's output
- * projection; each head's top candidates, with their probabilities, make
- * a tree of drafts: head k's guesses at depth k. */
+ * projection or the head's own; each head's top candidates, with their
+ * probabilities, make a tree of drafts: head k's guesses at depth k. */
 #ifndef BELT_DRAFT_MEDUSA_H
 #define BELT_DRAFT_MEDUSA_H
 
@@ -22,13 +22,18 @@ struct medusa_heads {
 	struct belt_gguf *g;
 	uint32_t n_heads, n_embd, topk;
 	int32_t n_vocab;
-	struct belt_tap_tensor tensors[2 * MEDUSA_HEADS_MAX]; /* W_k, b_k */
+	/* W_k and b_k of every head, then the heads' own output projections */
+	struct belt_tap_tensor tensors[3 * MEDUSA_HEADS_MAX];
+	uint32_t n_tensors;
+	int8_t own[MEDUSA_HEADS_MAX]; /* head k's projection in tensors, or -1 */
 	struct belt_tap_cmd cmds[6 * MEDUSA_HEADS_MAX];
 };
 
 /* Open path (GGUF, general.architecture "medusa") for a target of n_vocab
  * tokens and n_embd wide, each head giving its topk best; -1 with err
- * naming the file and the key or tensor at fault. */
+ * naming the file and the key or tensor at fault. A head's own output
+ * projection, medusa.{k}.output [n_embd x n_vocab] of any type, replaces
+ * the target's for it. */
 int medusa_heads_open(struct medusa_heads *h, const char *path, int32_t n_vocab,
 		      uint32_t n_embd, uint32_t topk, char *err, size_t errsz);
 void medusa_heads_close(struct medusa_heads *h);

@@ -390,9 +390,10 @@ static int convert_weights(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	}
 	return 0;
 }
-/* Every shader reads the work buffer's stop word (STOP_CHECK); an argmax
- * that ends a token (patch BELT_PATCH_ARGMAX_OUTPUT, alone or fused)
- * writes it. As a range of the barrier analysis, a command that reads it
+/* Every shader reads the work buffer's stop word (STOP_CHECK; where
+ * conditional rendering reads it instead, record.c, the ranges stay as
+ * they are); an argmax that ends a token (patch BELT_PATCH_ARGMAX_OUTPUT,
+ * alone or fused) writes it. As a range of the barrier analysis, a command that reads it
  * waits for nothing, but an argmax waits for the commands before it that
  * read it: without that barrier an argmax setting the word could stop
  * commands of its own token that had not yet started (commands

@@ -87,6 +87,16 @@ static struct belt_drafter *drafter(struct belt_model *m, const char *name, cons
 	return d;
 }
 
+/* A new empty file named prefix-XXXXXX in $TMPDIR (else /tmp): path. */
+static void temp_file(const char *prefix, char *path, size_t pathsz)
+{
+	const char *dir = getenv("TMPDIR");
+	snprintf(path, pathsz, "%s/%s-XXXXXX", dir && *dir ? dir : "/tmp", prefix);
+	int fd = mkstemp(path);
+	ck_assert_msg(fd >= 0, "%s: cannot create it", path);
+	close(fd);
+}
+
 /* A side file of Medusa heads for m (plugins/draft-medusa): the trained
  * heads committed for pycoder29M, else 3 heads of small random weights
  * written to a temporary file (their drafts mostly fail, but are trees
@@ -104,11 +114,7 @@ static void medusa_file(struct belt_model *m, const char *model, char *path, siz
 	double e = 0;
 	ck_assert(belt_model_hparam(m, "n_embd", &e));
 	int64_t n = (int64_t)e;
-	const char *dir = getenv("TMPDIR");
-	snprintf(path, pathsz, "%s/belt-medusa-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	ck_assert(fd >= 0);
-	close(fd);
+	temp_file("belt-medusa", path, pathsz);
 	*tmp = true;
 	uint16_t *w = malloc((size_t)(n * n) * sizeof *w);
 	float *b = calloc((size_t)n, sizeof *b);
@@ -550,11 +556,7 @@ static void medusa_own_file(const char *heads, const char *model_file, bool roll
 			  !belt_gguf_writer_tensor(g, bn, bt->type, 1, bt->ne, bt->data) &&
 			  !belt_gguf_writer_tensor(g, on, out->type, 2, one, w));
 	}
-	const char *dir = getenv("TMPDIR");
-	snprintf(path, pathsz, "%s/belt-medusa-own-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path);
-	ck_assert(fd >= 0);
-	close(fd);
+	temp_file("belt-medusa-own", path, pathsz);
 	ck_assert_msg(belt_gguf_writer_write(g, path, err, sizeof err) == 0, "%s", err);
 	belt_gguf_writer_free(g);
 	belt_gguf_close(hg);

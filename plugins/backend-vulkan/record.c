@@ -176,18 +176,16 @@ int vk_record_pass(struct plan *pl, VkCommandBuffer cb, uint32_t t, bool lng,
 	done:
 		/* a skipped command keeps its barrier: the commands around
 		 * it were grouped with it, not with each other */
-		if (cond && i + 1 == pl->n_cmds) {
+		bool cond_last = cond && i + 1 == pl->n_cmds; /* the next slot reads the word */
+		if (c->barrier || cond_last) {
 			VkMemoryBarrier eb = mb;
-			eb.dstAccessMask |= VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT;
-			vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-						     VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT,
-					     0, 1, &eb, 0, NULL, 0, NULL);
-		} else if (c->barrier) {
-			vkCmdPipelineBarrier(cb,
-					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-					     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-					     0, 1, &mb, 0, NULL, 0, NULL);
+			VkPipelineStageFlags dst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+			if (cond_last) {
+				eb.dstAccessMask |= VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT;
+				dst |= VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT;
+			}
+			vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst, 0, 1,
+					     &eb, 0, NULL, 0, NULL);
 		}
 		if (pl->qpool)
 			vkCmdWriteTimestamp(cb,

@@ -409,7 +409,15 @@ static int decode_chain(struct belt_session *s, const struct belt_generate_param
 	struct belt_model *m = s->m;
 	uint32_t pos = *at;
 	while (*go && pos < s->n_ctx) {
-		int g = grouped ? belt_group_step(s, pos, so, gp->sampling, err, errsz) : 0;
+		/* the steps a run from pos may take */
+		uint32_t n = s->n_ctx - pos;
+		if (n > s->chunk)
+			n = s->chunk;
+		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
+			n = gp->n_predict - s->stats.n_generated;
+		int g = grouped ? belt_group_step(s, pos, n, gp->stop_at_eog, so, gp->sampling, err,
+						  errsz)
+				: 0;
 		if (g < 0)
 			return -1;
 		if (g) {
@@ -418,11 +426,6 @@ static int decode_chain(struct belt_session *s, const struct belt_generate_param
 			*at = pos;
 			continue;
 		}
-		uint32_t n = s->n_ctx - pos;
-		if (n > s->chunk)
-			n = s->chunk;
-		if (gp->n_predict && n > gp->n_predict - s->stats.n_generated)
-			n = gp->n_predict - s->stats.n_generated;
 		uint32_t flags = gp->stop_at_eog ? BELT_RUN_STOP_AT_EOG : 0;
 		/* a group's session alone: its chain, with the turn */
 		if (grouped)

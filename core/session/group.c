@@ -16,10 +16,17 @@
  * the last of the decoding sessions to post (or the last to stop
  * decoding) takes the turn, runs the pass for them all and hands each its
  * next token (a sampled row draws from the pass's logits on the host),
- * while the others decode theirs, call their callbacks and post again. A
- * session that is the only one decoding runs its own chain, chunk tokens
- * a submission, with the turn. The sessions share one set of scratch
- * buffers, as only one uses the backend at a time.
+ * while the others decode theirs, call their callbacks and post again.
+ * Where no posted row is drawn on the host, the pass runs on for up to
+ * chunk steps in a row: each row's argmax is its next token, at its next
+ * position, for as long as its session may take tokens (its n_predict,
+ * its context) and has not picked an end-of-generation token; a session
+ * then takes the tokens decoded ahead without posting, and those it does
+ * not take (it stopped) leave cache entries past its end, which the
+ * session does not count as its. A session that is the only one decoding
+ * runs its own chain, chunk tokens a submission, with the turn. The
+ * sessions share one set of scratch buffers, as only one uses the backend
+ * at a time.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +61,11 @@ struct belt_group {
 	uint32_t *seq_pos, *seq_base; /* [n_seq]: the next pass's rows */
 	int32_t *tok, *out;	      /* [n_seq] */
 	bool *want;		      /* [n_seq]: the row's logits are drawn from */
+	/* [n_seq], by posted row: its position and first slot, how many
+	 * steps its session may take (>= 1), whether an end-of-generation
+	 * token ends it; the posted rows still running (steps ahead) */
+	uint32_t *post_pos, *post_base, *post_left, *live;
+	bool *post_eog;
 	float *logits;		      /* [n_seq][n_vocab]: read where one is */
 	/* the sessions' shared scratch (belt_group_scratch) */
 	struct group_scratch {
@@ -101,9 +113,15 @@ int belt_group_new(struct belt_model *m, const struct belt_session_params *p, ui
 	g->tok = calloc(n_seq, sizeof *g->tok);
 	g->out = calloc(n_seq, sizeof *g->out);
 	g->want = calloc(n_seq, sizeof *g->want);
+	g->post_pos = calloc(n_seq, sizeof *g->post_pos);
+	g->post_base = calloc(n_seq, sizeof *g->post_base);
+	g->post_left = calloc(n_seq, sizeof *g->post_left);
+	g->live = calloc(n_seq, sizeof *g->live);
+	g->post_eog = calloc(n_seq, sizeof *g->post_eog);
 	g->logits = malloc((size_t)n_seq * (size_t)m->n_vocab * sizeof *g->logits);
 	if (!g->members || !g->rows || !g->seq_pos || !g->seq_base || !g->tok || !g->out ||
-	    !g->want || !g->logits) {
+	    !g->want || !g->post_pos || !g->post_base || !g->post_left || !g->live ||
+	    !g->post_eog || !g->logits) {
 		belt_group_free(g);
 		return belt_errf(err, errsz, "group: out of memory");
 	}
@@ -173,6 +191,11 @@ void belt_group_free(struct belt_group *g)
 	free(g->tok);
 	free(g->out);
 	free(g->want);
+	free(g->post_pos);
+	free(g->post_base);
+	free(g->post_left);
+	free(g->live);
+	free(g->post_eog);
 	free(g->logits);
 	pthread_cond_destroy(&g->turn_cv);
 	pthread_cond_destroy(&g->pass_cv);
@@ -279,13 +302,12 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The pass for the posted rows, with the turn, g->running set. */
-static void run_pass(struct belt_group *g)
+/* One pass of the rows in g->seq_pos, seq_base and tok[0 .. n): their
+ * argmaxes into g->out (and their logits into g->logits with want). */
+static int pass(struct belt_group *g, uint32_t n, bool want)
 {
 	struct belt_model *m = g->m;
 	struct belt_session *o = g->own;
-	uint32_t n = g->n_posted;
-	double t0 = now();
 	int rc = m->be->buffer_write(m->be_ctx, o->token_ids, 0, g->tok, (uint64_t)n * 4, g->err,
 				     sizeof g->err);
 	if (!rc)
@@ -293,20 +315,71 @@ static void run_pass(struct belt_group *g)
 	if (!rc)
 		rc = m->be->buffer_read(m->be_ctx, o->row_ids, 0, g->out, (uint64_t)n * 4, g->err,
 					sizeof g->err);
-	bool want = false;
-	for (uint32_t r = 0; r < n; r++)
-		want |= g->want[r];
 	/* rows drawn on the host: the pass's logits, every row's */
 	if (!rc && want)
 		rc = m->be->buffer_read(m->be_ctx, o->logits->buf, 0, g->logits,
 					(uint64_t)n * (uint64_t)m->n_vocab * 4, g->err, sizeof g->err);
-	pthread_mutex_lock(&g->mu);
+	return rc;
+}
+
+/* The passes for the posted rows, with the turn, g->running set: the
+ * first for them all, then, where none is drawn on the host, the steps
+ * ahead for the rows whose sessions may take more, each session's ids
+ * written past its posted position (its thread waits for pass_cv). */
+static void run_pass(struct belt_group *g)
+{
+	uint32_t n = g->n_posted;
+	double t0 = now();
+	bool want = false;
+	uint32_t steps = 1;
+	for (uint32_t r = 0; r < n; r++) {
+		want |= g->want[r];
+		g->post_pos[r] = g->seq_pos[r];
+		g->post_base[r] = g->seq_base[r];
+		if (g->post_left[r] > steps)
+			steps = g->post_left[r];
+	}
+	int rc = pass(g, n, want);
+	uint64_t passes = 1, rows = n;
 	for (uint32_t r = 0; r < n; r++) {
 		g->rows[r]->group_out = rc ? -1 : g->out[r];
 		g->rows[r]->group_row = r;
+		g->rows[r]->group_to = g->post_pos[r] + 1;
 	}
-	g->n_pass++;
-	g->n_rows += n;
+	/* steps ahead: live[0 .. n_live) the posted rows still running */
+	uint32_t n_live = 0;
+	for (uint32_t r = 0; !rc && !want && r < n; r++) {
+		g->rows[r]->ids[g->post_pos[r] + 1] = g->out[r]; /* the next step's token */
+		if (g->post_left[r] > 1 && !(g->post_eog[r] && belt_tok_is_eog(g->m->tok, g->out[r])))
+			g->live[n_live++] = r;
+	}
+	for (uint32_t j = 1; j < steps && n_live; j++) {
+		for (uint32_t i = 0; i < n_live; i++) {
+			uint32_t r = g->live[i];
+			struct belt_session *s = g->rows[r];
+			g->tok[i] = s->ids[g->post_pos[r] + j];
+			g->seq_pos[i] = g->post_pos[r] + j;
+			g->seq_base[i] = g->post_base[r];
+		}
+		if (pass(g, n_live, false))
+			break; /* the tokens decoded so far stand; the next post reports it */
+		passes++;
+		rows += n_live;
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < n_live; i++) {
+			uint32_t r = g->live[i];
+			struct belt_session *s = g->rows[r];
+			int32_t id = g->out[i];
+			s->ids[g->post_pos[r] + j + 1] = id;
+			s->group_to = g->post_pos[r] + j + 1;
+			if (j + 1 < g->post_left[r] && !(g->post_eog[r] && belt_tok_is_eog(g->m->tok, id)))
+				g->live[k++] = r;
+		}
+		n_live = k;
+	}
+	pthread_mutex_lock(&g->mu);
+	g->n_pass += passes;
+	g->n_rows += rows;
 	g->pass_s += now() - t0;
 	g->n_posted = 0;
 	g->running = false;
@@ -321,6 +394,7 @@ void belt_group_enter(struct belt_session *s)
 	pthread_mutex_lock(&g->mu);
 	g->n_dec++;
 	pthread_mutex_unlock(&g->mu);
+	s->group_to = 0;
 	/* greedy steps take the turn only to run a pass or a chain */
 	s->holds_turn = false;
 	belt_group_unlock(g);
@@ -329,6 +403,7 @@ void belt_group_enter(struct belt_session *s)
 int belt_group_leave(struct belt_session *s, uint32_t pos, char *err, size_t errsz)
 {
 	struct belt_group *g = s->group;
+	s->group_to = 0; /* what it did not take of the steps ahead */
 	pthread_mutex_lock(&g->mu);
 	g->n_dec--;
 	/* the others may all be waiting for this one */
@@ -355,10 +430,19 @@ int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errs
 				      &s->ids[from], (uint64_t)(pos + 1 - from) * 4, err, errsz);
 }
 
-int belt_group_step(struct belt_session *s, uint32_t pos, const struct belt_sampler_ops *so,
-		    const struct belt_sampling *sp, char *err, size_t errsz)
+int belt_group_step(struct belt_session *s, uint32_t pos, uint32_t left, bool stop_eog,
+		    const struct belt_sampler_ops *so, const struct belt_sampling *sp, char *err,
+		    size_t errsz)
 {
 	struct belt_group *g = s->group;
+	if (pos < s->group_to) {
+		/* decoded ahead by the passes that ran for its last post */
+		s->stats.n_grouped++;
+		s->stats.n_grouped_ahead++;
+		if (s->group_from > pos + 1)
+			s->group_from = pos + 1;
+		return 1;
+	}
 	pthread_mutex_lock(&g->mu);
 	while (g->running) /* its rows are being read */
 		pthread_cond_wait(&g->pass_cv, &g->mu);
@@ -372,6 +456,8 @@ int belt_group_step(struct belt_session *s, uint32_t pos, const struct belt_samp
 	g->seq_pos[r] = pos;
 	g->seq_base[r] = s->seq * g->n_ctx;
 	g->want[r] = so != NULL;
+	g->post_left[r] = left ? left : 1;
+	g->post_eog[r] = stop_eog;
 	if (g->n_posted == g->n_dec) {
 		g->running = true;
 		pthread_mutex_unlock(&g->mu);

@@ -88,6 +88,8 @@ struct belt_session {
 			      * greedy steps and callbacks) */
 	uint32_t group_from; /* first position the group's passes decoded since
 			      * token_ids last had them (UINT32_MAX: none) */
+	uint32_t group_to;   /* s->ids[pos + 1] of every pos below it that is past
+			      * its last post the passes decoded ahead (0: none) */
 };
 
 /* belt_session_create's work: with group, a session whose KV cache is
@@ -130,11 +132,15 @@ int belt_group_sync(struct belt_session *s, uint32_t pos, char *err, size_t errs
 void belt_group_forget(struct belt_group *g, struct belt_session *s);
 /* One step of s at pos, between enter and leave (without the turn): 1
  * with s->ids[pos + 1] set when it ran in a pass of the group's (with the
- * other sessions decoding): the argmax of its row, or, with so, drawn by
- * so with sp from the row's logits (belt_session_host_setup made its work
- * area); 0 when s decodes alone (its own chain, with the turn). */
-int belt_group_step(struct belt_session *s, uint32_t pos, const struct belt_sampler_ops *so,
-		    const struct belt_sampling *sp, char *err, size_t errsz);
+ * other sessions decoding), or in the steps ahead of its last: the argmax
+ * of its row, or, with so, drawn by so with sp from the row's logits
+ * (belt_session_host_setup made its work area); 0 when s decodes alone
+ * (its own chain, with the turn). left (>= 1): the steps from pos s may
+ * take (its context, n_predict, chunk); stop_eog: it stops at an
+ * end-of-generation token. */
+int belt_group_step(struct belt_session *s, uint32_t pos, uint32_t left, bool stop_eog,
+		    const struct belt_sampler_ops *so, const struct belt_sampling *sp, char *err,
+		    size_t errsz);
 
 /* A drafter: its plugin and the context create() made. */
 struct belt_drafter {

@@ -253,8 +253,9 @@ struct belt_stats {
 	/* tokens a grammar forced (the only one it allowed), which ran in
 	 * batches without logits of their own */
 	uint32_t n_forced;
-	/* a group's session: tokens decoded in passes with other sessions */
-	uint32_t n_grouped;
+	/* a group's session: tokens decoded in passes with other sessions; of
+	 * those, in the passes run ahead of its posts (greedy, chunk > 1) */
+	uint32_t n_grouped, n_grouped_ahead;
 	/* with a drafter: accepted tokens of a tree's branch other than its
 	 * first chain, whose cache entries were moved to their positions */
 	uint32_t n_moved;

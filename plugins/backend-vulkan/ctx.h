@@ -66,6 +66,8 @@ struct vk_tuning {
 	uint32_t few_mma; /* few_mma: passes of at least this many rows (with
 			   * few_xg, on a device with int8 matrix products)
 			   * run matvec_few_cm.comp (0: never; VK_FEW_MMA) */
+	uint32_t few_mma_sg; /* few_mma_sg: its subgroups a workgroup (0: by
+			      * the matrix, few_mma_nsg) */
 	uint32_t few_xg; /* few_xg: there, Q4_0 and Q8_0 over rows of at
 			  * least this many values read x as int8 that one
 			  * quantize_rows left (0: never; VK_FEW_XG_K) */

@@ -707,18 +707,36 @@ bool vk_few_xg(const struct vk_ctx *ctx, const struct belt_cmd *m)
 	return k > 0 && few_xg(ctx, sh, group_ks(ctx, sh, k), (uint32_t)k);
 }
 
+/* Subgroups a workgroup of matvec_few_cm over m rows of W and k columns,
+ * sb blocks a step: few_mma_sg where set, else VK_FEW_MMA_SG, doubled up
+ * to VK_FEW_MMA_SG_MAX while the matrix's workgroups have fewer than
+ * VK_FEW_MMA_SUBGROUPS subgroups in all and each subgroup keeps at least
+ * 2 steps: a matrix of few rows (k and v; a small model's q, o and down)
+ * then splits k between more subgroups rather than leaving SMs idle while
+ * each walks all of it. */
+static uint32_t few_mma_nsg(const struct vk_ctx *ctx, uint32_t m, uint32_t k, uint32_t sb)
+{
+	if (ctx->tune.few_mma_sg)
+		return ctx->tune.few_mma_sg;
+	uint32_t wg = (m + 15) / 16, steps = k / 32 / sb, nsg = VK_FEW_MMA_SG;
+	while (nsg < VK_FEW_MMA_SG_MAX && wg * nsg < VK_FEW_MMA_SUBGROUPS && steps >= 4 * nsg)
+		nsg *= 2;
+	return nsg;
+}
+
 /* The few-row matvec on the int8 matrix units (shaders/matvec_few_cm.comp)
- * for passes of at least few_mma rows: a workgroup of VK_FEW_MMA_SG
+ * for passes of at least few_mma rows: a workgroup of few_mma_nsg
  * subgroups per 16 rows of W, every row of the pass in it; x as int8 from
  * memory, as pc (the XG kernel's) places it. */
 static int few_rows_cm(struct vk_ctx *ctx, int wtype, uint32_t rows, bool add,
 		       const struct vk_pc *pc, struct vk_cmd *c, char *err, size_t errsz)
 {
-	uint32_t nsg = VK_FEW_MMA_SG, u = VK_FEW_MMA_U;
+	uint32_t u = VK_FEW_MMA_U;
 	/* the shader's shared arrays: per subgroup, the step's blocks (Q4_0
 	 * two a unit) as tiles of W and x (16 rows of 48 bytes) and their
 	 * scales */
 	uint32_t sb = wtype == BELT_TYPE_Q8_0 ? u : 2 * u;
+	uint32_t nsg = few_mma_nsg(ctx, rows, pc->p[0], sb);
 	if ((uint64_t)nsg * sb * 16 * (2 * 48 + 8) > ctx->props.limits.maxComputeSharedMemorySize)
 		return 0;
 	c->few_cm_pc = *pc;

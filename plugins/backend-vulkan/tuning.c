@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_short", "cond_stop", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_xg", "few_pr", "few_nr", "few_wg", "few_unroll", "few_mma", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "pend_one_pass", "coopmat_int8", "mq_tile", "mq_glu", "mq_add", "mv_blocks", "mv_blocks_plain", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_short", "cond_stop", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_xg", "few_pr", "few_nr", "few_wg", "few_unroll", "few_mma", "few_mma_sg", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "pend_one_pass", "coopmat_int8", "mq_tile", "mq_glu", "mq_add", "mv_blocks", "mv_blocks_plain", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -190,7 +190,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 			return bad("q8x", v, "0, 1, q4_0, q8_0 or k", err, errsz);
 	}
 	long rows = 0, wg = 0, unr = 0, tile = 0, ks = 0, ks_k = -1, achunk = 0,
-	     asplits = 0, akl = 0, avl = 0, gqa_from = VK_ATT_GQA_FROM, fpr = 0, fxg = VK_FEW_XG_K, fwg = 0, funr = 0, fmma = VK_FEW_MMA,
+	     asplits = 0, akl = 0, avl = 0, gqa_from = VK_ATT_GQA_FROM, fpr = 0, fxg = VK_FEW_XG_K, fwg = 0, funr = 0, fmma = VK_FEW_MMA, fmsg = 0,
 	     fnr = 0, moe_rows = VK_MOE_ROWS, blocks = 0, blocks_plain = 0;
 	if (get_int("mv_rows", value_of(opt, "mv_rows"), 1, 8, "1 to 8",
 		    &rows, err, errsz) ||
@@ -227,6 +227,9 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 		    errsz) ||
 	    get_int("few_mma", value_of(opt, "few_mma"), 0, VK_FEW_ROWS,
 		    "0 to 16 (0: never)", &fmma, err, errsz) ||
+	    get_int("few_mma_sg", value_of(opt, "few_mma_sg"), 0, VK_FEW_MMA_SG_MAX,
+		    "0 to 4 (0: by the matrix)",
+		    &fmsg, err, errsz) ||
 	    get_int("moe_rows", value_of(opt, "moe_rows"), 1, 16, "1 to 16", &moe_rows, err,
 		    errsz) ||
 	    get_int("mv_blocks", value_of(opt, "mv_blocks"), 1, 4, "1 to 4", &blocks, err,
@@ -250,6 +253,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	t->few_wg = (uint32_t)fwg;
 	t->few_unroll = (uint32_t)funr;
 	t->few_mma = (uint32_t)fmma;
+	t->few_mma_sg = (uint32_t)fmsg;
 	t->moe_rows = (uint32_t)moe_rows;
 	t->att_chunk = (uint32_t)achunk;
 	t->att_splits = (uint32_t)asplits;

@@ -78,6 +78,16 @@
  * 8.09 ms, 3 and 2 8.15, 4 and 2 9.00, 2 and 4 11.80) */
 #define VK_FEW_MMA_SG 2
 #define VK_FEW_MMA_U 2
+/* few_mma_nsg: up to this many subgroups a workgroup while the matrix's
+ * workgroups have fewer than VK_FEW_MMA_SUBGROUPS in all. H200, passes of
+ * 15 rows, us a token of the pass (profile), 2 subgroups against 4: 1B
+ * 512 x 2048 21.0 / 16.1, 2048 x 2048 31.4 / 25.9, 2048 x 8192 36.0 /
+ * 25.1, 8192 x 2048 51.6 / 49.4; 8B 1024 x 4096 67.0 / 48.8, 4096 x 4096
+ * 99.0 / 103.6, 4096 x 14336 126.7 / 132.7, 14336 x 4096 249.8 / 259.2,
+ * the heads (128256 rows) 14.2 / 17.8 and 26.8 / 32.0. (8 would not fit
+ * Q4_0's tiles in 48 KiB of shared memory.) */
+#define VK_FEW_MMA_SG_MAX 4
+#define VK_FEW_MMA_SUBGROUPS 512
 /* Rows per subgroup of shaders/matvec_fused.comp (its NR; the
  * setting mv_rows overrides it): 1, and 2 for Q4_0, Q4_K, Q5_K and Q6_K
  * with x as int8 (H100, 1B Q4_K_M tg128: 890.7 with 1, 923.2 with 2; 1B

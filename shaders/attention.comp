@@ -35,6 +35,14 @@
 // to finish (a counter per head, reset by it) merges the chunks' results.
 // Workgroups past the token's last position return.
 //
+// -DSEQS (variant attention_seq): a table of sequences' rows (belt_table.
+// seqs), a workgroup per row (x) and head (y), each as the default
+// variant does one token, over its own sequence's entries (at_n_kv,
+// at_kv_base): a group's decode steps attend as each would alone. The
+// host takes it only where a sequence has at most ATT_SH positions, so
+// that the scores stay in shared memory (several rows of one sequence
+// would share att).
+//
 // bindings: 0 q, 1 k_cache, 2 v_cache (kv.glsl), 3 out, 4 att (n_head * n_ctx)
 // params: n_head, n_head_kv, head_dim (a multiple of 4, <= 512), n_ctx,
 // scale; aux2: the command's words of the work buffer
@@ -78,16 +86,28 @@ void main()
 	uint n_ctx = pc.p[3];
 	float scale = pflt(4);
 	uint tid = gl_LocalInvocationID.x;
+	uint hd4 = head_dim / 4;
+#ifdef SEQS
+	uint r = row_first() + gl_WorkGroupID.x;
+	if (r >= row_end())
+		return;
+	uint n_kv = at_n_kv(r), slot0 = at_kv_base(r);
+	uint h = gl_WorkGroupID.y, c = 0u;
+	// q and out: the row's, in the dispatch's row bindings
+	uint qo = pc.o[0] + row_in(r) * n_head * hd4, oo = pc.o[3] + row_in(r) * n_head * hd4;
+#else
 	uint n_kv = at_n_kv(0u);
+	const uint slot0 = 0u;
+	uint qo = pc.o[0], oo = pc.o[3];
 #ifdef SPLIT
 	uint h = wg_id() % n_head, c = wg_id() / n_head;
 #else
 	uint h = wg_id(), c = 0u;
 #endif
-	uint hd4 = head_dim / 4;
+#endif
 	if (n_kv == 0u) { // no entries (patch none): zeros, as the CPU's
 		for (uint i = tid; i < hd4 && c == 0u; i += WG)
-			o4[pc.o[3] + h * hd4 + i] = vec4(0.0);
+			o4[oo + h * hd4 + i] = vec4(0.0);
 		return;
 	}
 #ifdef SPLIT
@@ -107,10 +127,10 @@ void main()
 	uint kh = h / (n_head / n_head_kv);
 	// q and out are bound in vec4s, the caches in 16-bit words (the host
 	// checks their offsets); ko: the head's first element in a cache row
-	uint ko = kh * head_dim, kb0 = pc.o[1], vb0 = pc.o[2];
+	uint ko = kh * head_dim + slot0 * kv_dim, kb0 = pc.o[1], vb0 = pc.o[2];
 #define KL(e) k_load4(kb0, e)
 #define VL(e) v_load4(vb0, e)
-	uint ao = pc.o[4] + h * n_ctx;
+	uint ao = pc.o[4] + h * n_ctx + slot0;
 
 	// the positions [t0, t1) lie in at most two runs of slots (kv_ring):
 	// [t0, tw) from slot t0 - lap on, [tw, t1) from slot 0, where a
@@ -152,7 +172,7 @@ void main()
 			v[u] = VL(vo + (tv - (tv < tw ? lap : tw)) * kv_dim);
 		}
 		for (uint j = tid; j < hd4; j += WG)
-			qs[j] = q4[pc.o[0] + h * hd4 + j] * scale;
+			qs[j] = q4[qo + h * hd4 + j] * scale;
 		barrier();
 		vec4 d4 = vec4(0.0), e4 = vec4(0.0);
 		[[unroll]] for (uint u = 0; u < SHORT_HD4; u += 2) {
@@ -195,7 +215,7 @@ void main()
 		acc_sh[tid] = a + b;
 	} else {
 		for (uint j = tid; j < hd4; j += WG)
-			qs[j] = q4[pc.o[0] + h * hd4 + j] * scale;
+			qs[j] = q4[qo + h * hd4 + j] * scale;
 		barrier();
 
 		// the scores: in shared memory, or (a long context) in att
@@ -300,7 +320,7 @@ void main()
 	if (nact == 1u) {
 #endif
 		if (tid < hd4)
-			o4[pc.o[3] + h * hd4 + tid] = out4 / sum;
+			o4[oo + h * hd4 + tid] = out4 / sum;
 #ifdef SPLIT
 		return;
 	}
@@ -348,7 +368,7 @@ void main()
 			l += w * att_sh[ATT_SH / 2 + cc];
 			o += w * work4[(hb + cc * rec) / 4 + 1 + tid];
 		}
-		o4[pc.o[3] + h * hd4 + tid] = o / l;
+		o4[oo + h * hd4 + tid] = o / l;
 	}
 	if (tid == 0)
 		worku[cnt] = 0u;

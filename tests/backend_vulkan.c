@@ -2387,6 +2387,7 @@ START_TEST(test_settings)
 		{"few_unroll", "3", "2 or 4"},
 		{"few_mma", "17", "0 to 16"},
 		{"few_mma_sg", "8", "0 to 4"},
+		{"att_seqs", "yes", "0 or 1"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct belt_setting one = {bad[i].key, bad[i].value};

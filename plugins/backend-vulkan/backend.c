@@ -120,6 +120,7 @@ static void prep_init(const struct vk_ctx *ctx, uint32_t rows,
 	pr->att_kloads = ctx->tune.att_kloads;
 	pr->att_vloads = ctx->tune.att_vloads;
 	pr->att_short = ctx->tune.att_short;
+	pr->att_seqs = ctx->tune.att_seqs;
 	pr->subgroup = ctx->sg_shuffle ? ctx->subgroup : 0;
 	pr->moe_rows = ctx->tune.moe_rows;
 	pr->shader = (int)op->shader;
@@ -191,6 +192,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 	}
 	prep_init(ctx, rows, op, pr);
 	pr->seqs = parts && rows > 1;
+	pr->parts = parts;
 	pr->att_below = has_long ? ctx->tune.att_gqa_from : 0;
 	if (op->prepare(cmd, pr, err, errsz))
 		return -1;
@@ -222,6 +224,7 @@ static int prepare_cmd(struct vk_ctx *ctx, const struct belt_cmd *cmd,
 		prep_init(ctx, rows, op, pr);
 		pr->coopmat_int8 = false;
 		pr->seqs = parts && rows > 1;
+	pr->parts = parts;
 		if (op->prepare(cmd, pr, err, errsz) ||
 		    vk_batch_chunk_rows(ctx, cmd, pr, err, errsz))
 			return -1;

@@ -51,6 +51,8 @@ struct vk_tuning {
 	uint32_t att_chunk, att_splits; /* split_kv attention (0: defaults) */
 	uint32_t att_kloads, att_vloads; /* attention.comp's loads (0: defaults) */
 	bool att_short; /* att_short: attention.comp's path for short runs */
+	bool att_seqs;	/* att_seqs: a table of sequences' attention on
+			 * attention.comp, a workgroup per row and head */
 	bool cond_stop; /* cond_stop: early exit by conditional rendering */
 	uint32_t att_gqa_from; /* split_kv: the grouped kernel from this
 				* many positions (0: never) */

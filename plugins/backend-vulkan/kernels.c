@@ -32,6 +32,10 @@
 #define ATT_ROWS_BQ 16
 #define ATT_ROWS_HD_256 256
 #define ATT_ROWS_BQ_256 8
+/* a table of sequences' attention on attention.comp (SEQS) where a
+ * sequence has at most this many positions: its ATT_SH, the scores it
+ * keeps in shared memory */
+#define ATT_SEQ_MAX_POS 2048
 #define ARGMAX_CHUNK 2048    /* shaders/argmax.comp CHUNK */
 #define SAMPLE_WG 256	     /* shaders/sample_gumbel.comp WG */
 #define THRESH_CHUNK 4096    /* shaders/sample_threshold.comp CHUNK */
@@ -565,11 +569,20 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 		 * sequence's entries (and not on the matrix units, whose
 		 * tiles share them) */
 		if (pr->seqs) {
+			uint32_t bq = pr->rows_tile;
+			pr->rows_tile = 1;
+			/* each row as the one-row table's default variant
+			 * attends (a workgroup per row and head), where a
+			 * sequence's scores fit its shared memory */
+			if (pr->att_seqs && pr->parts && n_ctx / pr->parts <= ATT_SEQ_MAX_POS) {
+				pr->shader = VK_SH_ATTENTION_SEQ;
+				att_loads(pr);
+				return 0;
+			}
 			/* a kv head's query heads as the block's rows where
 			 * they fit (shaders/attention_rows.comp) */
-			if ((uint32_t)(n_head / cmd->param[1].i) <= pr->rows_tile)
+			if ((uint32_t)(n_head / cmd->param[1].i) <= bq)
 				pr->groups = (uint32_t)cmd->param[1].i;
-			pr->rows_tile = 1;
 			return 0;
 		}
 		att_rows_cm(cmd, pr, 0);

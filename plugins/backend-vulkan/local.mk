@@ -72,6 +72,7 @@ VK_SPV = plugins/backend-vulkan/spv/embed_f32.spv.h \
 	plugins/backend-vulkan/spv/repack_q4_0.spv.h \
 	plugins/backend-vulkan/spv/attention_split.spv.h \
 	plugins/backend-vulkan/spv/attention_ring.spv.h \
+	plugins/backend-vulkan/spv/attention_seq.spv.h \
 	plugins/backend-vulkan/spv/attention_gqa.spv.h \
 	plugins/backend-vulkan/spv/sample_penalty.spv.h \
 	plugins/backend-vulkan/spv/logit_mask.spv.h \
@@ -264,6 +265,9 @@ plugins/backend-vulkan/spv/attention_split.spv.h: $(srcdir)/shaders/attention.co
 
 plugins/backend-vulkan/spv/attention_ring.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DRING -o $@ $(srcdir)/shaders/attention.comp
+
+plugins/backend-vulkan/spv/attention_seq.spv.h: $(srcdir)/shaders/attention.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/tanh.glsl $(srcdir)/shaders/kv.glsl
+	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -DSEQS -o $@ $(srcdir)/shaders/attention.comp
 
 plugins/backend-vulkan/spv/attention_gqa.spv.h: $(srcdir)/shaders/attention_gqa.comp $(srcdir)/shaders/common.glsl $(srcdir)/shaders/kv.glsl
 	$(AM_V_GEN)$(MKDIR_P) plugins/backend-vulkan/spv && $(VK_GLSLC) -o $@ $(srcdir)/shaders/attention_gqa.comp

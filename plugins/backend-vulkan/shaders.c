@@ -122,6 +122,9 @@ static const uint32_t spv_attention_split[] =
 static const uint32_t spv_attention_ring[] =
 #include "spv/attention_ring.spv.h"
 	;
+static const uint32_t spv_attention_seq[] =
+#include "spv/attention_seq.spv.h"
+	;
 static const uint32_t spv_attention_gqa[] =
 #include "spv/attention_gqa.spv.h"
 	;
@@ -605,6 +608,7 @@ const struct vk_spirv vk_spirv[VK_SH_COUNT] = {
 	ENTRY(VK_SH_REPACK_Q4_0, spv_repack_q4_0),
 	ENTRY(VK_SH_ATTENTION_SPLIT, spv_attention_split),
 	ENTRY(VK_SH_ATTENTION_RING, spv_attention_ring),
+	ENTRY(VK_SH_ATTENTION_SEQ, spv_attention_seq),
 	ENTRY(VK_SH_ATTENTION_GQA, spv_attention_gqa),
 	ENTRY(VK_SH_SAMPLE_PENALTY, spv_sample_penalty),
 	ENTRY(VK_SH_SAMPLE_THRESHOLD, spv_sample_threshold),

@@ -18,7 +18,7 @@ static const char *const keys[] = {
 	"fuse",	     "profile",	  "staging",   "validation",  "q8x",
 	"mv_rows",   "mv_wg",	  "mv_unroll", "mv_tile",     "mv_ksplit",
 	"mv_ksplit_k", "mv_swizzle", "coopmat", "mm_tile", "att_chunk",
-	"att_splits", "att_kloads", "att_vloads", "att_short", "cond_stop", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_xg", "few_pr", "few_nr", "few_wg", "few_unroll", "few_mma", "few_mma_sg", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "pend_one_pass", "coopmat_int8", "mq_tile", "mq_glu", "mq_add", "mv_blocks", "mv_blocks_plain", NULL};
+	"att_splits", "att_kloads", "att_vloads", "att_short", "att_seqs", "cond_stop", "att_gqa_from", "att_coopmat", "stats", "few_rows", "few_shared", "few_xg", "few_pr", "few_nr", "few_wg", "few_unroll", "few_mma", "few_mma_sg", "moe_grouped", "moe_rows", "moe_tile", "defer_norms", "pend_one_pass", "coopmat_int8", "mq_tile", "mq_glu", "mq_add", "mv_blocks", "mv_blocks_plain", NULL};
 
 /* BELT_VK_<KEY> */
 static void env_name(const char *key, char *out, size_t outsz)
@@ -123,6 +123,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 				.mq_add = true,
 				.att_coopmat = true,
 				.att_short = true,
+				.att_seqs = true,
 				.cond_stop = true,
 				.few_rows = true,
 				.few_shared = true,
@@ -154,6 +155,7 @@ int vk_tune_read(struct vk_ctx *ctx, const struct belt_backend_options *opt,
 	    get_bool("att_coopmat", value_of(opt, "att_coopmat"), &t->att_coopmat,
 		     err, errsz) ||
 	    get_bool("att_short", value_of(opt, "att_short"), &t->att_short, err, errsz) ||
+	    get_bool("att_seqs", value_of(opt, "att_seqs"), &t->att_seqs, err, errsz) ||
 	    get_bool("cond_stop", value_of(opt, "cond_stop"), &t->cond_stop, err, errsz) ||
 	    get_bool("stats", value_of(opt, "stats"), &t->stats, err, errsz) ||
 	    get_bool("few_rows", value_of(opt, "few_rows"), &t->few_rows, err, errsz) ||

@@ -244,6 +244,7 @@ enum vk_shader {
 	VK_SH_REPACK_Q4_0,
 	VK_SH_ATTENTION_SPLIT,
 	VK_SH_ATTENTION_RING,
+	VK_SH_ATTENTION_SEQ,
 	VK_SH_ATTENTION_GQA,
 	VK_SH_SAMPLE_PENALTY,
 	VK_SH_SAMPLE_THRESHOLD,
@@ -403,6 +404,7 @@ enum vk_rows_dim {
 struct vk_prep {
 	uint32_t rows;	   /* in: the table's rows (1: a one-row table) */
 	bool seqs;	   /* in: a batched table of sequences (belt_table.seqs) */
+	uint32_t parts;	   /* in: there, its sequences (its positions' parts) */
 	bool coopmat;	   /* in: batched products on matrix units
 			    * (matmul_cm.comp) where the type has one */
 	uint32_t cm_tile[4]; /* in: their tile (BM, BN, WM, WN; 0s: by size) */
@@ -416,6 +418,8 @@ struct vk_prep {
 			     * others; 0: it runs them all) */
 	uint32_t att_kloads, att_vloads; /* in: attention.comp's loads in flight */
 	bool att_short; /* in: attention.comp's path for runs of <= 256 positions */
+	bool att_seqs;	/* in: a table of sequences' attention on attention.comp
+			 * (SEQS) where its sequences allow */
 	uint32_t moe_rows; /* in: the setting moe_rows (rows a workgroup of
 			    * the expert products takes) */
 	uint32_t subgroup; /* in: the subgroup size where shaders can shuffle

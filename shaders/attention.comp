@@ -64,7 +64,9 @@ layout(constant_id = 2) const uint KLOADS = 32u;
 layout(constant_id = 3) const uint VLOADS = 32u;
 // the short run's path (1; 0: the loops above for every run)
 layout(constant_id = 4) const uint SHORT = 1u;
-#define SHORT_HD4 32u // head_dim / 4 at most for it
+// head_dim / 4 at most for it (the host sets the command's, at most 32:
+// its k, held in registers, then takes no more of them than it needs)
+layout(constant_id = 5) const uint SHORT_HD4 = 32u;
 #define SHORT_V 8u    // v positions a group loads at once
 layout(binding = 0) readonly buffer Q4 { vec4 q4[]; };
 #define KV_K_BINDING 1

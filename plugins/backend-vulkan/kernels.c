@@ -26,6 +26,8 @@
  * of v per step (specialization constants 2 and 3) */
 #define ATT_KLOADS 32
 #define ATT_VLOADS 32
+/* attention.comp's short runs: head_dim / 4 at most (SHORT_HD4) */
+#define ATT_SHORT_HD4 32
 /* shaders/attention_rows.comp: query rows per workgroup (BQ) by the
  * largest head_dim of its variant */
 #define ATT_ROWS_HD 128
@@ -219,12 +221,15 @@ static int kv_caches(const struct belt_cmd *cmd, int i, uint64_t n, bool vec4,
 
 /* attention.comp's loads in flight (specialization constants 2, 3, after
  * kv_caches' two) and its path for short runs (4). */
-static void att_loads(struct vk_prep *pr)
+static void att_loads(struct vk_prep *pr, int head_dim)
 {
 	pr->spec[2] = pr->att_kloads ? pr->att_kloads : ATT_KLOADS;
 	pr->spec[3] = pr->att_vloads ? pr->att_vloads : ATT_VLOADS;
 	pr->spec[4] = pr->att_short;
-	pr->n_spec = 5;
+	/* the short run's k vec4s a thread holds: head_dim's (at most
+	 * ATT_SHORT_HD4; a larger head_dim takes the loops) */
+	pr->spec[5] = head_dim / 4 < ATT_SHORT_HD4 ? (uint32_t)head_dim / 4 : ATT_SHORT_HD4;
+	pr->n_spec = 6;
 }
 
 /* ---- rope_kv ---- */
@@ -447,7 +452,7 @@ static int prep_attention_ext(const struct belt_cmd *cmd, struct vk_prep *pr, ch
 		pr->shader = VK_SH_ATTENTION_RING;
 		pr->aux[0] = 1;
 		pr->esize[0] = pr->esize[3] = 16;
-		att_loads(pr);
+		att_loads(pr, head_dim);
 		return 0;
 	}
 	/* a batched table's, on the matrix units where they apply (q and
@@ -551,7 +556,7 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 	    need(cmd, 3, "out", q_bytes, err, errsz) ||
 	    need(cmd, 4, "att", (uint64_t)n_head * n_ctx * 4, err, errsz))
 		return -1;
-	att_loads(pr);
+	att_loads(pr, head_dim);
 	pr->groups = (uint32_t)n_head;
 	if (pr->rows > 1) {
 		/* blocks of query rows, every variant (the same result) */
@@ -576,7 +581,7 @@ static int prep_attention(const struct belt_cmd *cmd, struct vk_prep *pr,
 			 * sequence's scores fit its shared memory */
 			if (pr->att_seqs && pr->parts && n_ctx / pr->parts <= ATT_SEQ_MAX_POS) {
 				pr->shader = VK_SH_ATTENTION_SEQ;
-				att_loads(pr);
+				att_loads(pr, head_dim);
 				return 0;
 			}
 			/* a kv head's query heads as the block's rows where

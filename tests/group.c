@@ -165,16 +165,13 @@ static double gap_at(struct belt_model *m, struct belt_session *plain, const str
 	return gap;
 }
 
-/* tokens the group's passes decoded ahead of a session's post, in all */
-static uint32_t grouped_ahead;
-
 /* Every job at once, each in its thread; each must give its reference
  * (or part from it only at a near-tie); returns the tokens decoded in
- * shared passes (adding those decoded ahead to grouped_ahead), *parted
- * the answers that parted. */
+ * shared passes, adds those of them decoded ahead of a session's post to
+ * *ahead and the answers that parted to *parted. */
 static uint32_t run_together(struct belt_model *m, const struct belt_group *g, struct job *jobs,
 			     int n, const struct ids *refs, struct belt_session *plain,
-			     unsigned *parted)
+			     uint32_t *ahead, unsigned *parted)
 {
 	pthread_t th[N_SEQ];
 	pthread_barrier_t start;
@@ -195,7 +192,7 @@ static uint32_t run_together(struct belt_model *m, const struct belt_group *g, s
 		jobs[i].meet = NULL;
 		ck_assert_msg(jobs[i].rc == 0, "session %d: %s", i, jobs[i].err);
 		grouped += jobs[i].st.n_grouped;
-		grouped_ahead += jobs[i].st.n_grouped_ahead;
+		*ahead += jobs[i].st.n_grouped_ahead;
 	}
 	for (int i = 0; i < n; i++) {
 		size_t k = 0;
@@ -271,9 +268,9 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict, ui
 	for (int i = 0; i < N_SEQ; i++)
 		ck_assert_uint_eq(belt_session_kv_bytes(jobs[i].s), belt_session_kv_bytes(plain));
 	unsigned parted = 0;
+	uint32_t ahead = 0;
 	turn = 1;
-	grouped_ahead = 0;
-	uint32_t grouped = run_together(m, g, jobs, N_SEQ, refs, plain, &parted);
+	uint32_t grouped = run_together(m, g, jobs, N_SEQ, refs, plain, &ahead, &parted);
 	/* a second turn: each prompt is its first turn and answer and more
 	 * text, so only the new tokens run; the others' turns move on */
 	uint32_t grouped2 = 0;
@@ -288,12 +285,12 @@ static void check_model(const char *file, uint32_t n_ctx, uint32_t n_predict, ui
 		reference(plains[i], &jobs[i], &refs[i]);
 	}
 	turn = 2;
-	grouped2 = run_together(m, g, jobs, N_SEQ, refs, plain, &parted);
+	grouped2 = run_together(m, g, jobs, N_SEQ, refs, plain, &ahead, &parted);
 	for (int i = 0; i < N_SEQ; i++)
 		ck_assert_uint_gt(jobs[i].st.n_prompt_reused, 0);
 	printf("group %-22s %s: %d sessions, two turns as plain sessions (%u of %d answers parted "
 	       "at a near-tie); %u and %u tokens decoded in shared passes (%u ahead of a post)\n",
-	       file, backend(), N_SEQ, parted, 2 * N_SEQ, grouped, grouped2, grouped_ahead);
+	       file, backend(), N_SEQ, parted, 2 * N_SEQ, grouped, grouped2, ahead);
 	/* the CPU's passes are decode's floats */
 	if (!strcmp(backend(), "cpu"))
 		ck_assert_uint_eq(parted, 0);
@@ -394,16 +391,16 @@ START_TEST(test_ahead)
 	ck_assert_msg(belt_session_create(m, &sp, &plain, err, sizeof err) == 0, "%s", err);
 	unsigned parted = 0;
 	turn = 1;
-	grouped_ahead = 0;
-	uint32_t grouped = run_together(m, g, jobs, 2, refs, plain, &parted);
+	uint32_t ahead = 0;
+	uint32_t grouped = run_together(m, g, jobs, 2, refs, plain, &ahead, &parted);
 	printf("group ahead %s: 2 greedy sessions, %u tokens decoded in shared passes, %u ahead of "
 	       "a post (%u of 2 answers parted at a near-tie)\n",
-	       backend(), grouped, grouped_ahead, parted);
+	       backend(), grouped, ahead, parted);
 	if (!strcmp(backend(), "cpu"))
 		ck_assert_uint_eq(parted, 0);
 	for (int i = 0; i < 2; i++)
 		ck_assert_uint_eq(jobs[i].out.n, jobs[i].n_predict);
-	ck_assert_uint_gt(grouped_ahead, 0);
+	ck_assert_uint_gt(ahead, 0);
 	belt_session_free(plain);
 	belt_group_free(g);
 	belt_model_free(m);

@@ -87,7 +87,8 @@ static struct belt_drafter *drafter(struct belt_model *m, const char *name, cons
 	return d;
 }
 
-/* A new empty file named prefix-XXXXXX in $TMPDIR (else /tmp): path. */
+/* A new empty file in $TMPDIR (else /tmp), its name prefix and six
+ * characters mkstemp picks (the XXXXXX of its template): path. */
 static void temp_file(const char *prefix, char *path, size_t pathsz)
 {
 	const char *dir = getenv("TMPDIR");

@@ -88,8 +88,9 @@ struct belt_session {
 			      * greedy steps and callbacks) */
 	uint32_t group_from; /* first position the group's passes decoded since
 			      * token_ids last had them (UINT32_MAX: none) */
-	uint32_t group_to;   /* s->ids[pos + 1] of every pos below it that is past
-			      * its last post the passes decoded ahead (0: none) */
+	uint32_t group_to;   /* the passes run for its last post decoded
+			      * s->ids[pos + 1] for each pos from that post's
+			      * up to below this (0: none) */
 };
 
 /* belt_session_create's work: with group, a session whose KV cache is
